@@ -1,0 +1,39 @@
+"""Analytic FLOP counts (multiply-add = 2 FLOPs), forward and training (= 3 x forward).
+
+Per token of the body: 2 x (non-embedding matmul parameters) + 4 x T x D per layer (QK^T and
+attention x V). Loss term for K selected positions: CE 2 K D V (+ 2 K D^2 for BERT's head
+transform); CWT / NCE 2 K^2 D; CE+CWT both.
+"""
+
+from __future__ import annotations
+
+from zoo.models.spec import ModelSpec
+from zoo.objectives.base import Objective
+
+
+def body_forward_flops(spec: ModelSpec, batch_size: int, seq_len: int) -> float:
+    tokens = batch_size * seq_len
+    attn = 4 * seq_len * spec.hidden_size * spec.num_layers
+    return float(tokens * (2 * spec.body_params() + attn))
+
+
+def loss_forward_flops(spec: ModelSpec, objective: Objective, k: int) -> float:
+    d, v = spec.hidden_size, spec.vocab_size
+    total = 0.0
+    if objective.needs_head:
+        total += 2.0 * k * d * v + (2.0 * k * d * d if spec.is_encoder else 0.0)
+    if objective.name != "ce":  # every built-in except ce has a contrastive term
+        total += 2.0 * k * k * d
+    return total
+
+
+def train_step_flops(spec: ModelSpec, objective: Objective, batch_size: int, seq_len: int, k: int) -> float:
+    """FLOPs of one optimisation step over one micro-batch (forward + backward)."""
+    return 3.0 * (body_forward_flops(spec, batch_size, seq_len) + loss_forward_flops(spec, objective, k))
+
+
+def expected_k(spec: ModelSpec, batch_size: int, seq_len: int, mlm_probability: float) -> int:
+    """Selected positions per micro-batch: masked tokens (encoder) or next-token positions."""
+    if spec.is_encoder:
+        return max(1, round(batch_size * (seq_len - 2) * mlm_probability))
+    return batch_size * (seq_len - 1)

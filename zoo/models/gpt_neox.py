@@ -1,0 +1,78 @@
+"""GPT-NeoX / Pythia-like decoders (GPTNeoXForCausalLM) and their presets.
+
+Numbers follow EleutherAI's Pythia configs (rotary on 25% of head dims, parallel residual).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from torch import Tensor, nn
+from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, PreTrainedModel
+
+from zoo.models.spec import Kind, ModelSpec, Recipe
+from zoo.objectives.base import VocabHead
+
+
+def _identity(x: Tensor) -> Tensor:
+    return x
+
+
+@dataclass(frozen=True)
+class GPTNeoXSpec(ModelSpec):
+    family: ClassVar[str] = "gpt_neox"
+    kind: ClassVar[Kind] = "decoder"
+
+    def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
+        config = GPTNeoXConfig(
+            vocab_size=self.vocab_size,
+            hidden_size=self.hidden_size,
+            num_hidden_layers=self.num_layers,
+            num_attention_heads=self.num_heads,
+            intermediate_size=self.intermediate_size,
+            max_position_embeddings=self.max_positions,
+            rotary_pct=0.25,
+            use_parallel_residual=True,
+            tie_word_embeddings=tie_word_embeddings,
+            attn_implementation="sdpa",
+        )
+        return GPTNeoXForCausalLM(config)
+
+    @staticmethod
+    def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
+        assert isinstance(model, GPTNeoXForCausalLM)
+        return model.gpt_neox(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    @staticmethod
+    def vocab_head(model: PreTrainedModel) -> VocabHead:
+        assert isinstance(model, GPTNeoXForCausalLM)
+        return VocabHead(transform=_identity, weight=model.lm_head.weight, bias=None)
+
+    @staticmethod
+    def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
+        return []
+
+
+def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
+    """CPU-test scale: 2 layers, hidden 128, 4 heads."""
+    recipe = Recipe(
+        lr=1e-3, weight_decay=0.1, betas=(0.9, 0.95), schedule="cosine",
+        warmup_steps=20, steps=200, seq_len=128, batch_size=16,
+    )
+    return GPTNeoXSpec(
+        name="pythia-tiny", vocab_size=vocab_size, hidden_size=128, num_layers=2, num_heads=4,
+        intermediate_size=512, max_positions=2048, recipe=recipe,
+    )
+
+
+def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
+    """EleutherAI/pythia-70m-deduped shape: 6 layers, hidden 512, 8 heads; Appendix D.2 recipe."""
+    recipe = Recipe(
+        lr=1e-3, weight_decay=0.1, betas=(0.9, 0.95), schedule="cosine",
+        warmup_steps=1430, steps=143_000, seq_len=2048, batch_size=1024,
+    )
+    return GPTNeoXSpec(
+        name="pythia-70m", vocab_size=vocab_size, hidden_size=512, num_layers=6, num_heads=8,
+        intermediate_size=2048, max_positions=2048, recipe=recipe,
+    )

@@ -1,0 +1,98 @@
+"""Model specs: frozen dataclasses with explicit numbers, and the paper's recipe per preset.
+
+A spec says what to build (family, sizes, vocabulary); a `Recipe` says how the paper trained it
+(Appendix D). Family files (`bert.py`, `gpt_neox.py`, `gpt2.py`) subclass `ModelSpec` and know
+how to reach the body, the head and the embeddings of their Hugging Face model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from torch import Tensor, nn
+from transformers import PreTrainedModel
+
+from zoo.objectives.base import VocabHead
+
+Kind = Literal["encoder", "decoder"]
+Schedule = Literal["triangular", "cosine", "constant"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Pretraining hyper-parameters from the paper (Appendix D) for one preset."""
+
+    lr: float
+    weight_decay: float
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    grad_clip: float = 1.0
+    schedule: Schedule = "triangular"
+    warmup_steps: int = 10_000
+    steps: int = 1_000_000
+    seq_len: int = 128
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Base for every family; subclasses fill `family`, `kind` and the builder methods."""
+
+    family: ClassVar[str]
+    kind: ClassVar[Kind]
+
+    name: str
+    vocab_size: int
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    intermediate_size: int
+    max_positions: int
+    recipe: Recipe
+
+    def with_vocab(self, vocab_size: int) -> ModelSpec:
+        return dataclasses.replace(self, vocab_size=vocab_size)
+
+    # --- to be provided by each family -------------------------------------------------
+    def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
+        """A randomly initialised Hugging Face model (ForMaskedLM / ForCausalLM)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
+        """The transformer body's last hidden state [B, T, D] (after any final LayerNorm)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def vocab_head(model: PreTrainedModel) -> VocabHead:
+        raise NotImplementedError
+
+    @staticmethod
+    def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
+        """Modules used only by the vocabulary head (frozen and skipped by headless objectives)."""
+        raise NotImplementedError
+
+    # --- shared ---------------------------------------------------------------------------
+    @staticmethod
+    def input_embeddings(model: PreTrainedModel) -> nn.Embedding:
+        emb = model.get_input_embeddings()
+        assert isinstance(emb, nn.Embedding)
+        return emb
+
+    @staticmethod
+    def output_embeddings(model: PreTrainedModel) -> Tensor:
+        """The output (decoder) weight [V, D]; a separate matrix when the model is untied."""
+        out = model.get_output_embeddings()
+        assert out is not None
+        return out.weight
+
+    @property
+    def is_encoder(self) -> bool:
+        return self.kind == "encoder"
+
+    def body_params(self) -> int:
+        """Non-embedding parameters of the transformer body (analytic, for FLOP counts)."""
+        d, i, n = self.hidden_size, self.intermediate_size, self.num_layers
+        return n * (4 * d * d + 2 * d * i)

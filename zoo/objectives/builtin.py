@@ -1,0 +1,83 @@
+"""The built-in objectives: ce, cwt, ce+cwt, nce.
+
+Each is registered in `zoo.objectives.OBJECTIVES` by `register_builtin_objectives()`, called
+once from `zoo.objectives.__init__`.
+"""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+from torch import Tensor
+
+from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
+from zoo.objectives.cwt import cwt_loss
+from zoo.registry import Registry
+
+
+def ce_loss(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+    """Classical cross-entropy through the weight-tied head, at the K selected positions only.
+
+    batch.hidden (Tensor): [K, D]; logits [K, V] are computed in fp32.
+    """
+    if batch.head is None:
+        raise RuntimeError("the 'ce' objective needs the model's head")
+    logits = batch.head.logits(batch.hidden).float()  # (K, V)
+    loss = F.cross_entropy(logits, batch.targets)
+    return {"loss": loss, "ce": loss.detach()}
+
+
+def cwt_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+    """Headless: contrast h [K, D] against e(targets) [K, D]; never touches the head."""
+    targets_e = batch.input_embeddings(batch.targets)  # (K, D)
+    loss = cwt_loss(
+        batch.hidden,
+        targets_e,
+        options.temperature,
+        duplicates=options.duplicates,
+        target_ids=batch.targets,
+    )
+    return {"loss": loss, "cwt": loss.detach()}
+
+
+def ce_plus_cwt(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+    """The paper's ablation: CE + CWT, summed without weights."""
+    ce = ce_loss(batch, options)["loss"]
+    cwt = cwt_objective(batch, options)["loss"]
+    return {"loss": ce + cwt, "ce": ce.detach(), "cwt": cwt.detach()}
+
+
+def nce_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+    """NCE without weight tying: targets come from a separate [V, D] matrix, not e_theta."""
+    if batch.output_embeddings is None:
+        raise RuntimeError("the 'nce' objective needs the model's untied output embeddings")
+    targets_e = F.embedding(batch.targets, batch.output_embeddings)  # (K, D)
+    loss = cwt_loss(
+        batch.hidden,
+        targets_e,
+        options.temperature,
+        duplicates=options.duplicates,
+        target_ids=batch.targets,
+    )
+    return {"loss": loss, "nce": loss.detach()}
+
+
+def register_builtin_objectives(registry: Registry[Objective]) -> None:
+    for obj in (
+        Objective(
+            "ce", ce_loss, needs_head=True,
+            description="classical LM: cross-entropy over the vocabulary through the weight-tied head",
+        ),
+        Objective(
+            "cwt", cwt_objective, needs_head=False,
+            description="headless: Contrastive Weight Tying with in-batch negatives (no vocabulary projection)",
+        ),
+        Objective(
+            "ce+cwt", ce_plus_cwt, needs_head=True,
+            description="ablation: cross-entropy + CWT, summed",
+        ),
+        Objective(
+            "nce", nce_objective, needs_head=False, needs_output_embeddings=True,
+            description="ablation: contrastive against a separate target-embedding matrix (no weight tying)",
+        ),
+    ):
+        registry.add(obj.name, obj)

@@ -1,0 +1,103 @@
+"""A small generic registry: decorator registration, no duplicates, helpful unknown-name errors.
+
+    OBJECTIVES: Registry[Objective] = Registry("objective")
+
+    @OBJECTIVES.register("cwt")
+    def _cwt() -> Objective: ...
+
+    OBJECTIVES.get("cwtt")   # UserError: unknown objective 'cwtt'; did you mean 'cwt'? known: ce, cwt, ...
+
+Registration happens in the module that defines the registry's built-ins, which the package
+imports explicitly (see `zoo.objectives.__init__`), never as a hidden side effect. Users add
+entries from their own files with `load_plugin(path)`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from zoo.errors import UserError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Maps names to entries of type T; `kind` is used in messages ("objective", "preset")."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+
+    def add(self, name: str, entry: T) -> T:
+        if not name or name != name.strip():
+            raise ValueError(f"invalid {self.kind} name {name!r}")
+        if name in self._entries:
+            raise UserError(f"{self.kind} {name!r} is already registered")
+        self._entries[name] = entry
+        return entry
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator form of `add`."""
+
+        def deco(entry: T) -> T:
+            return self.add(name, entry)
+
+        return deco
+
+    def get(self, name: str) -> T:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UserError(self.unknown_message(name)) from None
+
+    def unknown_message(self, name: str) -> str:
+        close = difflib.get_close_matches(name, list(self._entries), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        return f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def items(self) -> list[tuple[str, T]]:
+        return sorted(self._entries.items())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def load_plugin(path: str | Path) -> None:
+    """Import a user's Python file so that its `@REGISTRY.register(...)` calls run.
+
+    The file is imported under a private module name derived from its path; loading the same
+    file twice is a no-op.
+    """
+    p = Path(path).expanduser().resolve()
+    if not p.is_file():
+        raise UserError(f"plugin file not found: {path}")
+    mod_name = "zoo_plugin_" + str(abs(hash(str(p))))
+    if mod_name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(mod_name, p)
+    if spec is None or spec.loader is None:
+        raise UserError(f"cannot import plugin {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except UserError:
+        del sys.modules[mod_name]
+        raise
+    except Exception as exc:
+        del sys.modules[mod_name]
+        raise UserError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,103 @@
+"""Tokenizers: train byte-level BPE (decoders) or WordPiece (encoders) locally, or load one.
+
+Trained tokenizers are wrapped as Hugging Face fast tokenizers and saved with each checkpoint,
+so `AutoTokenizer.from_pretrained(checkpoint)` works without this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+
+from zoo.errors import UserError
+
+ENCODER_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+DECODER_SPECIALS = ["<|endoftext|>", "<|pad|>"]
+
+
+def min_vocab_size(kind: str) -> int:
+    """Smallest vocabulary that leaves room beyond the special tokens (and byte alphabet)."""
+    return len(ENCODER_SPECIALS) + 1 if kind == "encoder" else len(DECODER_SPECIALS) + 256 + 1
+
+
+def _batches(texts: Iterable[str], size: int = 1000) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for t in texts:
+        batch.append(t)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrainedTokenizerFast:
+    """Train a WordPiece (kind='encoder', lower-cased like bert-uncased) or byte-level BPE
+    (kind='decoder') tokenizer of exactly `vocab_size` entries at most."""
+    need = min_vocab_size(kind)
+    if vocab_size < need:
+        raise UserError(
+            f"vocab_size {vocab_size} is too small for a {kind} tokenizer: it must be >= {need} "
+            f"(special tokens{' + 256 bytes' if kind == 'decoder' else ''} + 1)"
+        )
+    if kind == "encoder":
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=ENCODER_SPECIALS)
+        tok.train_from_iterator(_batches(texts), trainer=trainer)
+        cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+        )
+        tok.decoder = decoders.WordPiece()
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+            sep_token="[SEP]", mask_token="[MASK]", model_max_length=512,
+        )
+    if kind == "decoder":
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=DECODER_SPECIALS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        )
+        tok.train_from_iterator(_batches(texts), trainer=trainer)
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+            unk_token="<|endoftext|>", pad_token="<|pad|>", model_max_length=2048,
+        )
+    raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
+
+
+def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
+    """A tokenizer from a local folder (or a hub id, for users with network)."""
+    p = Path(name_or_path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise UserError(f"tokenizer: {name_or_path} is a file; give the folder that holds tokenizer.json")
+    try:
+        return AutoTokenizer.from_pretrained(str(p) if p.exists() else name_or_path)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot load tokenizer {name_or_path!r}: {exc}") from exc
+
+
+def special_ids(tokenizer: PreTrainedTokenizerBase, kind: str) -> dict[str, int]:
+    """The ids the data pipeline needs, checked to exist."""
+    names = ["pad", "cls", "sep", "mask"] if kind == "encoder" else ["eos", "pad"]
+    out: dict[str, int] = {}
+    for n in names:
+        tid = getattr(tokenizer, f"{n}_token_id")
+        if tid is None and n == "pad":
+            tid = tokenizer.eos_token_id if kind == "decoder" else None
+        if tid is None:
+            raise UserError(f"tokenizer has no {n} token, which a {kind} needs")
+        out[n] = int(tid)
+    return out

@@ -1,0 +1,65 @@
+"""Validation metrics of a model on packed blocks, with a fixed masking seed.
+
+Reports the objective's loss (for CWT it depends on K, the selected positions per batch, so it
+is computed at the training micro-batch size) and, for every model, the cross-entropy through
+its (tied or fine-tuned) LM head and the matching perplexity.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+from transformers import PreTrainedModel
+
+from zoo.data.batches import MaskingConfig, clm_labels, mlm_mask
+from zoo.models.spec import ModelSpec
+from zoo.objectives import OBJECTIVES
+from zoo.objectives.base import Objective, ObjectiveOptions
+from zoo.train.step import TrainModule
+
+EVAL_SEED = 1234
+
+
+def make_labels(
+    spec: type[ModelSpec] | ModelSpec, blocks: Tensor, vocab_size: int, special: dict[str, int],
+    masking: MaskingConfig, generator: torch.Generator,
+) -> tuple[Tensor, Tensor]:
+    """(inputs, labels) for a batch of blocks [B, T]: MLM masking for encoders, shift for decoders."""
+    if spec.kind == "encoder":
+        return mlm_mask(
+            blocks, [special["pad"], special["cls"], special["sep"], special["mask"]],
+            vocab_size, special["mask"], masking, generator,
+        )
+    return blocks, clm_labels(blocks)
+
+
+@torch.no_grad()
+def validation_metrics(
+    model: PreTrainedModel, spec: type[ModelSpec] | ModelSpec, objective: Objective,
+    options: ObjectiveOptions, blocks: Tensor, batch_size: int, max_batches: int,
+    special: dict[str, int], masking: MaskingConfig,
+) -> dict[str, float]:
+    was_training = model.training
+    model.eval()
+    gen = torch.Generator().manual_seed(EVAL_SEED)
+    ce_module = TrainModule(model, spec, OBJECTIVES.get("ce"), options)
+    obj_module = TrainModule(model, spec, objective, options)
+    sums = {"loss": 0.0, "ce": 0.0}
+    n_batches = 0
+    n_tokens = 0
+    for start in range(0, min(len(blocks), batch_size * max_batches), batch_size):
+        chunk = blocks[start : start + batch_size]
+        if len(chunk) < batch_size and n_batches > 0:
+            break  # keep K comparable across batches
+        inputs, labels = make_labels(spec, chunk, model.config.vocab_size, special, masking, gen)
+        k = int((labels != -100).sum())
+        sums["loss"] += float(obj_module(inputs, labels)["loss"])
+        sums["ce"] += float(ce_module(inputs, labels)["loss"]) * k
+        n_tokens += k
+        n_batches += 1
+    model.train(was_training)
+    loss = sums["loss"] / max(1, n_batches)
+    ce = sums["ce"] / max(1, n_tokens)
+    return {"val_loss": loss, "val_ce": ce, "val_ppl": math.exp(min(ce, 50.0))}
