@@ -49,6 +49,12 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrai
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=ENCODER_SPECIALS)
         tok.train_from_iterator(_batches(texts), trainer=trainer)
+        # The trainer numbers its vocabulary in hash-map order (differs run to run): renumber
+        # it canonically (specials first, then by length and text) so training is deterministic.
+        learned = tok.get_vocab()
+        rest = sorted((t for t in learned if t not in ENCODER_SPECIALS), key=lambda t: (len(t), t))
+        canonical = {t: i for i, t in enumerate([*ENCODER_SPECIALS, *rest])}
+        tok.model = models.WordPiece(canonical, unk_token="[UNK]")
         cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]",

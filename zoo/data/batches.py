@@ -28,7 +28,11 @@ def pack(docs: list[str], tokenizer: PreTrainedTokenizerBase, seq_len: int, kind
     ids = special_ids(tokenizer, kind)
     sep = ids["eos"] if kind == "decoder" else ids["sep"]
     stream: list[int] = []
-    enc = tokenizer(docs, add_special_tokens=False)["input_ids"]
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:  # fast path, and no "longer than model_max_length" warnings
+        enc = [e.ids for e in backend.encode_batch(docs, add_special_tokens=False)]
+    else:
+        enc = tokenizer(docs, add_special_tokens=False)["input_ids"]
     for d in enc:
         stream.extend(d)
         stream.append(sep)

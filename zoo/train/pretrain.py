@@ -229,6 +229,8 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
     model.train()
     bar = tqdm(total=recipe.steps, initial=start_step, disable=not (cfg.progress and ctx.is_main), desc=f"{base_spec.name}/{objective.name}", unit="step")
     last_val: dict[str, float] = {}
+    if cfg.eval_every and start_step == 0:
+        evaluate(0)  # the curve's origin
     for step in range(start_step, recipe.steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
@@ -239,7 +241,7 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
             loss = result["loss"] / recipe.grad_accum
             if not torch.isfinite(loss):
                 raise TrainingDiverged(
-                    f"loss is {float(loss)} at step {step + 1}; last good checkpoint kept in {out}/checkpoints "
+                    f"loss is {float(loss.detach())} at step {step + 1}; last good checkpoint kept in {out}/checkpoints "
                     "(lower the learning rate or enable gradient clipping)"
                 )
             loss.backward()

@@ -1,0 +1,24 @@
+"""Shared fixtures: the local data root, tiny configs, a silent transformers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import transformers
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("HLM_DATA_ROOT", ROOT.parent / "shared" / "data")).resolve()
+os.environ["HLM_DATA_ROOT"] = str(DATA)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+transformers.utils.logging.disable_progress_bar()
+transformers.utils.logging.set_verbosity_error()
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    if not (DATA / "MANIFEST.md").is_file():
+        pytest.fail(f"real data not found at {DATA}: set HLM_DATA_ROOT (see README)")
+    return DATA

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers import AutoTokenizer
+
+from zoo.data.batches import IGNORE, BatchSampler, MaskingConfig, clm_labels, mlm_mask, pack
+from zoo.data.corpus import load_documents, read_file, split_documents
+from zoo.data.synthetic import synthetic_corpus
+from zoo.errors import UserError
+from zoo.tokenizers import special_ids, train_tokenizer
+
+
+def test_synthetic_corpus_is_deterministic_and_structured() -> None:
+    a, b = synthetic_corpus(50, seed=3), synthetic_corpus(50, seed=3)
+    assert a == b and a != synthetic_corpus(50, seed=4)
+    words = " ".join(a).lower().replace(".", "").split()
+    # determiner-noun agreement: "lo" (plural) phrases end in a noun with the plural "-i"
+    assert words.count("ka") > 100 and words.count("lo") > 50
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_tokenizer_round_trip(tmp_path, kind: str) -> None:
+    docs = synthetic_corpus(200)
+    tok = train_tokenizer(docs, 600, kind)
+    assert len(tok) <= 600
+    tok.save_pretrained(tmp_path)
+    again = AutoTokenizer.from_pretrained(tmp_path)
+    text = docs[0]
+    ids = again(text, add_special_tokens=False)["input_ids"]
+    assert ids == tok(text, add_special_tokens=False)["input_ids"]
+    decoded = again.decode(ids)
+    assert decoded == (text.lower() if kind == "encoder" else text)
+    special_ids(again, kind)
+
+
+def test_vocab_smaller_than_specials_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="too small"):
+        train_tokenizer(["a b c"], 5, "encoder")
+    with pytest.raises(UserError, match="256 bytes"):
+        train_tokenizer(["a b c"], 100, "decoder")
+
+
+def test_pack_encoder_and_decoder() -> None:
+    docs = synthetic_corpus(100)
+    for kind in ("encoder", "decoder"):
+        tok = train_tokenizer(docs, 500, kind)
+        ids = special_ids(tok, kind)
+        blocks = pack(docs, tok, 32, kind)
+        assert blocks.shape[1] == 32 and blocks.dtype == torch.long
+        if kind == "encoder":
+            assert (blocks[:, 0] == ids["cls"]).all() and (blocks[:, -1] == ids["sep"]).all()
+        else:
+            assert (blocks == ids["eos"]).any()  # documents separated by EOS
+    with pytest.raises(UserError, match="corpus too small"):
+        pack(["tiny"], tok, 512, "decoder")
+
+
+def test_mlm_masking_rates_and_determinism() -> None:
+    ids = torch.randint(10, 1000, (64, 128))
+    ids[:, 0] = 2
+    cfg = MaskingConfig()
+    m1, l1 = mlm_mask(ids, [0, 2, 3, 4], 1000, 4, cfg, torch.Generator().manual_seed(0))
+    m2, l2 = mlm_mask(ids, [0, 2, 3, 4], 1000, 4, cfg, torch.Generator().manual_seed(0))
+    assert torch.equal(m1, m2) and torch.equal(l1, l2)
+    sel = l1 != IGNORE
+    assert abs(sel.float().mean().item() - 0.15) < 0.01
+    assert not sel[:, 0].any()  # special tokens never selected
+    assert torch.equal(l1[sel], ids[sel])
+    frac_mask = (m1[sel] == 4).float().mean().item()
+    frac_same = (m1[sel] == ids[sel]).float().mean().item()
+    assert abs(frac_mask - 0.8) < 0.03 and 0.07 < frac_same < 0.13
+    assert not (m1[~sel] != ids[~sel]).any()
+
+
+def test_clm_labels_shift() -> None:
+    ids = torch.arange(10).view(2, 5)
+    lab = clm_labels(ids)
+    assert lab[0].tolist() == [1, 2, 3, 4, IGNORE]
+
+
+def test_batch_sampler_is_a_permutation_per_epoch() -> None:
+    s = BatchSampler(10, seed=1)
+    first = s.indices(0, 10)
+    assert sorted(first.tolist()) == list(range(10))
+    assert torch.equal(BatchSampler(10, seed=1).indices(3, 4), first[3:7])
+
+
+def test_real_corpus_files(data_root) -> None:
+    docs = read_file(data_root / "corpus/nltk_gutenberg/chesterton-ball.txt")  # latin-1 bytes
+    assert len(docs) > 100
+    assert len(load_documents(["corpus/wikitext-2/valid.txt"])) > 100
+    train, val = split_documents(docs, 0.1, seed=0)
+    assert len(val) == round(len(docs) * 0.1) and not set(val) & set(train) - set(val)
+
+
+def test_jsonl_and_missing_sources(tmp_path) -> None:
+    good = tmp_path / "c.jsonl"
+    good.write_text(json.dumps({"text": "hello"}) + "\n" + json.dumps({"text": "world"}) + "\n")
+    assert load_documents([str(good)]) == ["hello", "world"]
+    bad = tmp_path / "b.jsonl"
+    bad.write_text('{"txt": 1}\n')
+    with pytest.raises(UserError, match=r"b.jsonl:1: expected an object with a 'text'"):
+        load_documents([str(bad)])
+    with pytest.raises(UserError, match="no file matches"):
+        load_documents([str(tmp_path / "nope*.txt")])
