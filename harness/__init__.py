@@ -1,0 +1,4 @@
+"""headless-zoo harness: declarative YAML suites, idempotent runs, Parquet leaderboards, plots.
+
+Imports `zoo`; `zoo` never imports it.
+"""

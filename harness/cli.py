@@ -36,10 +36,16 @@ def _add_config_flags(parser: argparse.ArgumentParser, model: Any, skip: set[str
             ann = next(a for a in args if a is not type(None))
             args = typing.get_args(ann)
         origin = typing.get_origin(ann)
-        default_txt = "" if field.is_required() else f" (default: {field.get_default(call_default_factory=True)})"
+        default_txt = (
+            ""
+            if field.is_required()
+            else f" (default: {field.get_default(call_default_factory=True)})"
+        )
         help_txt = (field.description or name.replace("_", " ")) + default_txt
         if ann is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=help_txt)
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=None, help=help_txt
+            )
         elif origin is list:
             parser.add_argument(flag, nargs="+", default=None, help=help_txt)
         elif origin is tuple:
@@ -95,8 +101,15 @@ def cmd_finetune_causal(args: argparse.Namespace) -> int:
     from zoo.train.finetune import finetune_causal
 
     final = finetune_causal(
-        args.checkpoint, args.output_dir, steps=args.steps, lr=args.lr, warmup_steps=args.warmup_steps,
-        batch_size=args.batch_size, corpus=args.corpus, probe=args.probe, seed=args.seed,
+        args.checkpoint,
+        args.output_dir,
+        steps=args.steps,
+        lr=args.lr,
+        warmup_steps=args.warmup_steps,
+        batch_size=args.batch_size,
+        corpus=args.corpus,
+        probe=args.probe,
+        seed=args.seed,
     )
     print(f"checkpoint: {final}")
     return 0
@@ -116,25 +129,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ls)
 
     p = sub.add_parser(
-        "pretrain", help="pretrain a model (flags and/or a YAML config)",
+        "pretrain",
+        help="pretrain a model (flags and/or a YAML config)",
         description="Pretrain a preset with an objective. Unset numbers take the preset's paper recipe "
         "(Appendix D). Flags override the YAML config given with --config.",
     )
     p.add_argument("--config", help="YAML file with any of the flags below as keys")
-    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output-dir")
+    p.add_argument(
+        "--resume", action="store_true", help="continue from the last checkpoint in --output-dir"
+    )
     _add_config_flags(p, PretrainConfig, skip=set())
     p.set_defaults(func=cmd_pretrain)
 
     p = sub.add_parser(
-        "finetune-causal", help="causal fine-tuning of a headless decoder (new LM head from the embeddings)",
+        "finetune-causal",
+        help="causal fine-tuning of a headless decoder (new LM head from the embeddings)",
         description="Give a headless decoder an LM head initialised from its input embeddings and train it "
         "with causal cross-entropy (paper section 3.3). Output loads with AutoModelForCausalLM.",
     )
     p.add_argument("checkpoint", help="a headless decoder checkpoint folder (e.g. runs/x/final)")
     p.add_argument("output_dir", help="where to write the fine-tuned run")
     p.add_argument("--steps", type=int, default=1000, help="fine-tuning steps (default: 1000)")
-    p.add_argument("--lr", type=float, default=1e-4, help="constant learning rate after warm-up (default: 1e-4)")
-    p.add_argument("--warmup-steps", type=int, default=100, help="linear warm-up steps (default: 100)")
+    p.add_argument(
+        "--lr",
+        type=float,
+        default=1e-4,
+        help="constant learning rate after warm-up (default: 1e-4)",
+    )
+    p.add_argument(
+        "--warmup-steps", type=int, default=100, help="linear warm-up steps (default: 100)"
+    )
     p.add_argument("--batch-size", type=int, help="micro-batch size (default: the pretraining one)")
     p.add_argument("--corpus", nargs="+", help="corpus sources (default: the pretraining corpus)")
     p.add_argument("--probe", action="store_true", help="train only the LM head (body frozen)")

@@ -27,9 +27,13 @@ def loss_forward_flops(spec: ModelSpec, objective: Objective, k: int) -> float:
     return total
 
 
-def train_step_flops(spec: ModelSpec, objective: Objective, batch_size: int, seq_len: int, k: int) -> float:
+def train_step_flops(
+    spec: ModelSpec, objective: Objective, batch_size: int, seq_len: int, k: int
+) -> float:
     """FLOPs of one optimisation step over one micro-batch (forward + backward)."""
-    return 3.0 * (body_forward_flops(spec, batch_size, seq_len) + loss_forward_flops(spec, objective, k))
+    return 3.0 * (
+        body_forward_flops(spec, batch_size, seq_len) + loss_forward_flops(spec, objective, k)
+    )
 
 
 def expected_k(spec: ModelSpec, batch_size: int, seq_len: int, mlm_probability: float) -> int:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import (
+    Tokenizer,
+    decoders,
+    models,
+    normalizers,
+    pre_tokenizers,
+    processors,
+    trainers,
+)
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from zoo.errors import UserError
@@ -47,8 +55,10 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrai
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(lowercase=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=ENCODER_SPECIALS)
-        tok.train_from_iterator(_batches(texts), trainer=trainer)
+        wp_trainer = trainers.WordPieceTrainer(
+            vocab_size=vocab_size, special_tokens=ENCODER_SPECIALS
+        )
+        tok.train_from_iterator(_batches(texts), trainer=wp_trainer)
         # The trainer numbers its vocabulary in hash-map order (differs run to run): renumber
         # it canonically (specials first, then by length and text) so training is deterministic.
         learned = tok.get_vocab()
@@ -63,8 +73,13 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrai
         )
         tok.decoder = decoders.WordPiece()
         return PreTrainedTokenizerFast(
-            tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-            sep_token="[SEP]", mask_token="[MASK]", model_max_length=512,
+            tokenizer_object=tok,
+            unk_token="[UNK]",
+            pad_token="[PAD]",
+            cls_token="[CLS]",
+            sep_token="[SEP]",
+            mask_token="[MASK]",
+            model_max_length=512,
         )
     if kind == "decoder":
         tok = Tokenizer(models.BPE())
@@ -75,11 +90,16 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrai
             vocab_size=vocab_size,
             special_tokens=DECODER_SPECIALS,
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
         )
         tok.train_from_iterator(_batches(texts), trainer=trainer)
         return PreTrainedTokenizerFast(
-            tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-            unk_token="<|endoftext|>", pad_token="<|pad|>", model_max_length=2048,
+            tokenizer_object=tok,
+            bos_token="<|endoftext|>",
+            eos_token="<|endoftext|>",
+            unk_token="<|endoftext|>",
+            pad_token="<|pad|>",
+            model_max_length=2048,
         )
     raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
 
@@ -88,7 +108,9 @@ def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
     """A tokenizer from a local folder (or a hub id, for users with network)."""
     p = Path(name_or_path).expanduser()
     if p.exists() and not p.is_dir():
-        raise UserError(f"tokenizer: {name_or_path} is a file; give the folder that holds tokenizer.json")
+        raise UserError(
+            f"tokenizer: {name_or_path} is a file; give the folder that holds tokenizer.json"
+        )
     try:
         return AutoTokenizer.from_pretrained(str(p) if p.exists() else name_or_path)
     except (OSError, ValueError) as exc:

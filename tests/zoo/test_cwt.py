@@ -60,7 +60,12 @@ def test_fp32_under_bf16_autocast() -> None:
     # bf16 inputs are accumulated in fp32 too
     loss_bf16 = cwt_loss(h.bfloat16(), e.bfloat16())
     assert loss_bf16.dtype == torch.float32
-    assert_close(loss_bf16.double(), reference(h.bfloat16().float(), e.bfloat16().float()), rtol=1e-5, atol=1e-5)
+    assert_close(
+        loss_bf16.double(),
+        reference(h.bfloat16().float(), e.bfloat16().float()),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def _dup_batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -79,7 +84,9 @@ def test_mask_mode_removes_same_token_negatives() -> None:
         keep = (ids != ids[i]) | (torch.arange(len(ids)) == i)
         rows.append(torch.logsumexp(s[i][keep], 0) - s[i, i])
     expected = torch.stack(rows).mean()
-    assert_close(cwt_loss(h, e, duplicates="mask", target_ids=ids).double(), expected, rtol=1e-6, atol=1e-6)
+    assert_close(
+        cwt_loss(h, e, duplicates="mask", target_ids=ids).double(), expected, rtol=1e-6, atol=1e-6
+    )
 
 
 def test_unique_mode_is_softmax_over_distinct_tokens() -> None:
@@ -90,7 +97,9 @@ def test_unique_mode_is_softmax_over_distinct_tokens() -> None:
     s = h.double() @ eu.T
     target = torch.searchsorted(uniq, ids)
     expected = torch.nn.functional.cross_entropy(s, target)
-    assert_close(cwt_loss(h, e, duplicates="unique", target_ids=ids).double(), expected, rtol=1e-6, atol=1e-6)
+    assert_close(
+        cwt_loss(h, e, duplicates="unique", target_ids=ids).double(), expected, rtol=1e-6, atol=1e-6
+    )
 
 
 def test_all_modes_agree_without_duplicates() -> None:
@@ -99,7 +108,9 @@ def test_all_modes_agree_without_duplicates() -> None:
     h, e = torch.randn(12, 8, generator=g), torch.randn(12, 8, generator=g)
     keep = cwt_loss(h, e)
     assert_close(cwt_loss(h, e, duplicates="mask", target_ids=ids), keep)
-    assert_close(cwt_loss(h, e, duplicates="unique", target_ids=ids)[()], keep[()], rtol=1e-6, atol=1e-6)
+    assert_close(
+        cwt_loss(h, e, duplicates="unique", target_ids=ids)[()], keep[()], rtol=1e-6, atol=1e-6
+    )
 
 
 def test_bad_arguments() -> None:

@@ -58,7 +58,9 @@ class ShapeRecorder(TorchDispatchMode):
         return out
 
 
-def _vocab_projections(shapes: list[tuple[str, tuple[int, ...]]], k: int) -> list[tuple[str, tuple[int, ...]]]:
+def _vocab_projections(
+    shapes: list[tuple[str, tuple[int, ...]]], k: int
+) -> list[tuple[str, tuple[int, ...]]]:
     """Tensors shaped like a projection onto the vocabulary: [..., V] over positions (not the
     [V, D] / [D, V] weight matrices themselves, D = 128 in these presets)."""
     return [(f, s) for f, s in shapes if len(s) >= 2 and s[-1] == V and s[0] not in (V, 128)]
@@ -72,8 +74,10 @@ def test_headless_step_builds_no_vocabulary_projection(preset: str, objective: s
     model = spec.build(tie_word_embeddings=not obj.needs_output_embeddings)
     prepare_for_objective(model, spec, obj)
     module = TrainModule(model, spec, obj, ObjectiveOptions())
-    inputs, labels = _encoder_batch(spec) if spec.is_encoder else (
-        torch.randint(0, V, (3, 24)), clm_labels(torch.randint(0, V, (3, 24)))
+    inputs, labels = (
+        _encoder_batch(spec)
+        if spec.is_encoder
+        else (torch.randint(0, V, (3, 24)), clm_labels(torch.randint(0, V, (3, 24))))
     )
     with ShapeRecorder() as rec:
         module(inputs, labels)["loss"].backward()
@@ -123,5 +127,8 @@ def test_ce_plus_cwt_is_the_sum() -> None:
     model = spec.build().eval()
     ids = torch.randint(0, V, (2, 16))
     labels = clm_labels(ids)
-    parts = {n: TrainModule(model, spec, OBJECTIVES.get(n), ObjectiveOptions())(ids, labels)["loss"] for n in ("ce", "cwt", "ce+cwt")}
+    parts = {
+        n: TrainModule(model, spec, OBJECTIVES.get(n), ObjectiveOptions())(ids, labels)["loss"]
+        for n in ("ce", "cwt", "ce+cwt")
+    }
     assert_close(parts["ce+cwt"], parts["ce"] + parts["cwt"])

@@ -19,7 +19,15 @@ from zoo.train.config import PretrainConfig
 from zoo.train.finetune import finetune_causal
 from zoo.train.pretrain import pretrain
 
-TINY = dict(steps=12, batch_size=4, seq_len=32, vocab_size=400, corpus=["synthetic:300"], progress=False, log_every=1)
+TINY = dict(
+    steps=12,
+    batch_size=4,
+    seq_len=32,
+    vocab_size=400,
+    corpus=["synthetic:300"],
+    progress=False,
+    log_every=1,
+)
 
 
 def metrics(run: Path) -> list[dict]:
@@ -27,7 +35,9 @@ def metrics(run: Path) -> list[dict]:
 
 
 def test_resume_equals_uninterrupted_run(tmp_path) -> None:
-    full = PretrainConfig(preset="bert-tiny", objective="cwt", output_dir=str(tmp_path / "a"), save_every=5, **TINY)
+    full = PretrainConfig(
+        preset="bert-tiny", objective="cwt", output_dir=str(tmp_path / "a"), save_every=5, **TINY
+    )
     pretrain(full)
     part = full.model_copy(update={"output_dir": str(tmp_path / "b"), "steps": 7})
     # a run that stopped after step 7 with a checkpoint at step 5, then resumed to 12
@@ -66,8 +76,12 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
         "OBJECTIVES.add('test-nan-after-6', Objective('test-nan-after-6', loss, needs_head=False))\n"
     )
     cfg = PretrainConfig(
-        preset="pythia-tiny", objective="test-nan-after-6", output_dir=str(tmp_path / "r"),
-        plugins=[str(plugin)], save_every=3, **TINY,
+        preset="pythia-tiny",
+        objective="test-nan-after-6",
+        output_dir=str(tmp_path / "r"),
+        plugins=[str(plugin)],
+        save_every=3,
+        **TINY,
     )
     with pytest.raises(TrainingDiverged, match="loss is nan at step 7"):
         pretrain(cfg)
@@ -77,7 +91,11 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
 
 
 def test_corpus_too_small_for_a_batch(tmp_path) -> None:
-    cfg = PretrainConfig(preset="pythia-tiny", output_dir=str(tmp_path / "r"), **{**TINY, "corpus": ["synthetic:8"], "batch_size": 64, "validation_fraction": 0.2})
+    cfg = PretrainConfig(
+        preset="pythia-tiny",
+        output_dir=str(tmp_path / "r"),
+        **{**TINY, "corpus": ["synthetic:8"], "batch_size": 64, "validation_fraction": 0.2},
+    )
     with pytest.raises(UserError, match="corpus too small"):
         pretrain(cfg)
 
@@ -99,18 +117,35 @@ print(json.dumps({"zoo_imported": "zoo" in sys.modules, "shape": list(logits.sha
 """
 
 
-@pytest.mark.parametrize(("preset", "objective"), [("bert-tiny", "cwt"), ("pythia-tiny", "cwt"), ("pythia-tiny", "ce")])
+@pytest.mark.parametrize(
+    ("preset", "objective"), [("bert-tiny", "cwt"), ("pythia-tiny", "cwt"), ("pythia-tiny", "ce")]
+)
 def test_checkpoint_loads_with_plain_transformers(tmp_path, preset: str, objective: str) -> None:
-    final = pretrain(PretrainConfig(preset=preset, objective=objective, output_dir=str(tmp_path / "r"), **TINY))
+    final = pretrain(
+        PretrainConfig(preset=preset, objective=objective, output_dir=str(tmp_path / "r"), **TINY)
+    )
     meta = json.loads((final / "hlm_metadata.json").read_text())
-    for key in ("objective", "preset", "steps", "tokens_seen", "train_flops", "wall_seconds", "seed", "versions"):
+    for key in (
+        "objective",
+        "preset",
+        "steps",
+        "tokens_seen",
+        "train_flops",
+        "wall_seconds",
+        "seed",
+        "versions",
+    ):
         assert key in meta
     assert meta["steps"] == 12 and meta["tokens_seen"] == 12 * 4 * 32 and meta["train_flops"] > 0
     kind = "encoder" if preset.startswith("bert") else "decoder"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
-        [sys.executable, "-c", LOAD_SCRIPT, str(final), kind], capture_output=True, text=True,
-        cwd=tmp_path, env=env, check=True,
+        [sys.executable, "-c", LOAD_SCRIPT, str(final), kind],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        check=True,
     )
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["zoo_imported"] is False
@@ -121,16 +156,29 @@ def test_checkpoint_loads_with_plain_transformers(tmp_path, preset: str, objecti
 def test_headless_decoder_tied_head_scores_are_cwt_scores(tmp_path) -> None:
     from transformers import AutoModelForCausalLM
 
-    final = pretrain(PretrainConfig(preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "r"), **TINY))
+    final = pretrain(
+        PretrainConfig(
+            preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "r"), **TINY
+        )
+    )
     m = AutoModelForCausalLM.from_pretrained(final).eval()
     ids = torch.randint(0, 400, (1, 10))
     with torch.no_grad():
         h = m.gpt_neox(input_ids=ids).last_hidden_state
-        assert_close(m(input_ids=ids).logits, h @ m.get_input_embeddings().weight.T, rtol=1e-4, atol=1e-4)
+        assert_close(
+            m(input_ids=ids).logits, h @ m.get_input_embeddings().weight.T, rtol=1e-4, atol=1e-4
+        )
 
 
 def test_finetune_causal_unties_head_and_lowers_ce(tmp_path) -> None:
-    final = pretrain(PretrainConfig(preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "h"), **{**TINY, "steps": 30}))
+    final = pretrain(
+        PretrainConfig(
+            preset="pythia-tiny",
+            objective="cwt",
+            output_dir=str(tmp_path / "h"),
+            **{**TINY, "steps": 30},
+        )
+    )
     before = json.loads((final / "hlm_metadata.json").read_text())["val_ce"]
     ft = finetune_causal(str(final), str(tmp_path / "ft"), steps=30, warmup_steps=3, progress=False)
     meta = json.loads((ft / "hlm_metadata.json").read_text())
@@ -140,20 +188,40 @@ def test_finetune_causal_unties_head_and_lowers_ce(tmp_path) -> None:
 
     m = AutoModelForCausalLM.from_pretrained(ft)
     assert m.get_output_embeddings().weight.data_ptr() != m.get_input_embeddings().weight.data_ptr()
-    probe = finetune_causal(str(final), str(tmp_path / "probe"), steps=3, warmup_steps=1, probe=True, progress=False)
+    probe = finetune_causal(
+        str(final), str(tmp_path / "probe"), steps=3, warmup_steps=1, probe=True, progress=False
+    )
     pb = load_file(str(probe / "model.safetensors"))
     base = load_file(str(final / "model.safetensors"))
-    assert_close(pb["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"], base["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"])
+    assert_close(
+        pb["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"],
+        base["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"],
+    )
 
 
 def test_finetune_causal_rejects_encoders(tmp_path) -> None:
-    final = pretrain(PretrainConfig(preset="bert-tiny", objective="cwt", output_dir=str(tmp_path / "e"), **TINY))
+    final = pretrain(
+        PretrainConfig(preset="bert-tiny", objective="cwt", output_dir=str(tmp_path / "e"), **TINY)
+    )
     with pytest.raises(UserError, match="applies to decoders"):
         finetune_causal(str(final), str(tmp_path / "x"), steps=2)
 
 
 def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:
-    assert hlm(["pretrain", "--preset", "bert-tiny", "--objective", "cwtt", "--output-dir", str(tmp_path)]) == 2
+    assert (
+        hlm(
+            [
+                "pretrain",
+                "--preset",
+                "bert-tiny",
+                "--objective",
+                "cwtt",
+                "--output-dir",
+                str(tmp_path),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "unknown objective 'cwtt'; did you mean 'cwt'" in err and "Traceback" not in err
     cfg = tmp_path / "c.yaml"
@@ -166,7 +234,9 @@ def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:
 
 def test_cli_pretrain_from_yaml(tmp_path, capsys) -> None:
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"preset: pythia-tiny\nobjective: cwt\noutput_dir: {tmp_path / 'run'}\nsteps: 3\nbatch_size: 2\nseq_len: 32\nvocab_size: 400\ncorpus: [synthetic:100]\n")
+    cfg.write_text(
+        f"preset: pythia-tiny\nobjective: cwt\noutput_dir: {tmp_path / 'run'}\nsteps: 3\nbatch_size: 2\nseq_len: 32\nvocab_size: 400\ncorpus: [synthetic:100]\n"
+    )
     assert hlm(["pretrain", "--config", str(cfg), "--no-progress", "--steps", "4"]) == 0
     assert json.loads((tmp_path / "run/final/hlm_metadata.json").read_text())["steps"] == 4
 
@@ -174,10 +244,21 @@ def test_cli_pretrain_from_yaml(tmp_path, capsys) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["bert-tiny", "pythia-tiny"])
 @pytest.mark.parametrize("objective", ["ce", "cwt"])
-def test_validation_loss_falls_on_real_corpus(tmp_path, data_root, preset: str, objective: str) -> None:
+def test_validation_loss_falls_on_real_corpus(
+    tmp_path, data_root, preset: str, objective: str
+) -> None:
     cfg = PretrainConfig(
-        preset=preset, objective=objective, output_dir=str(tmp_path / "r"), corpus=["corpus/wikitext-2/valid.txt"],
-        vocab_size=2000, steps=80, batch_size=16, seq_len=64, eval_every=40, eval_batches=4, progress=False,
+        preset=preset,
+        objective=objective,
+        output_dir=str(tmp_path / "r"),
+        corpus=["corpus/wikitext-2/valid.txt"],
+        vocab_size=2000,
+        steps=80,
+        batch_size=16,
+        seq_len=64,
+        eval_every=40,
+        eval_batches=4,
+        progress=False,
     )
     pretrain(cfg)
     vals = [m["val_loss"] for m in metrics(tmp_path / "r") if "val_loss" in m]
@@ -190,12 +271,37 @@ def test_validation_loss_falls_on_real_corpus(tmp_path, data_root, preset: str, 
 def test_torchrun_ddp_two_processes(tmp_path) -> None:
     out = tmp_path / "ddp"
     cmd = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29533",
-        "-m", "harness.cli", "pretrain", "--preset", "pythia-tiny", "--objective", "cwt", "--output-dir", str(out),
-        "--steps", "6", "--batch-size", "2", "--seq-len", "32", "--vocab-size", "400", "--corpus", "synthetic:200",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-port",
+        "29533",
+        "-m",
+        "harness.cli",
+        "pretrain",
+        "--preset",
+        "pythia-tiny",
+        "--objective",
+        "cwt",
+        "--output-dir",
+        str(out),
+        "--steps",
+        "6",
+        "--batch-size",
+        "2",
+        "--seq-len",
+        "32",
+        "--vocab-size",
+        "400",
+        "--corpus",
+        "synthetic:200",
         "--no-progress",
     ]
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=300)
+    res = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=300
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     meta = json.loads((out / "final/hlm_metadata.json").read_text())
     assert meta["batch_size"] == 4  # 2 per process x 2 processes

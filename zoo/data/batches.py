@@ -56,8 +56,12 @@ class MaskingConfig:
 
 
 def mlm_mask(
-    input_ids: Tensor, special: list[int], vocab_size: int, mask_id: int,
-    config: MaskingConfig, generator: torch.Generator,
+    input_ids: Tensor,
+    special: list[int],
+    vocab_size: int,
+    mask_id: int,
+    config: MaskingConfig,
+    generator: torch.Generator,
 ) -> tuple[Tensor, Tensor]:
     """BERT masking. input_ids (Tensor): [B, T] -> (masked inputs [B, T], labels [B, T]).
 
@@ -77,8 +81,10 @@ def mlm_mask(
     labels = input_ids.masked_fill(~selected, IGNORE)
     action = torch.rand(input_ids.shape, generator=generator)
     to_mask = selected & (action < config.replace_mask)
-    to_random = selected & (action >= config.replace_mask) & (
-        action < config.replace_mask + config.replace_random
+    to_random = (
+        selected
+        & (action >= config.replace_mask)
+        & (action < config.replace_mask + config.replace_random)
     )
     masked = input_ids.masked_fill(to_mask, mask_id)
     random_tokens = torch.randint(vocab_size, input_ids.shape, generator=generator)

@@ -32,12 +32,16 @@ def data_root() -> Path:
 def resolve_local(source: str) -> list[Path]:
     """Files a local source names (path, folder or glob); [] if nothing matches."""
     for base in (Path("."), data_root()):
-        pattern = str(base / Path(source).expanduser()) if not Path(source).is_absolute() else source
+        pattern = (
+            str(base / Path(source).expanduser()) if not Path(source).is_absolute() else source
+        )
         matches = sorted(Path(m) for m in glob.glob(pattern, recursive=True))
         files: list[Path] = []
         for m in matches:
             if m.is_dir():
-                files.extend(sorted(f for f in m.rglob("*") if f.suffix in SUPPORTED and f.is_file()))
+                files.extend(
+                    sorted(f for f in m.rglob("*") if f.suffix in SUPPORTED and f.is_file())
+                )
             elif m.is_file():
                 files.append(m)
         if files:
@@ -125,9 +129,11 @@ def split_documents(docs: list[str], fraction: float, seed: int) -> tuple[list[s
         raise UserError(f"validation fraction must be in (0, 1), got {fraction}")
     idx = list(range(len(docs)))
     random.Random(seed).shuffle(idx)
-    n_val = max(1, int(round(len(docs) * fraction)))
+    n_val = max(1, round(len(docs) * fraction))
     if n_val >= len(docs):
-        raise UserError(f"corpus has only {len(docs)} documents: too few to hold out a validation set")
+        raise UserError(
+            f"corpus has only {len(docs)} documents: too few to hold out a validation set"
+        )
     val = sorted(idx[:n_val])
     train = sorted(idx[n_val:])
     return [docs[i] for i in train], [docs[i] for i in val]

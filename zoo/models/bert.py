@@ -30,7 +30,8 @@ class BertSpec(ModelSpec):
             intermediate_size=self.intermediate_size,
             max_position_embeddings=self.max_positions,
             tie_word_embeddings=tie_word_embeddings,
-            attn_implementation="sdpa",
+            pad_token_id=0,  # [PAD]
+            attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
         )
         return BertForMaskedLM(config)
 
@@ -51,16 +52,26 @@ class BertSpec(ModelSpec):
         return [model.cls.predictions.transform]
 
 
-def _bert(name: str, layers: int, hidden: int, heads: int, vocab_size: int, recipe: Recipe) -> BertSpec:
+def _bert(
+    name: str, layers: int, hidden: int, heads: int, vocab_size: int, recipe: Recipe
+) -> BertSpec:
     return BertSpec(
-        name=name, vocab_size=vocab_size, hidden_size=hidden, num_layers=layers,
-        num_heads=heads, intermediate_size=4 * hidden, max_positions=512, recipe=recipe,
+        name=name,
+        vocab_size=vocab_size,
+        hidden_size=hidden,
+        num_layers=layers,
+        num_heads=heads,
+        intermediate_size=4 * hidden,
+        max_positions=512,
+        recipe=recipe,
     )
 
 
 def bert_tiny(vocab_size: int = 4096) -> BertSpec:
     """CPU-test scale: L2 H128 A2 (google/bert_uncased_L-2_H-128_A-2 shape)."""
-    recipe = Recipe(lr=1e-3, weight_decay=0.01, warmup_steps=20, steps=200, seq_len=128, batch_size=16)
+    recipe = Recipe(
+        lr=1e-3, weight_decay=0.01, warmup_steps=20, steps=200, seq_len=128, batch_size=16
+    )
     return _bert("bert-tiny", 2, 128, 2, vocab_size, recipe)
 
 
@@ -72,7 +83,9 @@ def bert_small(vocab_size: int = 30522) -> BertSpec:
 
 def bert_base(vocab_size: int = 50304) -> BertSpec:
     """bert-base-uncased shape with the Pythia 50k vocabulary, paper Appendix D.1 recipe."""
-    recipe = Recipe(lr=1e-4, weight_decay=0.01, warmup_steps=10_000, steps=1_000_000, batch_size=256)
+    recipe = Recipe(
+        lr=1e-4, weight_decay=0.01, warmup_steps=10_000, steps=1_000_000, batch_size=256
+    )
     return _bert("bert-base", 12, 768, 12, vocab_size, recipe)
 
 
@@ -80,4 +93,3 @@ def distilbert_multilingual(vocab_size: int = 119547) -> BertSpec:
     """6 layers, hidden 768 (distilbert-base-multilingual-cased shape), Appendix D.3 recipe."""
     recipe = Recipe(lr=2e-4, weight_decay=0.01, warmup_steps=10_000, steps=400_000, batch_size=64)
     return _bert("distilbert-multilingual", 6, 768, 12, vocab_size, recipe)
-

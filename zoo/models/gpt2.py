@@ -30,14 +30,19 @@ class GPT2Spec(ModelSpec):
             n_inner=self.intermediate_size,
             n_positions=self.max_positions,
             tie_word_embeddings=tie_word_embeddings,
-            attn_implementation="sdpa",
+            bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
+            eos_token_id=0,
+            pad_token_id=1,
+            attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
         )
         return GPT2LMHeadModel(config)
 
     @staticmethod
     def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
         assert isinstance(model, GPT2LMHeadModel)
-        return model.transformer(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return model.transformer(
+            input_ids=input_ids, attention_mask=attention_mask
+        ).last_hidden_state
 
     @staticmethod
     def vocab_head(model: PreTrainedModel) -> VocabHead:
@@ -52,10 +57,21 @@ class GPT2Spec(ModelSpec):
 def gpt2_11m(vocab_size: int = 50257) -> GPT2Spec:
     """GPT-2 scaled down (Appendix D.5): 3 layers, hidden 192, 3 heads, ~11M parameters."""
     recipe = Recipe(
-        lr=2.5e-4, weight_decay=0.01, schedule="cosine", warmup_steps=2000,
-        steps=1_000_000, seq_len=128, batch_size=64,
+        lr=2.5e-4,
+        weight_decay=0.01,
+        schedule="cosine",
+        warmup_steps=2000,
+        steps=1_000_000,
+        seq_len=128,
+        batch_size=64,
     )
     return GPT2Spec(
-        name="gpt2-11m", vocab_size=vocab_size, hidden_size=192, num_layers=3, num_heads=3,
-        intermediate_size=4 * 192, max_positions=1024, recipe=recipe,
+        name="gpt2-11m",
+        vocab_size=vocab_size,
+        hidden_size=192,
+        num_layers=3,
+        num_heads=3,
+        intermediate_size=4 * 192,
+        max_positions=1024,
+        recipe=recipe,
     )

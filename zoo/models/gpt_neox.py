@@ -32,10 +32,17 @@ class GPTNeoXSpec(ModelSpec):
             num_attention_heads=self.num_heads,
             intermediate_size=self.intermediate_size,
             max_position_embeddings=self.max_positions,
-            rotary_pct=0.25,
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "partial_rotary_factor": 0.25,
+            },
             use_parallel_residual=True,
             tie_word_embeddings=tie_word_embeddings,
-            attn_implementation="sdpa",
+            bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
+            eos_token_id=0,
+            pad_token_id=1,
+            attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
         )
         return GPTNeoXForCausalLM(config)
 
@@ -57,22 +64,46 @@ class GPTNeoXSpec(ModelSpec):
 def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
     """CPU-test scale: 2 layers, hidden 128, 4 heads."""
     recipe = Recipe(
-        lr=1e-3, weight_decay=0.1, betas=(0.9, 0.95), schedule="cosine",
-        warmup_steps=20, steps=200, seq_len=128, batch_size=16,
+        lr=1e-3,
+        weight_decay=0.1,
+        betas=(0.9, 0.95),
+        schedule="cosine",
+        warmup_steps=20,
+        steps=200,
+        seq_len=128,
+        batch_size=16,
     )
     return GPTNeoXSpec(
-        name="pythia-tiny", vocab_size=vocab_size, hidden_size=128, num_layers=2, num_heads=4,
-        intermediate_size=512, max_positions=2048, recipe=recipe,
+        name="pythia-tiny",
+        vocab_size=vocab_size,
+        hidden_size=128,
+        num_layers=2,
+        num_heads=4,
+        intermediate_size=512,
+        max_positions=2048,
+        recipe=recipe,
     )
 
 
 def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
     """EleutherAI/pythia-70m-deduped shape: 6 layers, hidden 512, 8 heads; Appendix D.2 recipe."""
     recipe = Recipe(
-        lr=1e-3, weight_decay=0.1, betas=(0.9, 0.95), schedule="cosine",
-        warmup_steps=1430, steps=143_000, seq_len=2048, batch_size=1024,
+        lr=1e-3,
+        weight_decay=0.1,
+        betas=(0.9, 0.95),
+        schedule="cosine",
+        warmup_steps=1430,
+        steps=143_000,
+        seq_len=2048,
+        batch_size=1024,
     )
     return GPTNeoXSpec(
-        name="pythia-70m", vocab_size=vocab_size, hidden_size=512, num_layers=6, num_heads=8,
-        intermediate_size=2048, max_positions=2048, recipe=recipe,
+        name="pythia-70m",
+        vocab_size=vocab_size,
+        hidden_size=512,
+        num_layers=6,
+        num_heads=8,
+        intermediate_size=2048,
+        max_positions=2048,
+        recipe=recipe,
     )

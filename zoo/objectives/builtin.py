@@ -64,19 +64,28 @@ def nce_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Ten
 def register_builtin_objectives(registry: Registry[Objective]) -> None:
     for obj in (
         Objective(
-            "ce", ce_loss, needs_head=True,
+            "ce",
+            ce_loss,
+            needs_head=True,
             description="classical LM: cross-entropy over the vocabulary through the weight-tied head",
         ),
         Objective(
-            "cwt", cwt_objective, needs_head=False,
+            "cwt",
+            cwt_objective,
+            needs_head=False,
             description="headless: Contrastive Weight Tying with in-batch negatives (no vocabulary projection)",
         ),
         Objective(
-            "ce+cwt", ce_plus_cwt, needs_head=True,
+            "ce+cwt",
+            ce_plus_cwt,
+            needs_head=True,
             description="ablation: cross-entropy + CWT, summed",
         ),
         Objective(
-            "nce", nce_objective, needs_head=False, needs_output_embeddings=True,
+            "nce",
+            nce_objective,
+            needs_head=False,
+            needs_output_embeddings=True,
             description="ablation: contrastive against a separate target-embedding matrix (no weight tying)",
         ),
     ):

@@ -17,8 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, PreTrainedModel
-from transformers import PreTrainedTokenizerBase
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForMaskedLM,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
 
 from zoo.errors import UserError
 
@@ -33,8 +38,11 @@ def versions() -> dict[str, str]:
     import zoo
 
     return {
-        "zoo": zoo.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
-        "tokenizers": tokenizers.__version__, "python": platform.python_version(),
+        "zoo": zoo.__version__,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "tokenizers": tokenizers.__version__,
+        "python": platform.python_version(),
     }
 
 
@@ -61,13 +69,18 @@ def atomic_dir_write(path: Path, write: Any) -> Path:
 
 
 def save_checkpoint(
-    path: Path, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase,
-    metadata: dict[str, Any], training_state: dict[str, Any] | None = None,
+    path: Path,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    metadata: dict[str, Any],
+    training_state: dict[str, Any] | None = None,
 ) -> Path:
     def write(tmp: Path) -> None:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        (tmp / METADATA).write_text(json.dumps({**metadata, "versions": versions()}, indent=2, default=str))
+        (tmp / METADATA).write_text(
+            json.dumps({**metadata, "versions": versions()}, indent=2, default=str)
+        )
         if training_state is not None:
             torch.save(training_state, tmp / STATE)
 
@@ -84,7 +97,10 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 def load_model(name_or_path: str) -> PreTrainedModel:
     """A checkpoint (local folder or hub id) as ForMaskedLM (encoder) or ForCausalLM (decoder)."""
     p = Path(name_or_path)
-    if not p.exists() and (name_or_path.startswith((".", "/")) or os.sep in name_or_path and name_or_path.count("/") > 1):
+    if not p.exists() and (
+        name_or_path.startswith((".", "/"))
+        or (os.sep in name_or_path and name_or_path.count("/") > 1)
+    ):
         raise UserError(f"checkpoint not found: {name_or_path}")
     try:
         config = AutoConfig.from_pretrained(name_or_path)

@@ -24,12 +24,20 @@ class PretrainConfig(BaseModel):
     objective: str = Field("cwt", description="pretraining objective (hlm ls)")
     output_dir: str = Field(description="where checkpoints, metrics and logs go")
     vocab_size: int | None = Field(None, description="vocabulary size (default: preset's)")
-    tokenizer: str | None = Field(None, description="tokenizer folder/hub id; trained on the corpus if unset")
+    tokenizer: str | None = Field(
+        None, description="tokenizer folder/hub id; trained on the corpus if unset"
+    )
     corpus: list[str] = Field(default_factory=lambda: ["synthetic"], description="corpus sources")
-    validation: list[str] | None = Field(None, description="validation sources (default: hold out a fraction)")
+    validation: list[str] | None = Field(
+        None, description="validation sources (default: hold out a fraction)"
+    )
     validation_fraction: float = 0.02
-    max_documents: int | None = Field(None, description="use only the first N documents (quick runs)")
-    init_from: str | None = Field(None, description="start from this checkpoint instead of random init")
+    max_documents: int | None = Field(
+        None, description="use only the first N documents (quick runs)"
+    )
+    init_from: str | None = Field(
+        None, description="start from this checkpoint instead of random init"
+    )
 
     steps: int | None = None
     batch_size: int | None = Field(None, description="micro-batch size per process")
@@ -48,9 +56,13 @@ class PretrainConfig(BaseModel):
     mlm_probability: float = 0.15
     temperature: float = 1.0
     duplicates: str = "keep"
-    untie_head: bool = Field(False, description="give the model a separate LM head initialised from the embeddings")
+    untie_head: bool = Field(
+        False, description="give the model a separate LM head initialised from the embeddings"
+    )
     freeze_body: bool = Field(False, description="train only the LM head (probe)")
-    plugins: list[str] = Field(default_factory=list, description="Python files that register objectives")
+    plugins: list[str] = Field(
+        default_factory=list, description="Python files that register objectives"
+    )
 
     eval_every: int = 0
     eval_batches: int = 8
@@ -101,7 +113,9 @@ class ResolvedRecipe(BaseModel):
 def format_validation_error(exc: ValidationError, source: str) -> str:
     lines = []
     for err in exc.errors():
-        loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"]).replace(".[", "[")
+        loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"]).replace(
+            ".[", "["
+        )
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key"

@@ -54,7 +54,8 @@ def init_distributed() -> DistContext:
     if not dist.is_initialized():
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     return DistContext(
-        rank=dist.get_rank(), world_size=dist.get_world_size(),
+        rank=dist.get_rank(),
+        world_size=dist.get_world_size(),
         local_rank=int(os.environ.get("LOCAL_RANK", "0")),
     )
 

@@ -23,23 +23,37 @@ EVAL_SEED = 1234
 
 
 def make_labels(
-    spec: type[ModelSpec] | ModelSpec, blocks: Tensor, vocab_size: int, special: dict[str, int],
-    masking: MaskingConfig, generator: torch.Generator,
+    spec: type[ModelSpec] | ModelSpec,
+    blocks: Tensor,
+    vocab_size: int,
+    special: dict[str, int],
+    masking: MaskingConfig,
+    generator: torch.Generator,
 ) -> tuple[Tensor, Tensor]:
     """(inputs, labels) for a batch of blocks [B, T]: MLM masking for encoders, shift for decoders."""
     if spec.kind == "encoder":
         return mlm_mask(
-            blocks, [special["pad"], special["cls"], special["sep"], special["mask"]],
-            vocab_size, special["mask"], masking, generator,
+            blocks,
+            [special["pad"], special["cls"], special["sep"], special["mask"]],
+            vocab_size,
+            special["mask"],
+            masking,
+            generator,
         )
     return blocks, clm_labels(blocks)
 
 
 @torch.no_grad()
 def validation_metrics(
-    model: PreTrainedModel, spec: type[ModelSpec] | ModelSpec, objective: Objective,
-    options: ObjectiveOptions, blocks: Tensor, batch_size: int, max_batches: int,
-    special: dict[str, int], masking: MaskingConfig,
+    model: PreTrainedModel,
+    spec: type[ModelSpec] | ModelSpec,
+    objective: Objective,
+    options: ObjectiveOptions,
+    blocks: Tensor,
+    batch_size: int,
+    max_batches: int,
+    special: dict[str, int],
+    masking: MaskingConfig,
 ) -> dict[str, float]:
     was_training = model.training
     model.eval()

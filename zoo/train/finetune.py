@@ -36,7 +36,9 @@ def finetune_causal(
     if not Path(checkpoint).is_dir():
         raise UserError(f"checkpoint not found: {checkpoint}")
     if meta.get("kind", "decoder") != "decoder":
-        raise UserError(f"{checkpoint}: causal fine-tuning applies to decoders, this is an {meta['kind']}")
+        raise UserError(
+            f"{checkpoint}: causal fine-tuning applies to decoders, this is an {meta['kind']}"
+        )
     cfg = PretrainConfig(
         preset=meta.get("preset", "pythia-tiny"),
         objective="ce",

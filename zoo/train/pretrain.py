@@ -57,11 +57,17 @@ def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec) -> ResolvedRecipe:
         return default if value is None else value
 
     return ResolvedRecipe(
-        steps=pick(cfg.steps, r.steps), batch_size=pick(cfg.batch_size, r.batch_size),
-        grad_accum=cfg.grad_accum, seq_len=pick(cfg.seq_len, r.seq_len), lr=pick(cfg.lr, r.lr),
-        weight_decay=pick(cfg.weight_decay, r.weight_decay), betas=pick(cfg.betas, r.betas),
-        eps=pick(cfg.eps, r.eps), grad_clip=pick(cfg.grad_clip, r.grad_clip),
-        schedule=pick(cfg.schedule, r.schedule), warmup_steps=pick(cfg.warmup_steps, r.warmup_steps),
+        steps=pick(cfg.steps, r.steps),
+        batch_size=pick(cfg.batch_size, r.batch_size),
+        grad_accum=cfg.grad_accum,
+        seq_len=pick(cfg.seq_len, r.seq_len),
+        lr=pick(cfg.lr, r.lr),
+        weight_decay=pick(cfg.weight_decay, r.weight_decay),
+        betas=pick(cfg.betas, r.betas),
+        eps=pick(cfg.eps, r.eps),
+        grad_clip=pick(cfg.grad_clip, r.grad_clip),
+        schedule=pick(cfg.schedule, r.schedule),
+        warmup_steps=pick(cfg.warmup_steps, r.warmup_steps),
     )
 
 
@@ -83,7 +89,11 @@ class _MetricsLog:
     def __init__(self, path: Path, enabled: bool, truncate_after: int | None) -> None:
         self.path, self.enabled = path, enabled
         if enabled and truncate_after is not None and path.exists():
-            keep = [ln for ln in path.read_text().splitlines() if ln and json.loads(ln)["step"] <= truncate_after]
+            keep = [
+                ln
+                for ln in path.read_text().splitlines()
+                if ln and json.loads(ln)["step"] <= truncate_after
+            ]
             path.write_text("".join(ln + "\n" for ln in keep))
         elif enabled and path.exists():
             path.unlink()
@@ -92,6 +102,16 @@ class _MetricsLog:
         if self.enabled:
             with self.path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
+
+
+def prepare_documents(cfg: PretrainConfig) -> tuple[list[str], list[str]]:
+    """(train, validation) documents of a config: its validation sources, or a held-out split."""
+    docs = load_documents(cfg.corpus)
+    if cfg.max_documents is not None:
+        docs = docs[: cfg.max_documents]
+    if cfg.validation:
+        return docs, load_documents(cfg.validation)
+    return split_documents(docs, cfg.validation_fraction, cfg.seed)
 
 
 def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
@@ -135,17 +155,13 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
     recipe = resolve_recipe(cfg, base_spec)
 
     # --- data and tokenizer -----------------------------------------------------------------
-    docs = load_documents(cfg.corpus)
-    if cfg.max_documents is not None:
-        docs = docs[: cfg.max_documents]
-    if cfg.validation:
-        train_docs, val_docs = docs, load_documents(cfg.validation)
-    else:
-        train_docs, val_docs = split_documents(docs, cfg.validation_fraction, cfg.seed)
+    train_docs, val_docs = prepare_documents(cfg)
     tok_dir = out / "tokenizer"
     if cfg.init_from is not None:
         tokenizer = load_tokenizer(cfg.init_from)
-    elif (resume and tok_dir.is_dir()) or (cfg.tokenizer is None and tok_dir.is_dir() and ctx.enabled):
+    elif (resume and tok_dir.is_dir()) or (
+        cfg.tokenizer is None and tok_dir.is_dir() and ctx.enabled
+    ):
         tokenizer = load_tokenizer(str(tok_dir))
     elif cfg.tokenizer is not None:
         tokenizer = load_tokenizer(cfg.tokenizer)
@@ -154,7 +170,9 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
     if ctx.is_main and not tok_dir.is_dir():
         tokenizer.save_pretrained(tok_dir)
     if len(tokenizer) > base_spec.vocab_size:
-        raise UserError(f"tokenizer has {len(tokenizer)} entries, more than the model's vocab_size {base_spec.vocab_size}")
+        raise UserError(
+            f"tokenizer has {len(tokenizer)} entries, more than the model's vocab_size {base_spec.vocab_size}"
+        )
     special = special_ids(tokenizer, kind)
     blocks = pack(train_docs, tokenizer, recipe.seq_len, kind)  # (N, T)
     val_blocks = pack(val_docs, tokenizer, recipe.seq_len, kind)
@@ -178,12 +196,25 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
     decay = [p for p in params if p.ndim >= 2]
     no_decay = [p for p in params if p.ndim < 2]
     opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": recipe.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=recipe.lr, betas=recipe.betas, eps=recipe.eps,
+        [
+            {"params": decay, "weight_decay": recipe.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=recipe.lr,
+        betas=recipe.betas,
+        eps=recipe.eps,
     )
     sched = make_scheduler(opt, recipe.schedule, recipe.warmup_steps, recipe.steps)
 
     start_step, tokens_seen, flops, wall = 0, 0, 0.0, 0.0
+    if cfg.init_from is not None and cfg.untie_head:
+        # causal fine-tuning continues the pretraining budget (paper Fig. 4 counts both)
+        base = read_metadata(cfg.init_from)
+        tokens_seen, flops, wall = (
+            int(base.get("tokens_seen", 0)),
+            float(base.get("train_flops", 0.0)),
+            float(base.get("wall_seconds", 0.0)),
+        )
     if checkpoints:
         last = checkpoints[-1]
         state = torch.load(last / STATE, weights_only=False)
@@ -192,25 +223,53 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
         model.load_state_dict(load_file(str(last / "model.safetensors")), strict=False)
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
-        start_step, tokens_seen, flops, wall = state["step"], state["tokens_seen"], state["flops"], state["wall_seconds"]
+        start_step, tokens_seen, flops, wall = (
+            state["step"],
+            state["tokens_seen"],
+            state["flops"],
+            state["wall_seconds"],
+        )
     log = _MetricsLog(out / "metrics.jsonl", ctx.is_main, start_step if resume else None)
     if ctx.is_main:
-        resolved = {**cfg.model_dump(), "recipe": recipe.model_dump(), "kind": kind, "vocab_size": base_spec.vocab_size}
-        (out / "config.yaml").write_text(yaml.safe_dump(json.loads(json.dumps(resolved)), sort_keys=False))
+        resolved = {
+            **cfg.model_dump(),
+            "recipe": recipe.model_dump(),
+            "kind": kind,
+            "vocab_size": base_spec.vocab_size,
+        }
+        (out / "config.yaml").write_text(
+            yaml.safe_dump(json.loads(json.dumps(resolved)), sort_keys=False)
+        )
 
     train_module = ctx.wrap(TrainModule(model, spec, objective, options))
     sampler = BatchSampler(len(blocks), cfg.seed)
     n_params = sum(p.numel() for p in model.parameters())
     meta_base = {
-        "objective": objective.name, "headless": objective.headless, "preset": base_spec.name,
-        "family": base_spec.family, "kind": kind, "vocab_size": base_spec.vocab_size,
-        "seq_len": recipe.seq_len, "batch_size": per_step, "seed": cfg.seed, "params": n_params,
-        "init_from": cfg.init_from, "finetuned_causal": cfg.untie_head or read_metadata(cfg.init_from or "").get("finetuned_causal", False),
-        "recipe": recipe.model_dump(), "corpus": cfg.corpus,
+        "objective": objective.name,
+        "headless": objective.headless,
+        "preset": base_spec.name,
+        "family": base_spec.family,
+        "kind": kind,
+        "vocab_size": base_spec.vocab_size,
+        "seq_len": recipe.seq_len,
+        "batch_size": per_step,
+        "seed": cfg.seed,
+        "params": n_params,
+        "init_from": cfg.init_from,
+        "finetuned_causal": cfg.untie_head
+        or read_metadata(cfg.init_from or "").get("finetuned_causal", False),
+        "recipe": recipe.model_dump(),
+        "corpus": cfg.corpus,
     }
 
     def metadata(step: int) -> dict[str, Any]:
-        return {**meta_base, "steps": step, "tokens_seen": tokens_seen, "train_flops": flops, "wall_seconds": wall}
+        return {
+            **meta_base,
+            "steps": step,
+            "tokens_seen": tokens_seen,
+            "train_flops": flops,
+            "wall_seconds": wall,
+        }
 
     def batches(step: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for micro in range(recipe.grad_accum):
@@ -221,13 +280,29 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
             yield make_labels(spec, blocks[idx], base_spec.vocab_size, special, masking, gen)
 
     def evaluate(step: int) -> dict[str, float]:
-        m = validation_metrics(model, spec, objective, options, val_blocks, recipe.batch_size, cfg.eval_batches, special, masking)
+        m = validation_metrics(
+            model,
+            spec,
+            objective,
+            options,
+            val_blocks,
+            recipe.batch_size,
+            cfg.eval_batches,
+            special,
+            masking,
+        )
         row = {"step": step, "tokens_seen": tokens_seen, "train_flops": flops, **m}
         log.write(row)
         return m
 
     model.train()
-    bar = tqdm(total=recipe.steps, initial=start_step, disable=not (cfg.progress and ctx.is_main), desc=f"{base_spec.name}/{objective.name}", unit="step")
+    bar = tqdm(
+        total=recipe.steps,
+        initial=start_step,
+        disable=not (cfg.progress and ctx.is_main),
+        desc=f"{base_spec.name}/{objective.name}",
+        unit="step",
+    )
     last_val: dict[str, float] = {}
     if cfg.eval_every and start_step == 0:
         evaluate(0)  # the curve's origin
@@ -246,7 +321,10 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
                 )
             loss.backward()
             k = int((labels != -100).sum())
-            flops += train_step_flops(base_spec, objective, recipe.batch_size, recipe.seq_len, k) * ctx.world_size
+            flops += (
+                train_step_flops(base_spec, objective, recipe.batch_size, recipe.seq_len, k)
+                * ctx.world_size
+            )
             for name, value in result.items():
                 logs[name] = logs.get(name, 0.0) + float(value.detach()) / recipe.grad_accum
         if recipe.grad_clip > 0:
@@ -261,18 +339,34 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
         bar.set_postfix(loss=f"{loss_value:.3f}", tok_s=f"{per_step * recipe.seq_len / dt:.0f}")
         bar.update(1)
         if done % cfg.log_every == 0 or done == recipe.steps or done == 1:
-            log.write({
-                "step": done, "loss": loss_value, **{k_: v for k_, v in logs.items() if k_ != "loss"},
-                "lr": sched.get_last_lr()[0], "tokens_per_s": per_step * recipe.seq_len / dt,
-                "step_seconds": dt, "tokens_seen": tokens_seen, "train_flops": flops, "peak_rss_mb": peak_rss_mb(),
-            })
+            log.write(
+                {
+                    "step": done,
+                    "loss": loss_value,
+                    **{k_: v for k_, v in logs.items() if k_ != "loss"},
+                    "lr": sched.get_last_lr()[0],
+                    "tokens_per_s": per_step * recipe.seq_len / dt,
+                    "step_seconds": dt,
+                    "tokens_seen": tokens_seen,
+                    "train_flops": flops,
+                    "peak_rss_mb": peak_rss_mb(),
+                }
+            )
         if cfg.eval_every and done % cfg.eval_every == 0 and done != recipe.steps:
             last_val = evaluate(done)
             bar.set_postfix(loss=f"{loss_value:.3f}", val=f"{last_val['val_loss']:.3f}")
         if cfg.save_every and done % cfg.save_every == 0 and done != recipe.steps and ctx.is_main:
-            state = {"optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": done,
-                     "tokens_seen": tokens_seen, "flops": flops, "wall_seconds": wall}
-            save_checkpoint(out / "checkpoints" / f"step-{done:07d}", model, tokenizer, metadata(done), state)
+            state = {
+                "optimizer": opt.state_dict(),
+                "scheduler": sched.state_dict(),
+                "step": done,
+                "tokens_seen": tokens_seen,
+                "flops": flops,
+                "wall_seconds": wall,
+            }
+            save_checkpoint(
+                out / "checkpoints" / f"step-{done:07d}", model, tokenizer, metadata(done), state
+            )
         ctx.barrier()
     bar.close()
     final = out / "final"

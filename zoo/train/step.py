@@ -15,15 +15,18 @@ from zoo.models.spec import ModelSpec
 from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
 
 
-def prepare_for_objective(model: PreTrainedModel, spec: type[ModelSpec] | ModelSpec, objective: Objective) -> None:
+def prepare_for_objective(
+    model: PreTrainedModel, spec: type[ModelSpec] | ModelSpec, objective: Objective
+) -> None:
     """Freeze what the objective never uses (the vocabulary head of a headless objective),
     and check that the model has what it needs (an untied output matrix for NCE)."""
-    if objective.needs_output_embeddings:
-        if spec.output_embeddings(model) is spec.input_embeddings(model).weight:
-            raise UserError(
-                f"objective {objective.name!r} needs a separate (untied) output embedding matrix; "
-                "build the model with tie_word_embeddings=False"
-            )
+    if objective.needs_output_embeddings and (
+        spec.output_embeddings(model) is spec.input_embeddings(model).weight
+    ):
+        raise UserError(
+            f"objective {objective.name!r} needs a separate (untied) output embedding matrix; "
+            "build the model with tie_word_embeddings=False"
+        )
     if objective.headless:
         for module in spec.head_only_modules(model):
             module.requires_grad_(False)
@@ -36,8 +39,11 @@ class TrainModule(nn.Module):
     """forward(input_ids [B, T], labels [B, T]) -> dict of scalar losses (+ "k": #selected)."""
 
     def __init__(
-        self, model: PreTrainedModel, spec: type[ModelSpec] | ModelSpec,
-        objective: Objective, options: ObjectiveOptions,
+        self,
+        model: PreTrainedModel,
+        spec: type[ModelSpec] | ModelSpec,
+        objective: Objective,
+        options: ObjectiveOptions,
     ) -> None:
         super().__init__()
         self.model = model
@@ -45,7 +51,9 @@ class TrainModule(nn.Module):
         self.objective = objective
         self.options = options
 
-    def forward(self, input_ids: Tensor, labels: Tensor, attention_mask: Tensor | None = None) -> dict[str, Tensor]:
+    def forward(
+        self, input_ids: Tensor, labels: Tensor, attention_mask: Tensor | None = None
+    ) -> dict[str, Tensor]:
         hidden = self.spec.body(self.model, input_ids, attention_mask)  # (B, T, D)
         selected = labels != IGNORE  # (B, T)
         h = hidden[selected]  # (K, D)
@@ -56,7 +64,9 @@ class TrainModule(nn.Module):
             targets=targets,
             input_embeddings=self.spec.input_embeddings(self.model),
             head=self.spec.vocab_head(self.model) if obj.needs_head else None,
-            output_embeddings=self.spec.output_embeddings(self.model) if obj.needs_output_embeddings else None,
+            output_embeddings=self.spec.output_embeddings(self.model)
+            if obj.needs_output_embeddings
+            else None,
         )
         out = obj.loss(batch, self.options)
         if "loss" not in out:

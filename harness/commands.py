@@ -1,0 +1,166 @@
+"""The harness verbs of `hlm`: validate, run, leaderboard, plot (thin layers over the library)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.suite import resolve_suite_path
+
+
+def _suite_name(ref: str) -> str:
+    """A suite's leaderboard name from its name or YAML path (without running validation twice)."""
+    p = resolve_suite_path(ref)
+    if p.is_file():
+        from harness.suite import load_suite
+
+        return load_suite(p).name
+    return ref
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from harness.runner import expand
+    from harness.suite import SuiteError, load_suite
+
+    problems: list[str] = []
+    for ref in args.suites:
+        try:
+            suite = load_suite(resolve_suite_path(ref))
+            cells = expand(suite)
+            print(
+                f"{ref}: ok ({len(suite.models)} models, {len(suite.tasks)} tasks, {len(cells)} cells)"
+            )
+        except SuiteError as exc:
+            problems += exc.problems
+    for p in problems:
+        print(p, file=sys.stderr)
+    return 2 if problems else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.runner import run_suite
+
+    summary = run_suite(
+        resolve_suite_path(args.suite),
+        force=args.force,
+        root=Path(args.leaderboards),
+        progress=not args.no_progress,
+        only=args.model,
+    )
+    print(
+        f"{summary.total} cells: {summary.skipped} already done, {summary.computed} computed, "
+        f"{len(summary.failed)} failed -> {summary.leaderboard}"
+    )
+    for f in summary.failed:
+        print(f"failed: {f}", file=sys.stderr)
+    return 1 if summary.failed else 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from harness.leaderboard import aggregate, compare_to_baseline, read_leaderboard, render
+
+    name = _suite_name(args.suite)
+    directory = Path(args.leaderboards) / name
+    df = read_leaderboard(directory)
+    if df.empty:
+        print(f"no results in {directory} (run `hlm run {args.suite}` first)", file=sys.stderr)
+        return 1
+    if args.task:
+        df = df[df["task"] == args.task]
+    agg = aggregate(df)
+    baseline = args.baseline or _default_baseline(directory)
+    if baseline is not None:
+        agg = compare_to_baseline(agg, baseline)
+    print(render(agg, args.format, args.sort))
+    if args.format == "md" and baseline is not None:
+        print(
+            f"\n† significantly better than the baseline `{baseline}` (one-tailed Welch t-test over seeds, p < 0.05); "
+            "values are mean ± std over seeds at the latest step."
+        )
+    return 0
+
+
+def _default_baseline(directory: Path) -> str | None:
+    """The `baseline` of the suite as last run into this leaderboard folder."""
+    import yaml
+
+    f = directory / "_suite.yaml"
+    if not f.is_file():
+        return None
+    data = yaml.safe_load(f.read_text()) or {}
+    return data.get("baseline") if isinstance(data, dict) else None
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from harness.leaderboard import read_leaderboard
+    from harness.plots import make_plots
+
+    name = _suite_name(args.suite)
+    directory = Path(args.leaderboards) / name
+    df = read_leaderboard(directory)
+    if df.empty:
+        print(f"no results in {directory}", file=sys.stderr)
+        return 1
+    out = Path(args.out) if args.out else directory / "_plots"
+    for f in make_plots(df, out):
+        print(f)
+    return 0
+
+
+def add_harness_verbs(sub: Any) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check suite YAML files without computing anything",
+        description="Load and validate suites: every key, registry name, path and sweep value. "
+        "Prints one line per problem (FILE: KEY: message); exit status 2 if any.",
+    )
+    p.add_argument(
+        "suites", nargs="+", metavar="SUITE", help="suite YAML paths or names under suites/"
+    )
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser(
+        "run",
+        help="run a suite: pretrain what is missing, evaluate, write the leaderboard",
+        description="Validate the suite, expand it into cells (model x sweep point x seed x task), skip "
+        "cells already in leaderboards/<suite>/, compute the rest. Pretrained checkpoints are cached "
+        "in $HLM_RUNS_DIR (default runs/) by configuration hash.",
+    )
+    p.add_argument("suite", help="suite YAML path or name under suites/")
+    p.add_argument(
+        "--force", action="store_true", help="recompute cells already in the leaderboard"
+    )
+    p.add_argument("--model", help="run only the cells of this model label")
+    p.add_argument(
+        "--leaderboards",
+        default="leaderboards",
+        help="leaderboard root folder (default: leaderboards)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "leaderboard", help="print a suite's leaderboard (seeds aggregated, models x metrics)"
+    )
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument(
+        "--format",
+        choices=["md", "csv", "json"],
+        default="md",
+        help="md: pivot table; csv/json: long table",
+    )
+    p.add_argument(
+        "--baseline", help="model label to test against (default: the suite's `baseline`)"
+    )
+    p.add_argument("--sort", help="column (task/metric) to sort by, in its better direction")
+    p.add_argument("--task", help="only this task")
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("plot", help="write PNG figures of a suite's leaderboard")
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument("--out", help="output folder (default: leaderboards/<suite>/_plots)")
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func=cmd_plot)

@@ -1,0 +1,144 @@
+"""PNG figures from a leaderboard, where people would rather look than read.
+
+- `curves-<metric>.png`: a metric along pretraining, vs tokens seen and vs training FLOPs, one
+  line per model (paper Figs. 3-5), when rows at several steps exist;
+- `sweep-<key>.png`: throughput, memory and quality vs a sweep key (vocab size, batch size),
+  one line per objective (paper Figs. 2, 6, 7);
+- `bars-<task>.png`: each metric of a task per model (mean ± std over seeds) otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from harness.leaderboard import aggregate, latest_step
+from harness.metrics import METRICS
+
+
+def _label(metric: str) -> str:
+    if metric in METRICS:
+        m = METRICS.get(metric)
+        arrow = {True: " (higher is better)", False: " (lower is better)", None: ""}[
+            m.higher_is_better
+        ]
+        return f"{metric} [{m.unit}]{arrow}" if m.unit else f"{metric}{arrow}"
+    return metric
+
+
+def plot_curves(df: pd.DataFrame, out: Path) -> list[Path]:
+    files = []
+    steps = df.groupby(["model", "sweep", "task", "metric"])["step"].nunique().reset_index()
+    for metric in sorted(set(steps[steps["step"] >= 2]["metric"])):
+        d = df[df["metric"] == metric]
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for (model, sweep), g in d.groupby(["model", "sweep"]):
+            g = (
+                g.groupby("step")
+                .agg(
+                    value=("value", "mean"),
+                    tokens=("tokens_seen", "first"),
+                    flops=("train_flops", "first"),
+                )
+                .reset_index()
+            )
+            name = model if sweep in ("{}", "") else f"{model} {sweep}"
+            axes[0].plot(g["tokens"], g["value"], marker="o", label=name)
+            axes[1].plot(g["flops"], g["value"], marker="o", label=name)
+        axes[0].set_xlabel("tokens seen")
+        axes[1].set_xlabel("training FLOPs")
+        for ax in axes:
+            ax.set_ylabel(_label(metric))
+            ax.grid(alpha=0.3)
+        axes[1].set_xscale("log")
+        axes[0].legend(fontsize=8)
+        fig.suptitle(f"{metric} along pretraining")
+        fig.tight_layout()
+        path = out / f"curves-{metric}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+def plot_sweeps(df: pd.DataFrame, out: Path) -> list[Path]:
+    files = []
+    points = [json.loads(s) for s in df["sweep"].unique()]
+    keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})
+    for key in keys:
+        d = latest_step(df).copy()
+        d["x"] = [json.loads(s).get(key) for s in d["sweep"]]
+        d = d[d["x"].notna()]
+        metrics = (
+            [m for m in d["metric"].unique() if METRICS.get(m).higher_is_better is not None]
+            if len(d)
+            else []
+        )
+        if not metrics:
+            continue
+        fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.8), squeeze=False)
+        for ax, metric in zip(axes[0], metrics, strict=True):
+            for obj, g in d[d["metric"] == metric].groupby("objective"):
+                g = g.groupby("x")["value"].agg(["mean", "std"]).reset_index().sort_values("x")
+                ax.errorbar(
+                    g["x"], g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=obj
+                )
+            ax.set_xlabel(key)
+            ax.set_ylabel(_label(metric))
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(f"sweep over {key}")
+        fig.tight_layout()
+        path = out / f"sweep-{key}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+def plot_bars(df: pd.DataFrame, out: Path) -> list[Path]:
+    files = []
+    agg = aggregate(df)
+    for task, t in agg.groupby("task"):
+        metrics = [
+            m
+            for m in t["metric"].unique()
+            if m in METRICS and METRICS.get(m).higher_is_better is not None
+        ]
+        if not metrics:
+            continue
+        ncols = min(4, len(metrics))
+        nrows = (len(metrics) + ncols - 1) // ncols
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.8 * ncols, 3.6 * nrows), squeeze=False)
+        for ax in axes.flat[len(metrics) :]:
+            ax.set_visible(False)
+        for ax, metric in zip(axes.flat, metrics, strict=False):
+            m = t[t["metric"] == metric].sort_values(["model", "sweep"])
+            names = [
+                mo if s == "{}" else f"{mo}\n{s}"
+                for mo, s in zip(m["model"], m["sweep"], strict=True)
+            ]
+            ax.bar(range(len(m)), m["mean"], yerr=m["std"], capsize=3, color="tab:blue")
+            ax.set_xticks(range(len(m)), names, rotation=35, ha="right", fontsize=7)
+            ax.set_title(_label(metric), fontsize=8)
+            ax.grid(axis="y", alpha=0.3)
+        fig.suptitle(f"{task}")
+        fig.tight_layout()
+        path = out / f"bars-{task}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+def make_plots(df: pd.DataFrame, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    if df.empty:
+        return []
+    return plot_curves(df, out) + plot_sweeps(df, out) + plot_bars(df, out)

@@ -1,0 +1,59 @@
+"""Task types: what a suite can ask to measure, registered like objectives.
+
+A task type declares its parameters (a pydantic model, unknown keys rejected), the metrics it
+produces, whether it needs a pretrained checkpoint, and which model kinds it accepts. `run`
+receives a `TaskContext` and returns `Result`s; the runner turns them into leaderboard rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from zoo.models.spec import ModelSpec
+from zoo.train.config import PretrainConfig
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class Result:
+    metric: str
+    value: float
+    stderr: float | None = None
+    step: int | None = None
+    tokens_seen: int | None = None
+    train_flops: float | None = None
+    train_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """Everything a task needs about its cell."""
+
+    spec: ModelSpec
+    objective: str
+    pretrain: PretrainConfig
+    params: Any
+    seed: int
+    checkpoint: Path | None = None  # the final checkpoint (tasks with needs_checkpoint)
+    checkpoints: list[tuple[int, Path]] = field(default_factory=list)  # along pretraining
+    work_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class TaskType:
+    name: str
+    description: str
+    run: Callable[[TaskContext], list[Result]]
+    params: type[BaseModel] = NoParams
+    metrics: tuple[str, ...] = ()
+    needs_checkpoint: bool = True
+    kinds: tuple[str, ...] = ("encoder", "decoder")
+    check: Callable[[Any], list[tuple[str, str]]] | None = None  # extra (key, message) checks

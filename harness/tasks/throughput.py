@@ -1,0 +1,176 @@
+"""`throughput` task: training-step speed and memory, side by side with a baseline objective.
+
+Speed: the model and its baseline twin (same preset, vocabulary and batch, `baseline`
+objective) are stepped alternately in this process; step latency is the median after warm-up,
+so both see the same machine state. FLOPs are analytic (`zoo.flops`); MFU is against an fp32
+`torch.mm` roofline measured in the same run.
+
+Memory: the RSS high-water mark of a fresh process (`python -m harness.tasks.memprobe`) that
+builds the model and runs the same steps; `memory_vs_baseline` compares the growth of RSS
+during the steps (optimizer state, gradients, activations), which excludes the interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.tasks.base import Result, TaskContext, TaskType
+from zoo.data.batches import IGNORE, clm_labels
+from zoo.flops import train_step_flops
+from zoo.models import get_spec
+from zoo.models.spec import ModelSpec
+from zoo.objectives import OBJECTIVES, ObjectiveOptions
+from zoo.train.pretrain import resolve_recipe
+from zoo.train.step import TrainModule, prepare_for_objective
+
+
+class ThroughputParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    steps: int = Field(5, gt=0, description="measured steps per model")
+    warmup: int = Field(2, ge=0)
+    baseline: str | None = Field("ce", description="objective of the twin measured side by side")
+    memory: bool = Field(True, description="measure peak RSS in a fresh process")
+    batch_size: int | None = Field(None, gt=0, description="default: the recipe's micro-batch")
+    seq_len: int | None = Field(None, gt=0)
+
+
+def matmul_roofline(n: int = 1024, reps: int = 5) -> float:
+    """Best fp32 FLOP/s of a plain n x n @ n x n torch.mm on this machine, now."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t)
+    return 2.0 * n**3 / best
+
+
+def synthetic_batch(
+    spec: ModelSpec, batch: int, seq: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random tokens with 15% MLM targets (encoder) or next-token labels (decoder)."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(8, spec.vocab_size, (batch, seq), generator=g)
+    if spec.kind == "decoder":
+        return ids, clm_labels(ids)
+    pick = torch.rand(ids.shape, generator=g) < 0.15
+    return ids.masked_fill(pick, 4), ids.masked_fill(~pick, IGNORE)
+
+
+class Stepper:
+    """One model + objective + optimizer, stepping on a fixed batch."""
+
+    def __init__(self, spec: ModelSpec, objective: str, batch: int, seq: int, seed: int) -> None:
+        torch.manual_seed(seed)
+        self.spec, self.objective = spec, OBJECTIVES.get(objective)
+        self.model = spec.build(tie_word_embeddings=not self.objective.needs_output_embeddings)
+        prepare_for_objective(self.model, spec, self.objective)
+        self.module = TrainModule(self.model, spec, self.objective, ObjectiveOptions())
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.opt = torch.optim.AdamW(self.params, lr=1e-4)
+        self.inputs, self.labels = synthetic_batch(spec, batch, seq, seed)
+        self.k = int((self.labels != IGNORE).sum())
+        self.flops = train_step_flops(spec, self.objective, batch, seq, self.k)
+        self.n_params = sum(p.numel() for p in self.model.parameters())
+
+    def step(self) -> float:
+        t = time.perf_counter()
+        self.opt.zero_grad(set_to_none=True)
+        self.module(self.inputs, self.labels)["loss"].backward()
+        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        self.opt.step()
+        return time.perf_counter() - t
+
+
+def measure_memory(
+    preset: str, vocab: int, objective: str, batch: int, seq: int, steps: int
+) -> dict[str, float]:
+    """Peak RSS of a fresh process running `steps` training steps (see memprobe)."""
+    arg = json.dumps(
+        {
+            "preset": preset,
+            "vocab_size": vocab,
+            "objective": objective,
+            "batch": batch,
+            "seq": seq,
+            "steps": steps,
+        }
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.tasks.memprobe", arg],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def run_throughput(ctx: TaskContext) -> list[Result]:
+    p: ThroughputParams = ctx.params
+    recipe = resolve_recipe(ctx.pretrain, ctx.spec)
+    batch, seq = p.batch_size or recipe.batch_size, p.seq_len or recipe.seq_len
+    spec = ctx.spec
+    steppers = {"model": Stepper(spec, ctx.objective, batch, seq, ctx.seed)}
+    baseline = p.baseline if p.baseline and p.baseline != ctx.objective else None
+    if baseline:
+        steppers["baseline"] = Stepper(
+            get_spec(spec.name, spec.vocab_size), baseline, batch, seq, ctx.seed
+        )
+    times: dict[str, list[float]] = {k: [] for k in steppers}
+    for i in range(p.warmup + p.steps):
+        for name, s in steppers.items():  # interleaved: same machine state for both
+            dt = s.step()
+            if i >= p.warmup:
+                times[name].append(dt)
+    roofline = matmul_roofline()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    model = steppers["model"]
+    tokens = batch * seq
+    achieved = model.flops / med["model"]
+    out = [
+        Result("tokens_per_s", tokens / med["model"]),
+        Result("step_ms", 1000 * med["model"], stderr=1000 * statistics.pstdev(times["model"])),
+        Result("flops_per_token", model.flops / tokens),
+        Result("achieved_tflops", achieved / 1e12),
+        Result("mfu", achieved / roofline),
+        Result("params", float(model.n_params)),
+        Result("speedup_vs_baseline", med["baseline"] / med["model"] if baseline else 1.0),
+    ]
+    if p.memory:
+        mem = measure_memory(spec.name, spec.vocab_size, ctx.objective, batch, seq, 2)
+        out.append(Result("peak_rss_mb", mem["peak_rss_mb"]))
+        ratio = 1.0
+        if baseline:
+            base = measure_memory(spec.name, spec.vocab_size, baseline, batch, seq, 2)
+            ratio = mem["step_growth_mb"] / max(base["step_growth_mb"], 1e-6)
+        out.append(Result("memory_vs_baseline", ratio))
+    return out
+
+
+THROUGHPUT = TaskType(
+    name="throughput",
+    description="training tokens/s, step latency, FLOPs, MFU and peak memory, with ratios to a baseline objective",
+    run=run_throughput,
+    params=ThroughputParams,
+    metrics=(
+        "tokens_per_s",
+        "step_ms",
+        "flops_per_token",
+        "achieved_tflops",
+        "mfu",
+        "params",
+        "speedup_vs_baseline",
+        "peak_rss_mb",
+        "memory_vs_baseline",
+    ),
+    needs_checkpoint=False,
+)

@@ -1,0 +1,176 @@
+"""Running suites: rows, idempotence, resume after a kill, concurrent runs, plots."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow.dataset as ds
+import pytest
+
+from harness.cli import main as hlm
+from harness.leaderboard import COLUMNS, read_leaderboard
+from harness.runner import expand, run_suite
+from harness.suite import load_suite
+from tests.harness.conftest import TINY
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
+    lb = isolated / "lb"
+    s1 = run_suite(TINY, root=lb, progress=False)
+    assert (s1.total, s1.skipped, s1.computed, s1.failed) == (8, 0, 8, [])
+    df = read_leaderboard(lb / "tiny")
+    assert list(df.columns) == COLUMNS
+    assert set(df["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"} and set(df["seed"]) == {0, 1}
+    val = df[df["task"] == "validation"]
+    # along pretraining: steps 3 and 6, with tokens seen
+    assert sorted(val["step"].unique()) == [3, 6]
+    assert set(val[val["step"] == 6]["tokens_seen"]) == {6 * 4 * 32}
+    assert set(val[val["model"] == "bert-tiny-cwt"]["metric"]) == {
+        "val_loss"
+    }  # no head metrics for a headless encoder
+    assert set(val[val["model"] == "bert-tiny-ce"]["metric"]) == {"val_loss", "val_ce", "val_ppl"}
+    thr = df[df["task"] == "throughput"]
+    ratios = thr[thr["metric"] == "speedup_vs_baseline"]
+    assert len(ratios) == 4 and (ratios["value"] > 0).all()
+    assert (thr[thr["metric"] == "tokens_per_s"]["value"] > 0).all()
+    assert (ratios[ratios["model"] == "bert-tiny-ce"]["value"] == 1.0).all()
+    assert df["higher_is_better"][df["metric"] == "tokens_per_s"].all()
+    assert not df["higher_is_better"][df["metric"] == "val_loss"].any()
+    assert (
+        df["git_sha"].str.len().max() in (0, 40)
+        and df["versions"].map(json.loads).map(lambda v: "torch" in v).all()
+    )
+    # idempotent: a second run computes nothing, and pretraining was shared between tasks
+    s2 = run_suite(TINY, root=lb, progress=False)
+    assert (s2.skipped, s2.computed) == (8, 0)
+    assert len(list((isolated / "runs" / "pretrain").glob("*/final"))) == 4  # 2 models x 2 seeds
+    # readable without project code
+    assert len(pd.read_parquet(lb / "tiny")) == len(df)
+    assert ds.dataset(lb / "tiny").to_table().num_rows == len(df)
+    con = duckdb.connect()
+    n = con.execute(f"select count(*) from read_parquet('{lb / 'tiny'}/*.parquet')").fetchone()
+    assert n is not None and n[0] == len(df)
+    # --force recomputes
+    assert run_suite(TINY, root=lb, progress=False, force=True).computed == 8
+
+
+def test_leaderboard_and_plot_verbs(isolated, capsys) -> None:
+    lb = isolated / "lb"
+    run_suite(TINY, root=lb, progress=False)
+    assert (
+        hlm(["leaderboard", str(TINY), "--leaderboards", str(lb), "--sort", "validation/val_loss"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert (
+        "| model" in out
+        and "bert-tiny-cwt" in out
+        and "±" in out
+        and "baseline `bert-tiny-ce`" in out
+    )
+    assert hlm(["leaderboard", "tiny", "--leaderboards", str(lb), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {"model", "metric", "mean", "std", "n", "p_value", "significant"} <= set(rows[0])
+    assert all(r["n"] == 2 for r in rows)
+    assert hlm(["leaderboard", "tiny", "--leaderboards", str(lb), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("model,sweep,task,metric,mean")
+    assert hlm(["plot", str(TINY), "--leaderboards", str(lb)]) == 0
+    files = [Path(x) for x in capsys.readouterr().out.split()]
+    assert {f.name for f in files} >= {"curves-val_loss.png", "bars-throughput.png"}
+    import matplotlib.image as mpimg
+
+    for f in files:
+        assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert mpimg.imread(f).shape[0] > 100
+    # plots live in _plots/, which parquet readers skip
+    assert len(pd.read_parquet(lb / "tiny")) == len(read_leaderboard(lb / "tiny"))
+
+
+def _hlm_run(lb: Path, env: dict[str, str], extra: list[str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(TINY),
+            "--leaderboards",
+            str(lb),
+            "--no-progress",
+            *(extra or []),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_kill_then_resume_loses_no_finished_cell(isolated) -> None:
+    lb = isolated / "lb"
+    env = {**os.environ, "HLM_RUNS_DIR": str(isolated / "runs")}
+    proc = _hlm_run(lb, env)
+    deadline = time.time() + 240
+    while time.time() < deadline and len(list((lb / "tiny").glob("*.parquet"))) < 2:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = {p.name: p.stat().st_mtime_ns for p in (lb / "tiny").glob("*.parquet")}
+    assert 2 <= len(finished) < 8
+    read_leaderboard(lb / "tiny")  # readable after the kill
+    done = _hlm_run(lb, env)
+    out, err = done.communicate(timeout=600)
+    assert done.returncode == 0, err
+    assert f"8 cells: {len(finished)} already done, {8 - len(finished)} computed, 0 failed" in out
+    for name, mtime in finished.items():  # untouched
+        assert (lb / "tiny" / name).stat().st_mtime_ns == mtime
+    df = read_leaderboard(lb / "tiny")
+    assert df["cell_id"].nunique() == 8
+    assert not df.duplicated(["cell_id", "metric", "step"]).any()
+
+
+@pytest.mark.slow
+def test_two_concurrent_runs_lose_no_rows(isolated) -> None:
+    lb = isolated / "lb"
+    env = {**os.environ, "HLM_RUNS_DIR": str(isolated / "runs")}
+    procs = [_hlm_run(lb, env), _hlm_run(lb, env)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    df = read_leaderboard(lb / "tiny")
+    assert df["cell_id"].nunique() == 8
+    assert not list((lb / "tiny").glob(".tmp-*"))
+    cells = {c.cell_id for c in expand(load_suite(TINY))}
+    assert set(df["cell_id"]) == cells
+
+
+@pytest.mark.slow
+def test_quickstart_suite_end_to_end(isolated) -> None:
+    lb = isolated / "lb"
+    summary = run_suite(ROOT / "suites" / "quickstart.yaml", root=lb, progress=False)
+    assert summary.failed == [] and summary.computed == summary.total == 10
+    df = read_leaderboard(lb / "quickstart")
+    final = df[
+        (df["task"] == "validation") & (df["step"] == df.groupby("model")["step"].transform("max"))
+    ]
+    ppl = final[final["metric"] == "val_ppl"].set_index("model")["value"]
+    # decoders learned the synthetic language: far below the uniform perplexity of 2000
+    assert (ppl < 200).all(), ppl
+    # causal fine-tuning recovers the headless decoder's LM head (paper section 3.3)
+    assert ppl["pythia-tiny-cwt-ft"] < ppl["pythia-tiny-cwt"]
+    thr = df[(df["task"] == "throughput") & (df["metric"] == "speedup_vs_baseline")].set_index(
+        "model"
+    )["value"]
+    assert (thr > 0).all()
