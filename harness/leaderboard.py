@@ -12,6 +12,7 @@ import json
 import math
 import os
 import subprocess
+import uuid
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,7 +84,7 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
             raise ValueError(f"leaderboard row lacks {sorted(missing)}")
     table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows], schema=SCHEMA)
     final = directory / f"{cell_id}.parquet"
-    tmp = directory / f".tmp-{cell_id}-{os.getpid()}.parquet"
+    tmp = directory / f".tmp-{cell_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
     pq.write_table(table, tmp)
     os.replace(tmp, final)
     return final

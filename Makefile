@@ -1,0 +1,40 @@
+# headless-zoo: the two set-up commands of the README, and their parts.
+#   make demo   create .venv, then run the quickstart suite (embedded synthetic corpus, no network)
+#   make test   create .venv, then lint + format check + type check + the full test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# torch comes first, as the CPU pin: anything looser on a machine with no torch pulls a
+# multi-GB CUDA build. Elsewhere than this workplace, point pip at the CPU index, e.g.
+#   make test TORCH_INDEX="--index-url https://download.pytorch.org/whl/cpu"
+TORCH_INDEX ?=
+
+.PHONY: env demo test lint typecheck pytest bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet torch==2.13.0 $(TORCH_INDEX)
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+env: $(BIN)/.installed
+
+demo: env
+	$(BIN)/hlm run suites/quickstart.yaml
+	$(BIN)/hlm leaderboard quickstart --sort validation/val_ppl
+	$(BIN)/hlm plot quickstart
+
+lint: env
+	$(BIN)/ruff check zoo harness tests examples
+	$(BIN)/ruff format --check zoo harness tests examples
+
+typecheck: env
+	$(BIN)/mypy
+
+pytest: env
+	$(BIN)/pytest -q
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) runs leaderboards/*/ .pytest_cache .mypy_cache .ruff_cache
