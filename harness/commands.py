@@ -55,6 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     for f in summary.failed:
         print(f"failed: {f}", file=sys.stderr)
+    for repo in summary.published:
+        print(f"published: {repo}")
     return 1 if summary.failed else 0
 
 
@@ -109,6 +111,40 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from harness.publish import publish_leaderboard, publish_model
+
+    if args.what == "model":
+        out = publish_model(
+            args.checkpoint,
+            args.repo,
+            private=args.private,
+            revision=args.revision,
+            dry_run=args.dry_run,
+            leaderboards=Path(args.leaderboards),
+            suite=args.suite,
+            label=args.model,
+            license=args.license,
+            endpoint=args.endpoint,
+        )
+    else:
+        out = publish_leaderboard(
+            _suite_name(args.suite),
+            args.repo,
+            private=args.private,
+            dry_run=args.dry_run,
+            leaderboards=Path(args.leaderboards),
+            license=args.license,
+            endpoint=args.endpoint,
+        )
+    print(
+        f"dry run: files written to {out}"
+        if args.dry_run
+        else f"published {args.repo} (commit {out})"
+    )
+    return 0
+
+
 def add_harness_verbs(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
@@ -134,6 +170,9 @@ def add_harness_verbs(sub: Any) -> None:
     )
     p.add_argument("--model", help="run only the cells of this model label")
     p.add_argument(
+        "--publish", action="store_true", help="run the suite's `publish:` step at the end"
+    )
+    p.add_argument(
         "--leaderboards",
         default="leaderboards",
         help="leaderboard root folder (default: leaderboards)",
@@ -158,6 +197,37 @@ def add_harness_verbs(sub: Any) -> None:
     p.add_argument("--task", help="only this task")
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser(
+        "publish",
+        help="upload a checkpoint (model card) or a leaderboard (dataset card) to the Hub",
+        description="Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
+        "or the login cache and is never written anywhere. --dry-run DIR writes exactly the files "
+        "that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub.",
+    )
+    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
+    pm.add_argument("checkpoint")
+    pm.add_argument(
+        "--suite",
+        help="take the leaderboard rows of --model in this suite (default: rows whose "
+        "pretraining key matches the checkpoint folder)",
+    )
+    pm.add_argument("--model", help="model label in --suite")
+    pm.add_argument("--revision", help="branch to upload to (created if missing)")
+    pm.add_argument("--license", default="apache-2.0")
+    pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
+    pl.add_argument("suite", help="suite name or YAML path")
+    pl.add_argument("--license", default="cc-by-4.0")
+    for q in (pm, pl):
+        q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
+        q.add_argument("--private", action="store_true", help="create the repo private")
+        q.add_argument(
+            "--dry-run", metavar="DIR", help="write the files to DIR instead of uploading"
+        )
+        q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
+        q.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("plot", help="write PNG figures of a suite's leaderboard")
     p.add_argument("suite", help="suite name or YAML path")

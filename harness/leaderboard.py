@@ -55,6 +55,33 @@ SCHEMA = pa.schema(
     ]
 )
 COLUMNS = SCHEMA.names
+COLUMN_DOCS = {
+    "suite": "suite name",
+    "suite_version": "suite version",
+    "cell_id": "hash of the cell's resolved configuration",
+    "model": "model label in the suite",
+    "preset": "zoo preset",
+    "objective": "pretraining objective",
+    "scale": "preset size (tiny, small, base, 70m...)",
+    "vocab_size": "vocabulary size",
+    "batch_size": "pretraining batch size (all processes x accumulation)",
+    "seed": "seed",
+    "task": "task (or sub-task) label",
+    "metric": "metric name",
+    "value": "metric value",
+    "stderr": "standard error or spread reported by the task, if any",
+    "higher_is_better": "direction, from the metric registry (null: informational)",
+    "step": "pretraining step of the evaluated checkpoint",
+    "tokens_seen": "pretraining tokens seen",
+    "train_flops": "analytic training FLOPs so far",
+    "train_seconds": "training wall seconds so far",
+    "params": "parameters of the model as trained",
+    "sweep": "JSON of the sweep point",
+    "config": "JSON of the resolved cell configuration",
+    "git_sha": "commit of headless-zoo that computed it",
+    "versions": "JSON of library versions",
+    "timestamp": "when the cell finished (UTC)",
+}
 
 
 def git_sha() -> str:

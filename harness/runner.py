@@ -277,6 +277,7 @@ class RunSummary:
     computed: int
     failed: list[str]
     leaderboard: Path
+    published: list[str] = field(default_factory=list)
 
 
 def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:
@@ -289,8 +290,10 @@ def run_suite(
     root: Path = Path("leaderboards"),
     progress: bool = True,
     only: str | None = None,
+    publish: bool = False,
 ) -> RunSummary:
-    """Validate, expand and run a suite; finished cells are skipped unless `force`."""
+    """Validate, expand and run a suite; finished cells are skipped unless `force`; the
+    suite's `publish:` step runs if it is enabled or `publish` is set."""
     suite = load_suite(path)
     cells = expand(suite)
     if only is not None:
@@ -319,4 +322,35 @@ def run_suite(
             failed.append(f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}")
         bar.update(1)
     bar.close()
-    return RunSummary(len(cells), len(cells) - len(todo), len(todo) - len(failed), failed, out)
+    summary = RunSummary(len(cells), len(cells) - len(todo), len(todo) - len(failed), failed, out)
+    if suite.publish is not None and (suite.publish.enabled or publish) and not failed:
+        summary.published = publish_suite(suite, cells, root)
+    return summary
+
+
+def publish_suite(suite: Suite, cells: list[Cell], root: Path) -> list[str]:
+    """The suite's `publish:` step: the leaderboard, then each listed model's checkpoint (its
+    first seed and sweep point). Returns what was published."""
+    from harness.publish import publish_leaderboard, publish_model
+
+    assert suite.publish is not None
+    done: list[str] = []
+    if suite.publish.leaderboard:
+        publish_leaderboard(
+            suite.name, suite.publish.leaderboard, private=suite.publish.private, leaderboards=root
+        )
+        done.append(suite.publish.leaderboard)
+    for label, repo in suite.publish.models.items():
+        cell = next((c for c in cells if c.label == label and c.pretrain is not None), None)
+        if cell is None:
+            raise UserError(f"publish.models.{label}: no pretrained checkpoint for this model")
+        publish_model(
+            ensure_pretrained(cell),
+            repo,
+            private=suite.publish.private,
+            leaderboards=root,
+            suite=suite.name,
+            label=label,
+        )
+        done.append(repo)
+    return done

@@ -68,6 +68,19 @@ class TaskEntry(BaseModel):
         return self.name or self.type
 
 
+class PublishStep(BaseModel):
+    """Optional last step of `hlm run`: off unless `enabled: true` or `hlm run --publish`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = False
+    leaderboard: str | None = Field(None, description="OWNER/NAME dataset repo for the leaderboard")
+    models: dict[str, str] = Field(
+        default_factory=dict, description="model label -> OWNER/NAME model repo"
+    )
+    private: bool = False
+
+
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -82,6 +95,7 @@ class Suite(BaseModel):
     tasks: list[TaskEntry] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     sweep: dict[str, list[Any]] = Field(default_factory=dict)
+    publish: PublishStep | None = None
 
     path: str = Field("", exclude=True)
 

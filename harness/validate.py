@@ -107,6 +107,22 @@ def semantic_problems(suite: Suite, path: Path) -> list[str]:
             f"{src}: baseline: {suite.baseline!r} is not a model label (labels: {', '.join(labels)})"
         )
 
+    if suite.publish is not None:
+        repos = (
+            [("publish.leaderboard", suite.publish.leaderboard)]
+            if suite.publish.leaderboard
+            else []
+        )
+        for label, repo in suite.publish.models.items():
+            if label not in labels:
+                problems.append(
+                    f"{src}: publish.models.{label}: not a model label (labels: {', '.join(labels)})"
+                )
+            repos.append((f"publish.models.{label}", repo))
+        for key, repo in repos:
+            if repo.count("/") != 1 or not all(repo.split("/")):
+                problems.append(f"{src}: {key}: expected OWNER/NAME, got {repo!r}")
+
     kinds = _model_kinds(suite)
     for t, task in enumerate(suite.tasks):
         key = f"tasks[{t}]"

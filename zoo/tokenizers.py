@@ -56,7 +56,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrai
         tok.normalizer = normalizers.BertNormalizer(lowercase=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         wp_trainer = trainers.WordPieceTrainer(
-            vocab_size=vocab_size, special_tokens=ENCODER_SPECIALS
+            vocab_size=vocab_size, special_tokens=ENCODER_SPECIALS, show_progress=False
         )
         tok.train_from_iterator(_batches(texts), trainer=wp_trainer)
         # The trainer numbers its vocabulary in hash-map order (differs run to run): renumber
