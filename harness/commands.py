@@ -72,6 +72,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.task:
         df = df[df["task"] == args.task]
     agg = aggregate(df)
+    if args.format == "md" and not args.all:  # a readable table: no informational or @best columns
+        agg = agg[agg["higher_is_better"].notna() & ~agg["metric"].str.contains("@")]
     baseline = args.baseline or _default_baseline(directory)
     if baseline is not None:
         agg = compare_to_baseline(agg, baseline)
@@ -195,6 +197,11 @@ def add_harness_verbs(sub: Any) -> None:
     )
     p.add_argument("--sort", help="column (task/metric) to sort by, in its better direction")
     p.add_argument("--task", help="only this task")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="md: also informational metrics (params, FLOPs) and @best columns",
+    )
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_leaderboard)
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from scipy import stats
 
-from harness.metrics import METRICS
+from harness.metrics import direction
 
 SCHEMA = pa.schema(
     [
@@ -147,12 +147,19 @@ def aggregate(df: pd.DataFrame) -> pd.DataFrame:
     out = g["value"].agg(mean="mean", std="std", n="count").reset_index()
     out["std"] = out["std"].fillna(0.0)
     out["values"] = g["value"].agg(list).to_numpy()
-    out["higher_is_better"] = [_direction(m) for m in out["metric"]]
+    stored = g["higher_is_better"].first().to_numpy()
+    out["higher_is_better"] = [_direction(m, s) for m, s in zip(out["metric"], stored, strict=True)]
     return out[cols]
 
 
-def _direction(metric: str) -> bool | None:
-    return METRICS.get(metric).higher_is_better if metric in METRICS else None
+def _direction(metric: str, stored: Any = None) -> bool | None:
+    """From the registry; for metrics it does not know, the direction stored in the rows."""
+    fallback = (
+        None
+        if stored is None or (isinstance(stored, float) and math.isnan(stored))
+        else bool(stored)
+    )
+    return direction(metric, fallback)
 
 
 def welch_one_tailed(a: list[float], b: list[float], higher_is_better: bool) -> float:
@@ -219,6 +226,9 @@ def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
             .index
         )
         table = table.loc[order]
+    # quality first, cost last: columns by task (throughput at the end), then metric
+    columns = sorted(table.columns, key=lambda c: (c.startswith("throughput/"), c))
+    table = table[columns]
     table.index.name = "model"
     return table.fillna("")
 

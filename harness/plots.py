@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from harness.leaderboard import aggregate, latest_step
-from harness.metrics import METRICS
+from harness.metrics import METRICS, direction
 
 
 def _label(metric: str) -> str:
@@ -75,11 +75,7 @@ def plot_sweeps(df: pd.DataFrame, out: Path) -> list[Path]:
         d = latest_step(df).copy()
         d["x"] = [json.loads(s).get(key) for s in d["sweep"]]
         d = d[d["x"].notna()]
-        metrics = (
-            [m for m in d["metric"].unique() if METRICS.get(m).higher_is_better is not None]
-            if len(d)
-            else []
-        )
+        metrics = [m for m in d["metric"].unique() if direction(m) is not None] if len(d) else []
         if not metrics:
             continue
         fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.8), squeeze=False)
@@ -106,11 +102,7 @@ def plot_bars(df: pd.DataFrame, out: Path) -> list[Path]:
     files = []
     agg = aggregate(df)
     for task, t in agg.groupby("task"):
-        metrics = [
-            m
-            for m in t["metric"].unique()
-            if m in METRICS and METRICS.get(m).higher_is_better is not None
-        ]
+        metrics = [m for m in t["metric"].unique() if direction(m) is not None]
         if not metrics:
             continue
         ncols = min(4, len(metrics))
@@ -130,7 +122,7 @@ def plot_bars(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.grid(axis="y", alpha=0.3)
         fig.suptitle(f"{task}")
         fig.tight_layout()
-        path = out / f"bars-{task}.png"
+        path = out / f"bars-{str(task).replace('/', '_')}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         files.append(path)

@@ -24,7 +24,7 @@ import yaml
 from tqdm import tqdm
 
 from harness.leaderboard import done_cells, git_sha, now, write_cell
-from harness.metrics import METRICS
+from harness.metrics import direction
 from harness.suite import RECIPE_KEYS, ModelEntry, Suite, TaskEntry, load_suite
 from harness.tasks import TASKS, TaskContext
 from zoo.errors import UserError
@@ -99,6 +99,8 @@ def expand(suite: Suite) -> list[Cell]:
                     pkey = digest(cfg.model_dump(exclude=_KEY_EXCLUDE))
                     cfg = cfg.model_copy(update={"output_dir": str(runs_dir() / "pretrain" / pkey)})
                 for task in suite.tasks:
+                    if task.models is not None and model.label() not in task.models:
+                        continue
                     config = {
                         "model": model.label(),
                         "pretrain_key": pkey,
@@ -211,6 +213,7 @@ def _cell_context(cell: Cell) -> tuple[TaskContext, ModelSpec, str]:
         seed=cell.seed,
         checkpoint=checkpoint,
         checkpoints=along,
+        suite_dir=Path(cell.suite.path).parent,
     )
     return ctx, spec, objective
 
@@ -245,10 +248,11 @@ def run_cell(cell: Cell) -> list[dict[str, Any]]:
     }
     rows = []
     for r in results:
-        hib = METRICS.get(r.metric).higher_is_better if r.metric in METRICS else None
+        hib = direction(r.metric, r.higher_is_better)
         rows.append(
             {
                 **common,
+                "task": r.task or common["task"],
                 "metric": r.metric,
                 "value": float(r.value),
                 "stderr": r.stderr,

@@ -63,6 +63,9 @@ class TaskEntry(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     metrics: list[str] | None = None
     every: int | None = Field(None, gt=0, description="also run at every N pretraining steps")
+    models: list[str] | None = Field(
+        None, description="model labels this task applies to (default: all)"
+    )
 
     def label(self) -> str:
         return self.name or self.type

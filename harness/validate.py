@@ -136,19 +136,28 @@ def semantic_problems(suite: Suite, path: Path) -> list[str]:
             problems += pydantic_problems(exc, src, f"{key}.params")
             params = None
         if params is not None and tt.check is not None:
-            problems += [f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params)]
+            problems += [
+                f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params, path.parent)
+            ]
         for j, metric in enumerate(task.metrics or []):
-            if metric not in METRICS:
+            if metric.split("@", 1)[0] not in METRICS:
                 problems.append(f"{src}: {key}.metrics[{j}]: {METRICS.unknown_message(metric)}")
             elif tt.metrics and metric not in tt.metrics:
                 problems.append(
                     f"{src}: {key}.metrics[{j}]: {task.type!r} does not produce {metric!r} (it gives {', '.join(tt.metrics)})"
                 )
+        for j, label in enumerate(task.models or []):
+            if label not in labels:
+                problems.append(
+                    f"{src}: {key}.models[{j}]: {label!r} is not a model label (labels: {', '.join(labels)})"
+                )
         for i, kind in enumerate(kinds):
-            if kind is not None and kind not in tt.kinds:
+            applies = task.models is None or suite.models[i].label() in task.models
+            if applies and kind is not None and kind not in tt.kinds:
                 problems.append(
                     f"{src}: {key}.type: {task.type!r} applies to {'/'.join(tt.kinds)} models, "
-                    f"but models[{i}] ({suite.models[i].label()}) is an {kind}"
+                    f"but models[{i}] ({suite.models[i].label()}) is {'an' if kind == 'encoder' else 'a'} {kind}"
+                    " (restrict the task with `models: [labels]`)"
                 )
 
     for skey, values in suite.sweep.items():

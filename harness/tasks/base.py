@@ -31,6 +31,8 @@ class Result:
     tokens_seen: int | None = None
     train_flops: float | None = None
     train_seconds: float | None = None
+    higher_is_better: bool | None = None  # for metrics the registry does not know (lm-eval's own)
+    task: str | None = None  # sub-task label (e.g. "glue/cola"); default: the suite's task label
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class TaskContext:
     checkpoint: Path | None = None  # the final checkpoint (tasks with needs_checkpoint)
     checkpoints: list[tuple[int, Path]] = field(default_factory=list)  # along pretraining
     work_dir: Path | None = None
+    suite_dir: Path = Path(".")  # relative paths in task params are relative to the suite file
 
 
 @dataclass(frozen=True)
@@ -56,4 +59,5 @@ class TaskType:
     metrics: tuple[str, ...] = ()
     needs_checkpoint: bool = True
     kinds: tuple[str, ...] = ("encoder", "decoder")
-    check: Callable[[Any], list[tuple[str, str]]] | None = None  # extra (key, message) checks
+    # extra checks of validated params: (params, suite_dir) -> [(key under params, message)]
+    check: Callable[[Any, Path], list[tuple[str, str]]] | None = None

@@ -1,0 +1,1 @@
+"""Downstream evaluation: task data (hub ids and local files), metrics, encoder fine-tuning."""

@@ -1,0 +1,182 @@
+"""Fine-tuning an encoder checkpoint on a classification, regression or multiple-choice task.
+
+The head sits on the first token ([CLS]) through the model's own AutoModelFor... class, loaded
+from the plain checkpoint. Optimisation follows the paper's Appendix E: AdamW, a constant
+schedule after a linear warm-up over `warmup_ratio` of the steps, evaluation after every epoch.
+The loss is plain or *balanced* cross-entropy (Appendix E.1): per-class summed losses divided by
+the class frequency in the batch.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from transformers import (
+    AutoModelForMultipleChoice,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+)
+
+from harness.downstream.data import Example, TaskData
+from harness.downstream.metrics import METRIC_FNS
+
+
+def balanced_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
+    """Balanced CE of Appendix E.1: sum over classes c present in the batch of L_c / w_c, where
+    L_c is the summed cross-entropy of the batch's examples of class c and w_c = n_c / N.
+
+    logits (Tensor): [N, C]; labels (Tensor): [N] class ids. Equals N x sum_c mean_{i in c} CE_i;
+    AdamW is invariant to that constant scale (up to eps).
+    """
+    ce = F.cross_entropy(logits.float(), labels, reduction="none")  # (N,)
+    n, c = labels.numel(), logits.shape[-1]
+    counts = torch.bincount(labels, minlength=c).to(ce.dtype)  # (C,)
+    per_class = torch.zeros(c, dtype=ce.dtype, device=ce.device).index_add(
+        0, labels, ce
+    )  # (C,) L_c
+    present = counts > 0
+    return (per_class[present] / (counts[present] / n)).sum()
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    epochs: int = 10
+    batch_size: int = 32
+    lr: float = 1e-5
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.1
+    loss: Literal["balanced", "ce"] = "balanced"
+    max_length: int = 128
+    eval_batch_size: int = 64
+    seed: int = 0
+
+
+def _encode(tokenizer: Any, examples: list[Example], max_length: int) -> list[dict[str, list[int]]]:
+    out = []
+    for ex in examples:
+        if ex.choices:
+            enc = tokenizer(
+                [ex.text_a] * len(ex.choices),
+                list(ex.choices),
+                truncation=True,
+                max_length=max_length,
+            )
+        elif ex.text_b is None:
+            enc = tokenizer(ex.text_a, truncation=True, max_length=max_length)
+        else:
+            enc = tokenizer(ex.text_a, ex.text_b, truncation=True, max_length=max_length)
+        out.append(dict(enc))
+    return out
+
+
+def _collate(
+    tokenizer: Any, items: list[dict[str, Any]], multiple_choice: bool
+) -> dict[str, Tensor]:
+    if not multiple_choice:
+        return dict(tokenizer.pad(items, return_tensors="pt"))
+    n_choices = len(items[0]["input_ids"])
+    flat = [{k: v[j] for k, v in it.items()} for it in items for j in range(n_choices)]
+    batch = tokenizer.pad(flat, return_tensors="pt")
+    return {k: v.view(len(items), n_choices, -1) for k, v in batch.items()}  # (B, choices, T)
+
+
+def _model(checkpoint: str | Path, task: TaskData) -> torch.nn.Module:
+    if task.kind == "multiple_choice":
+        return AutoModelForMultipleChoice.from_pretrained(checkpoint)
+    kwargs: dict[str, Any] = {"num_labels": task.num_labels}
+    if task.kind == "regression":
+        kwargs["problem_type"] = "regression"
+    return AutoModelForSequenceClassification.from_pretrained(checkpoint, **kwargs)
+
+
+@torch.no_grad()
+def predict(
+    model: torch.nn.Module,
+    tokenizer: Any,
+    task: TaskData,
+    encoded: list[dict[str, Any]],
+    batch_size: int,
+) -> list[float]:
+    model.eval()
+    preds: list[float] = []
+    for i in range(0, len(encoded), batch_size):
+        logits = model(
+            **_collate(tokenizer, encoded[i : i + batch_size], task.kind == "multiple_choice")
+        ).logits
+        preds += (
+            logits.squeeze(-1).tolist() if task.kind == "regression" else logits.argmax(-1).tolist()
+        )
+    model.train()
+    return preds
+
+
+def score(task: TaskData, preds: list[float], gold: list[float]) -> dict[str, float]:
+    return {m: METRIC_FNS[m](preds, gold) for m in task.metrics}
+
+
+def finetune(
+    checkpoint: str | Path,
+    task: TaskData,
+    train: list[Example],
+    evals: dict[str, list[Example]],
+    cfg: FinetuneConfig,
+) -> list[dict[str, dict[str, float]]]:
+    """Train, evaluating every epoch; returns [epoch] -> {eval set -> {metric -> value}}."""
+    torch.manual_seed(cfg.seed)
+    rng = random.Random(cfg.seed)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    model = _model(checkpoint, task)
+    enc_train = _encode(tokenizer, train, cfg.max_length)
+    enc_evals = {
+        name: (_encode(tokenizer, exs, cfg.max_length), [e.label for e in exs])
+        for name, exs in evals.items()
+    }
+    labels_all = [e.label for e in train]
+    steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
+    total = steps_per_epoch * cfg.epochs
+    warmup = max(1, int(cfg.warmup_ratio * total))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup))
+    history: list[dict[str, dict[str, float]]] = []
+    model.train()
+    for _ in range(cfg.epochs):
+        order = list(range(len(train)))
+        rng.shuffle(order)
+        for i in range(0, len(order), cfg.batch_size):
+            idx = order[i : i + cfg.batch_size]
+            batch = _collate(tokenizer, [enc_train[j] for j in idx], task.kind == "multiple_choice")
+            logits = model(**batch).logits
+            if task.kind == "regression":
+                target = torch.tensor([labels_all[j] for j in idx], dtype=torch.float32)
+                loss = F.mse_loss(logits.squeeze(-1).float(), target)
+            else:
+                target = torch.tensor([int(labels_all[j]) for j in idx])
+                loss = (
+                    balanced_cross_entropy(logits, target)
+                    if cfg.loss == "balanced"
+                    else F.cross_entropy(logits.float(), target)
+                )
+            if not torch.isfinite(loss):
+                from zoo.errors import TrainingDiverged
+
+                raise TrainingDiverged(
+                    f"{task.benchmark}/{task.name}: fine-tuning loss is {float(loss.detach())}"
+                )
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+        history.append(
+            {
+                name: score(task, predict(model, tokenizer, task, enc, cfg.eval_batch_size), gold)
+                for name, (enc, gold) in enc_evals.items()
+            }
+        )
+    return history

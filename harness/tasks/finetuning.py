@@ -1,0 +1,297 @@
+"""`glue`, `superglue` and `xnli` task types: fine-tune the encoder, report the field's metrics.
+
+Each sub-task is fine-tuned `finetune_seeds` times from the cell's checkpoint; a row holds the
+mean over those runs (stderr: their standard error) at the last epoch (`mcc`) and at the best
+epoch (`mcc@best`, chosen on the same dev set, as the paper reports along epochs). An
+`average` row holds the mean of the primary metrics.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.downstream.benchmarks import (
+    GLUE,
+    PAPER_XNLI_LANGUAGES,
+    SUPERGLUE,
+    SYNTHETIC,
+    USER_TSV,
+    XNLI_LANGUAGES,
+    xnli,
+)
+from harness.downstream.data import Example, TaskData, load_examples
+from harness.downstream.finetune import FinetuneConfig, finetune
+from harness.tasks.base import Result, TaskContext, TaskType
+
+# Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
+LOSS_DEFAULTS = {"balanced": (1e-5, 0.0), "ce": (5e-6, 0.01)}
+
+
+class FinetuneParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tasks: list[str] = Field(
+        default_factory=list, description="sub-tasks (default: the paper's set)"
+    )
+    source: Literal["hub", "local"] = Field(
+        "hub", description="hub ids, or local files under data_dir"
+    )
+    data_dir: str | None = Field(None, description="local data root (default: $HLM_DATA_ROOT)")
+    train_files: dict[str, list[str]] = Field(
+        default_factory=dict, description="sub-task -> your train files"
+    )
+    eval_files: dict[str, list[str]] = Field(
+        default_factory=dict, description="sub-task -> your eval files"
+    )
+    max_examples: int | None = Field(None, gt=0, description="cap on training examples (fast runs)")
+    max_eval_examples: int | None = Field(None, gt=0)
+    epochs: int = Field(10, gt=0)
+    batch_size: int = Field(32, gt=0)
+    lr: float | None = Field(None, gt=0, description="default: 1e-5 (balanced) / 5e-6 (ce)")
+    weight_decay: float | None = Field(None, ge=0, description="default: 0 (balanced) / 0.01 (ce)")
+    loss: Literal["balanced", "ce"] = "balanced"
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    max_length: int = Field(128, gt=8)
+    finetune_seeds: int = Field(
+        1, gt=0, description="fine-tuning runs per checkpoint (mean reported)"
+    )
+
+
+class XNLIParams(FinetuneParams):
+    mode: Literal["translate-train", "zero-shot"] = Field(
+        "translate-train",
+        description="fine-tune per language, or on English and evaluate every language",
+    )
+    languages: list[str] = Field(default_factory=lambda: list(PAPER_XNLI_LANGUAGES))
+    loss: Literal["balanced", "ce"] = "ce"
+    lr: float | None = Field(2e-5, gt=0)
+    weight_decay: float | None = Field(0.0, ge=0)
+    batch_size: int = Field(128, gt=0)
+    epochs: int = Field(3, gt=0)
+
+
+def _cap(examples: list[Example], n: int | None, seed: int = 0) -> list[Example]:
+    if n is None or len(examples) <= n:
+        return examples
+    idx = list(range(len(examples)))
+    random.Random(seed).shuffle(idx)
+    return [examples[i] for i in sorted(idx[:n])]
+
+
+def _config(p: FinetuneParams, seed: int) -> FinetuneConfig:
+    lr, wd = LOSS_DEFAULTS[p.loss]
+    return FinetuneConfig(
+        epochs=p.epochs,
+        batch_size=p.batch_size,
+        lr=p.lr if p.lr is not None else lr,
+        weight_decay=p.weight_decay if p.weight_decay is not None else wd,
+        warmup_ratio=p.warmup_ratio,
+        loss=p.loss,
+        max_length=p.max_length,
+        seed=seed,
+    )
+
+
+def _data(task: TaskData, p: FinetuneParams, split: str) -> list[Example]:
+    files = (p.train_files if split == "train" else p.eval_files).get(task.name)
+    data_dir = Path(p.data_dir) if p.data_dir else None
+    exs = load_examples(task, split, p.source, data_dir, files, USER_TSV.get(task.name))
+    return _cap(exs, p.max_examples if split == "train" else p.max_eval_examples)
+
+
+def _runs(
+    ckpt: Path,
+    task: TaskData,
+    train: list[Example],
+    evals: dict[str, list[Example]],
+    p: FinetuneParams,
+    seed: int,
+) -> list[list[dict[str, dict[str, float]]]]:
+    return [
+        finetune(ckpt, task, train, evals, _config(p, seed * 1000 + r))
+        for r in range(p.finetune_seeds)
+    ]
+
+
+def _best_epoch(history: list[dict[str, dict[str, float]]], eval_name: str, metric: str) -> int:
+    scores = [epoch[eval_name][metric] for epoch in history]
+    return scores.index(max(scores))
+
+
+def _results(
+    label: str, task: TaskData, runs: list[list[dict[str, dict[str, float]]]], eval_name: str
+) -> list[Result]:
+    """Last-epoch and best-epoch rows for one eval set, averaged over fine-tuning runs."""
+    out = []
+    for metric in task.metrics:
+        last = [h[-1][eval_name][metric] for h in runs]
+        best_epoch = [_best_epoch(h, eval_name, task.primary) for h in runs]
+        best = [h[e][eval_name][metric] for h, e in zip(runs, best_epoch, strict=True)]
+        for name, values in ((metric, last), (f"{metric}@best", best)):
+            se = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else None
+            out.append(Result(name, statistics.fmean(values), stderr=se, task=label))
+    return out
+
+
+def _average(prefix: str, results: list[Result], primaries: dict[str, str]) -> list[Result]:
+    out = []
+    for suffix in ("", "@best"):
+        vals = [
+            r.value
+            for r in results
+            if r.task in primaries and r.metric == primaries[r.task] + suffix
+        ]
+        if len(vals) > 1:
+            out.append(Result(f"average{suffix}", statistics.fmean(vals), task=f"{prefix}/average"))
+    return out
+
+
+def _benchmark_runner(
+    benchmark: str, registry: dict[str, TaskData], default: list[str]
+) -> Callable[[TaskContext], list[Result]]:
+    def run(ctx: TaskContext) -> list[Result]:
+        p: FinetuneParams = ctx.params
+        assert ctx.checkpoint is not None
+        results: list[Result] = []
+        primaries = {}
+        for name in p.tasks or default:
+            task = registry[name]
+            label = f"{benchmark}/{name}"
+            runs = _runs(
+                ctx.checkpoint,
+                task,
+                _data(task, p, "train"),
+                {"dev": _data(task, p, "eval")},
+                p,
+                ctx.seed,
+            )
+            results += _results(label, task, runs, "dev")
+            primaries[label] = task.primary
+        return results + _average(benchmark, results, primaries)
+
+    return run
+
+
+def run_xnli(ctx: TaskContext) -> list[Result]:
+    p: XNLIParams = ctx.params
+    assert ctx.checkpoint is not None
+    prefix = f"xnli-{p.mode}"
+    results: list[Result] = []
+    if p.mode == "zero-shot":
+        evals = {lang: _data(xnli(lang), p, "eval") for lang in p.languages}
+        runs = _runs(ctx.checkpoint, xnli("en"), _data(xnli("en"), p, "train"), evals, p, ctx.seed)
+        for lang in p.languages:
+            results += _results(f"{prefix}/{lang}", xnli(lang), runs, lang)
+    else:
+        for lang in p.languages:
+            task = xnli(lang)
+            runs = _runs(
+                ctx.checkpoint,
+                task,
+                _data(task, p, "train"),
+                {lang: _data(task, p, "eval")},
+                p,
+                ctx.seed,
+            )
+            results += _results(f"{prefix}/{lang}", task, runs, lang)
+    return results + _average(
+        prefix, results, {f"{prefix}/{lang}": "accuracy" for lang in p.languages}
+    )
+
+
+def _check(
+    registry: dict[str, TaskData], default: list[str]
+) -> Callable[[FinetuneParams, Path], list[tuple[str, str]]]:
+    def check(p: FinetuneParams, suite_dir: Path) -> list[tuple[str, str]]:
+        problems = []
+        for i, name in enumerate(p.tasks):
+            if name not in registry:
+                problems.append(
+                    (f"tasks[{i}]", f"unknown task {name!r} (known: {', '.join(registry)})")
+                )
+        for i, name in enumerate(p.tasks or default):
+            task = registry.get(name)
+            if task is None or p.source != "local":
+                continue
+            for split, local, given in (
+                ("train", task.local_train, p.train_files),
+                ("eval", task.local_eval, p.eval_files),
+            ):
+                if local is None and name not in given:
+                    problems.append(
+                        (
+                            f"tasks[{i}]",
+                            f"{name} has no local {split} files ({task.notes}); "
+                            f"use source: hub or give {split}_files.{name}",
+                        )
+                    )
+        for key in (*p.train_files, *p.eval_files):
+            if key not in registry:
+                problems.append(
+                    (
+                        "train_files" if key in p.train_files else "eval_files",
+                        f"unknown task {key!r}",
+                    )
+                )
+        return problems
+
+    return check
+
+
+def _check_xnli(p: XNLIParams, suite_dir: Path) -> list[tuple[str, str]]:
+    return [
+        (f"languages[{i}]", f"unknown XNLI language {lang!r} (known: {', '.join(XNLI_LANGUAGES)})")
+        for i, lang in enumerate(p.languages)
+        if lang not in XNLI_LANGUAGES
+    ]
+
+
+GLUE_DEFAULT = [
+    "cola",
+    "sst2",
+    "mrpc",
+    "stsb",
+    "qnli",
+    "qqp",
+    "mnli",
+]  # paper Table 1 (RTE excluded)
+SUPERGLUE_DEFAULT = ["boolq", "cb", "copa", "wic"]
+
+GLUE_TASK = TaskType(
+    name="glue",
+    description="GLUE fine-tuning (balanced or plain CE): CoLA mcc, STS-B spearman, MRPC/QQP acc+F1, acc elsewhere",
+    run=_benchmark_runner("glue", GLUE, GLUE_DEFAULT),
+    params=FinetuneParams,
+    kinds=("encoder",),
+    check=_check(GLUE, GLUE_DEFAULT),  # type: ignore[arg-type]
+)
+SUPERGLUE_TASK = TaskType(
+    name="superglue",
+    description="SuperGLUE fine-tuning: BoolQ, CB, COPA (multiple choice), WiC accuracy",
+    run=_benchmark_runner("superglue", SUPERGLUE, SUPERGLUE_DEFAULT),
+    params=FinetuneParams,
+    kinds=("encoder",),
+    check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),  # type: ignore[arg-type]
+)
+SYNTHETIC_TASK = TaskType(
+    name="synthetic",
+    description="CoLA-like acceptability (subject-verb agreement) in the embedded synthetic language: no download",
+    run=_benchmark_runner("synthetic", SYNTHETIC, ["agreement"]),
+    params=FinetuneParams,
+    kinds=("encoder",),
+    check=_check(SYNTHETIC, ["agreement"]),
+)
+XNLI_TASK = TaskType(
+    name="xnli",
+    description="XNLI: translate-train or English-only zero-shot transfer, accuracy per language and average",
+    run=run_xnli,
+    params=XNLIParams,
+    kinds=("encoder",),
+    check=_check_xnli,  # type: ignore[arg-type]
+)

@@ -1,0 +1,214 @@
+"""Downstream evaluation: metrics and balanced CE by hand, label mappings against the real
+files, and every task type end to end on small slices of the local data."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from harness.downstream.benchmarks import GLUE, SUPERGLUE, xnli
+from harness.downstream.data import load_examples
+from harness.downstream.finetune import balanced_cross_entropy
+from harness.downstream.metrics import accuracy, f1, mcc, pearson, spearman
+from harness.leaderboard import read_leaderboard
+from harness.runner import run_suite
+from harness.suite import SuiteError, load_suite
+from zoo.errors import UserError
+
+HERE = Path(__file__).parent
+SUITE = HERE / "data" / "downstream.yaml"
+
+
+def test_metrics_match_hand_computed_values() -> None:
+    gold, pred = [1, 0, 1, 1, 0, 0], [1, 0, 0, 1, 1, 0]
+    assert accuracy(pred, gold) == pytest.approx(4 / 6)
+    # tp=2, fp=1, fn=1 -> precision 2/3, recall 2/3
+    assert f1(pred, gold) == pytest.approx(2 / 3)
+    # tn=2: mcc = (tp*tn - fp*fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn)) = (4-1)/sqrt(3*3*3*3)
+    assert mcc(pred, gold) == pytest.approx(3 / 9)
+    x, y = [1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0]
+    # ranks differ by (0, 1, -1, 0): rho = 1 - 6*2 / (4*15)
+    assert spearman(x, y) == pytest.approx(1 - 12 / 60)
+    mx, my = 2.5, 2.5
+    cov = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    assert pearson(x, y) == pytest.approx(
+        cov / math.sqrt(sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y))
+    )
+
+
+def test_balanced_cross_entropy_equals_the_formula() -> None:
+    logits = torch.tensor(
+        [[2.0, 0.0, -1.0], [0.5, 0.5, 0.0], [0.0, 1.0, 3.0], [1.0, -1.0, 0.0], [0.0, 2.0, 0.0]]
+    )
+    labels = torch.tensor([0, 0, 2, 0, 1])
+    ce = [-torch.log_softmax(logits[i], -1)[labels[i]].item() for i in range(5)]
+    # classes 0, 1, 2 have frequencies 3/5, 1/5, 1/5; L_c sums the CE of each class
+    expected = (ce[0] + ce[1] + ce[3]) / (3 / 5) + ce[4] / (1 / 5) + ce[2] / (1 / 5)
+    assert balanced_cross_entropy(logits, labels).item() == pytest.approx(expected, rel=1e-6)
+    # balanced: a class's total weight does not depend on how many examples it has
+    assert balanced_cross_entropy(logits[:2], labels[:2]).item() == pytest.approx(
+        (ce[0] + ce[1]) / 1.0, rel=1e-6
+    )
+
+
+def test_label_mappings_against_the_files(data_root) -> None:
+    def load(task, split):
+        return load_examples(task, split, "local", data_root)
+
+    cola = load(GLUE["cola"], "eval")
+    assert len(cola) == 1043 and {e.label for e in cola} == {0, 1} and cola[0].text_b is None
+    mrpc_train, mrpc_dev = load(GLUE["mrpc"], "train"), load(GLUE["mrpc"], "eval")
+    assert len(mrpc_train) == 3667 and len(mrpc_dev) == 408  # the BOM header is not a row
+    assert mrpc_dev[0].text_a.startswith("He said the foodservice pie") and mrpc_dev[0].label == 1
+    qnli = load(GLUE["qnli"], "eval")
+    assert len(qnli) == 5463 and qnli[0].label == 0  # "entailment" -> 0, as nyu-mll/glue
+    rte = load(GLUE["rte"], "eval")
+    assert len(rte) == 277 and rte[0].label == 1  # "not_entailment" -> 1
+    stsb = load(GLUE["stsb"], "eval")
+    assert len(stsb) == 1500 and stsb[0].label == pytest.approx(5.0)
+    assert len(load(GLUE["sst2"], "eval")) == 872
+    cb = load(SUPERGLUE["cb"], "eval")
+    assert (
+        len(cb) == 56 and {e.label for e in cb} == {0, 1, 2} and cb[0].label == 1
+    )  # contradiction
+    assert len(load(SUPERGLUE["cb"], "train")) == 32
+    copa = load(SUPERGLUE["copa"], "eval")
+    assert len(copa) == 100 and copa[0].choices == (
+        "The toilet filled with water.",
+        "Water flowed from the spout.",
+    )
+    assert copa[0].label == 1 and copa[0].text_a.endswith("What happened as a result?")
+    wic = load(SUPERGLUE["wic"], "eval")
+    assert len(wic) == 638 and wic[0].label == 0 and wic[0].text_a.startswith("class: ")
+    boolq = load(SUPERGLUE["boolq"], "eval")
+    assert len(boolq) == 3270 and {e.label for e in boolq} == {0, 1}
+    en_train, en_eval, fr_eval = (
+        load(xnli("en"), "train"),
+        load(xnli("en"), "eval"),
+        load(xnli("fr"), "eval"),
+    )
+    assert (len(en_train), len(en_eval)) == (1992, 498)
+    assert {e.label for e in en_eval} == {0, 1, 2} and [e.label for e in fr_eval] == [
+        e.label for e in en_eval
+    ]
+    assert not any("\r" in e.text_b for e in fr_eval if e.text_b)
+
+
+def test_missing_local_splits_and_offline_hub_are_clear(data_root) -> None:
+    with pytest.raises(UserError, match="qqp: no local train files"):
+        load_examples(GLUE["qqp"], "train", "local", data_root)
+    with pytest.raises(UserError, match="use source: local"):
+        load_examples(GLUE["cola"], "train", "hub", None)
+
+
+def test_suite_validation_of_downstream_tasks(tmp_path, data_root) -> None:
+    d = yaml.safe_load(SUITE.read_text())
+    d["tasks"][0]["params"]["tasks"] = ["cola", "qqp", "colaa"]
+    d["tasks"][2]["params"]["languages"] = ["en", "klingon"]
+    d["tasks"][3]["params"]["include_path"] = [str(HERE.parents[1] / "examples" / "lm_eval_tasks")]
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(d))
+    with pytest.raises(SuiteError) as err:
+        load_suite(p)
+    got = err.value.problems
+    assert any("tasks[0].params.tasks[1]: qqp has no local train files" in g for g in got)
+    assert any("tasks[0].params.tasks[2]: unknown task 'colaa'" in g for g in got)
+    assert any("tasks[2].params.languages[1]: unknown XNLI language 'klingon'" in g for g in got)
+    # an encoder is never handed to lm-eval's causal path; a decoder never fine-tuned on GLUE
+    assert any(
+        "tasks[3].type: 'lm_eval' applies to decoder models, but models[0] (bert-tiny-cwt) is an encoder (restrict"
+        in g
+        for g in got
+    )
+    assert any(
+        "tasks[0].type: 'glue' applies to encoder models, but models[1] (pythia-tiny-cwt) is a decoder (restrict"
+        in g
+        for g in got
+    )
+
+
+@pytest.mark.slow
+def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root) -> None:
+    d = yaml.safe_load(SUITE.read_text())
+    d["tasks"][3]["params"]["include_path"] = [str(HERE.parents[1] / "examples" / "lm_eval_tasks")]
+    enc, dec = dict(d), dict(d)
+    enc.update(name="ds-enc", models=d["models"][:1], tasks=d["tasks"][:3])
+    dec.update(name="ds-dec", models=d["models"][1:], tasks=d["tasks"][3:])
+    monkeypatch.setenv("HLM_RUNS_DIR", str(tmp_path / "runs"))
+    for suite in (enc, dec):
+        p = tmp_path / f"{suite['name']}.yaml"
+        p.write_text(yaml.safe_dump(suite))
+        s = run_suite(p, root=tmp_path / "lb", progress=False)
+        assert s.failed == [], s.failed
+    e = read_leaderboard(tmp_path / "lb" / "ds-enc")
+    tasks = set(e["task"])
+    assert {
+        "glue/cola",
+        "glue/stsb",
+        "glue/mrpc",
+        "glue/average",
+        "superglue/cb",
+        "superglue/copa",
+        "xnli-zero-shot/en",
+        "xnli-zero-shot/fr",
+        "xnli-zero-shot/average",
+    } <= tasks
+    cola = e[e["task"] == "glue/cola"]
+    assert set(cola["metric"]) == {"mcc", "mcc@best"} and cola["higher_is_better"].all()
+    assert set(e[e["task"] == "glue/mrpc"]["metric"]) == {
+        "accuracy",
+        "accuracy@best",
+        "f1",
+        "f1@best",
+    }
+    assert e["value"].between(-1, 1).all()
+    dd = read_leaderboard(tmp_path / "lb" / "ds-dec")
+    assert set(dd["model"]) == {
+        "pythia-tiny-cwt",
+        "pythia-tiny-cwt-ft",
+    }  # headless, and headless + FT
+    for model in ("pythia-tiny-cwt", "pythia-tiny-cwt-ft"):
+        m = dd[dd["model"] == model]
+        lam = m[m["task"] == "lm_eval/hlm_lambada"].set_index("metric")
+        assert {"acc", "perplexity"} <= set(lam.index) and lam.loc["acc", "stderr"] >= 0
+        assert not lam.loc["perplexity", "higher_is_better"]
+        assert {
+            "lm_eval/hlm_boolq",
+            "lm_eval/hlm_crows_pairs_english",
+            "lm_eval/hlm_pubmedqa",
+            "lm_eval/flores_eng_ppl",
+        } <= set(m["task"])
+        assert set(m[m["task"] == "lm_eval/hlm_crows_pairs_english"]["metric"]) == {
+            "likelihood_diff",
+            "pct_stereotype",
+        }
+    ft_tokens = dd[dd["model"] == "pythia-tiny-cwt-ft"]["tokens_seen"].iloc[0]
+    assert ft_tokens == 10 * 4 * 64 + 5 * 4 * 64  # fine-tuning tokens count on top of pretraining
+
+
+def test_synthetic_agreement_task_is_balanced_deterministic_and_disjoint() -> None:
+    from harness.downstream.benchmarks import SYNTHETIC
+
+    task = SYNTHETIC["agreement"]
+    train, dev = (
+        load_examples(task, "train", "local", None),
+        load_examples(task, "eval", "local", None),
+    )
+    assert (len(train), len(dev)) == (2000, 500)
+    assert sum(e.label for e in train) == 1000 and sum(e.label for e in dev) == 250
+    assert load_examples(task, "train", "hub", None) == train  # built-in data: source is irrelevant
+    assert (
+        len({e.text_a for e in dev} & {e.text_a for e in train}) < 25
+    )  # short sentences may repeat
+    from zoo.data.synthetic import synthetic_corpus
+
+    words = set(" ".join(synthetic_corpus(500)).lower().replace(".", "").split())
+    dev_words = set(" ".join(e.text_a for e in dev).lower().replace(".", "").split())
+    # same language as the pretraining corpus: verbs differ only by the agreement "-s"
+    assert len({w.rstrip("s") for w in dev_words} - {w.rstrip("s") for w in words}) < 0.02 * len(
+        dev_words
+    )
