@@ -147,6 +147,18 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from harness.bench import format_rows, profile_headless_step, run_bench
+
+    if args.profile:
+        print(profile_headless_step())
+        return 0
+    parts = tuple(args.only) if args.only else ("cwt", "steps")
+    rows = run_bench(quick=args.quick, parts=parts)
+    print(format_rows(rows, args.json))
+    return 1 if any(r.status == "FAIL" for r in rows) and args.strict else 0
+
+
 def add_harness_verbs(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
@@ -235,6 +247,25 @@ def add_harness_verbs(sub: Any) -> None:
         q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
         q.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser(
+        "bench",
+        help="measure loss kernels and training steps side by side, against targets",
+        description="Speed and memory of the CWT kernels (plain, chunked, recompute, torch), the "
+        "duplicate modes, and whole training steps (hf-default, fair vanilla, headless, sparse "
+        "embeddings, bf16), with ratios measured in the same run against the issue's targets and "
+        "an fp32 matmul roofline measured in the same run.",
+    )
+    p.add_argument("--quick", action="store_true", help="smaller shapes: a few minutes")
+    p.add_argument(
+        "--json", action="store_true", help="rows as JSON: name, value, unit, target, status"
+    )
+    p.add_argument("--only", nargs="+", choices=["cwt", "steps"], help="run only these parts")
+    p.add_argument(
+        "--profile", action="store_true", help="print a torch.profiler table of a headless step"
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 if any target FAILs")
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("plot", help="write PNG figures of a suite's leaderboard")
     p.add_argument("suite", help="suite name or YAML path")

@@ -67,26 +67,74 @@ def synthetic_batch(
 
 
 class Stepper:
-    """One model + objective + optimizer, stepping on a fixed batch."""
+    """One model + objective + optimizer, stepping on a fixed batch.
 
-    def __init__(self, spec: ModelSpec, objective: str, batch: int, seq: int, seed: int) -> None:
+    `hf_default`: the reference vanilla step of Hugging Face (`model(input_ids, labels=...)`),
+    which projects every position onto the vocabulary, not only the selected ones.
+    """
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        objective: str,
+        batch: int,
+        seq: int,
+        seed: int,
+        options: ObjectiveOptions | None = None,
+        hf_default: bool = False,
+        sparse: bool = False,
+        bf16: bool = False,
+    ) -> None:
+        from zoo.train.config import ResolvedRecipe
+        from zoo.train.pretrain import clip_grad_norm, make_optimizer
+
         torch.manual_seed(seed)
         self.spec, self.objective = spec, OBJECTIVES.get(objective)
+        self.hf_default, self.bf16 = hf_default, bf16
         self.model = spec.build(tie_word_embeddings=not self.objective.needs_output_embeddings)
         prepare_for_objective(self.model, spec, self.objective)
-        self.module = TrainModule(self.model, spec, self.objective, ObjectiveOptions())
+        self.module = TrainModule(self.model, spec, self.objective, options or ObjectiveOptions())
         self.params = [p for p in self.model.parameters() if p.requires_grad]
-        self.opt = torch.optim.AdamW(self.params, lr=1e-4)
+        recipe = ResolvedRecipe(
+            steps=1,
+            batch_size=batch,
+            grad_accum=1,
+            seq_len=seq,
+            lr=1e-4,
+            weight_decay=0.01,
+            betas=(0.9, 0.999),
+            eps=1e-8,
+            grad_clip=1.0,
+            schedule="constant",
+            warmup_steps=0,
+        )
+        self.opt = make_optimizer(self.model, spec, self.objective, recipe, sparse)
+        self._clip = clip_grad_norm
         self.inputs, self.labels = synthetic_batch(spec, batch, seq, seed)
         self.k = int((self.labels != IGNORE).sum())
-        self.flops = train_step_flops(spec, self.objective, batch, seq, self.k)
+        if hf_default:  # every position through the head
+            from zoo.flops import body_forward_flops
+
+            extra = 2.0 * spec.hidden_size * spec.hidden_size if spec.is_encoder else 0.0
+            self.flops = 3.0 * (
+                body_forward_flops(spec, batch, seq)
+                + batch * seq * (2.0 * spec.hidden_size * spec.vocab_size + extra)
+            )
+        else:
+            self.flops = train_step_flops(spec, self.objective, batch, seq, self.k)
         self.n_params = sum(p.numel() for p in self.model.parameters())
 
     def step(self) -> float:
         t = time.perf_counter()
         self.opt.zero_grad(set_to_none=True)
-        self.module(self.inputs, self.labels)["loss"].backward()
-        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            if self.hf_default:
+                hf_labels = self.labels if self.spec.is_encoder else self.inputs
+                loss = self.model(input_ids=self.inputs, labels=hf_labels).loss
+            else:
+                loss = self.module(self.inputs, self.labels)["loss"]
+        loss.backward()
+        self._clip(self.params, 1.0)
         self.opt.step()
         return time.perf_counter() - t
 
@@ -116,6 +164,7 @@ def measure_memory(
 
 def run_throughput(ctx: TaskContext) -> list[Result]:
     p: ThroughputParams = ctx.params
+    torch.set_flush_denormal(ctx.pretrain.flush_denormal)  # measure what training does
     recipe = resolve_recipe(ctx.pretrain, ctx.spec)
     batch, seq = p.batch_size or recipe.batch_size, p.seq_len or recipe.seq_len
     spec = ctx.spec

@@ -160,7 +160,7 @@ def test_two_concurrent_runs_lose_no_rows(isolated) -> None:
 def test_quickstart_suite_end_to_end(isolated) -> None:
     lb = isolated / "lb"
     summary = run_suite(ROOT / "suites" / "quickstart.yaml", root=lb, progress=False)
-    assert summary.failed == [] and summary.computed == summary.total == 10
+    assert summary.failed == [] and summary.computed == summary.total == 12
     df = read_leaderboard(lb / "quickstart")
     final = df[
         (df["task"] == "validation") & (df["step"] == df.groupby("model")["step"].transform("max"))

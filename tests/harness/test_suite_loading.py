@@ -20,6 +20,7 @@ SUITES = sorted((Path(__file__).parents[2] / "suites").glob("*.yaml"))
 def test_suites_are_shipped() -> None:
     names = {p.stem for p in SUITES}
     assert {"quickstart", "throughput", "vocab-sweep", "batch-sweep", "ablation"} <= names
+    assert {"glue", "superglue", "xnli", "lambada", "zeroshot", "paper-cpu"} <= names
 
 
 @pytest.mark.parametrize("path", SUITES, ids=lambda p: p.stem)
@@ -49,7 +50,7 @@ def test_all_errors_reported_with_file_and_key_path(tmp_path) -> None:
     d = base()
     d["models"][1]["objective"] = "cwtt"
     d["models"].append({"preset": "bert-huge", "objective": "ce"})
-    d["tasks"].append({"type": "validation", "metrics": ["mcc"]})
+    d["tasks"].append({"type": "validation", "metrics": ["mccc"]})
     d["tasks"].append({"type": "throughput", "params": {"stepz": 3}})
     d["sweep"] = {"vocab_size": [500, 1000, 3]}
     d["recipe"]["corpus"] = ["corpus/no-such-file.txt"]
@@ -58,7 +59,7 @@ def test_all_errors_reported_with_file_and_key_path(tmp_path) -> None:
     expected = [
         f"{p}: models[1].objective: unknown objective 'cwtt'; did you mean 'cwt'",
         f"{p}: models[2].preset: unknown preset 'bert-huge'",
-        f"{p}: tasks[2].metrics[0]: unknown metric 'mcc'",
+        f"{p}: tasks[2].metrics[0]: unknown metric 'mccc'; did you mean 'mcc'",
         f"{p}: tasks[3].params.stepz: unknown key",
         f"{p}: sweep.vocab_size[2]: must be > number of special tokens",
         f"{p}: recipe.corpus[0]: no file matches 'corpus/no-such-file.txt'",

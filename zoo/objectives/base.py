@@ -15,19 +15,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from zoo.objectives.cwt import Duplicates
+from zoo.objectives.cwt import Duplicates, Impl
+
+CEImpl = Literal["plain", "chunked", "torch"]
 
 
 @dataclass(frozen=True)
 class ObjectiveOptions:
-    """Knobs shared by the built-in objectives (ignored by those that have no use for them)."""
+    """Knobs shared by the built-in objectives (ignored by those that have no use for them).
+
+    cwt_impl: how the contrastive term is computed (see `cwt_loss`).
+    ce_impl: how the vocabulary cross-entropy is computed at the K selected positions:
+    ``plain`` ([K, V] logits at once), ``chunked`` (our row-chunked linear CE, never the full
+    logits), ``torch`` (``F.linear_cross_entropy`` with chunking).
+    """
 
     temperature: float = 1.0
     duplicates: Duplicates = "keep"
+    cwt_impl: Impl = "auto"
+    ce_impl: CEImpl = "plain"
+    chunk: int = 1024
 
 
 @dataclass(frozen=True)

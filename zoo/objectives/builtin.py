@@ -6,10 +6,12 @@ once from `zoo.objectives.__init__`.
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
+from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.objectives.cwt import cwt_loss
 from zoo.registry import Registry
 
@@ -21,8 +23,29 @@ def ce_loss(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
     """
     if batch.head is None:
         raise RuntimeError("the 'ce' objective needs the model's head")
-    logits = batch.head.logits(batch.hidden).float()  # (K, V)
-    loss = F.cross_entropy(logits, batch.targets)
+    if options.ce_impl == "plain":
+        logits = batch.head.logits(batch.hidden).float()  # (K, V)
+        loss = F.cross_entropy(logits, batch.targets)
+    elif options.ce_impl == "chunked":
+        loss = chunked_linear_cross_entropy(
+            batch.head.transform(batch.hidden),
+            batch.head.weight,
+            batch.targets,
+            bias=batch.head.bias,
+            chunk=options.chunk,
+        )
+    else:
+        from torch import nn
+
+        x = batch.head.transform(batch.hidden)  # (K, D)
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            loss = F.linear_cross_entropy(
+                x.float(),
+                batch.head.weight.float(),
+                batch.targets,
+                linear_bias=batch.head.bias.float() if batch.head.bias is not None else None,
+                options=nn.LinearCrossEntropyOptions(batch_chunk_size=options.chunk),
+            )
     return {"loss": loss, "ce": loss.detach()}
 
 
@@ -35,6 +58,8 @@ def cwt_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Ten
         options.temperature,
         duplicates=options.duplicates,
         target_ids=batch.targets,
+        impl=options.cwt_impl,
+        chunk=options.chunk,
     )
     return {"loss": loss, "cwt": loss.detach()}
 
@@ -57,6 +82,8 @@ def nce_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Ten
         options.temperature,
         duplicates=options.duplicates,
         target_ids=batch.targets,
+        impl=options.cwt_impl,
+        chunk=options.chunk,
     )
     return {"loss": loss, "nce": loss.detach()}
 

@@ -19,6 +19,9 @@ from torch import Tensor
 
 Duplicates = Literal["keep", "mask", "unique"]
 DUPLICATE_MODES: tuple[str, ...] = ("keep", "mask", "unique")
+Impl = Literal["auto", "plain", "chunked", "recompute", "torch"]
+IMPLS: tuple[str, ...] = ("auto", "plain", "chunked", "recompute", "torch")
+AUTO_CHUNK_ABOVE = 4096  # K above which "auto" chunks (a [K, K] fp32 matrix is 64 MiB here)
 
 
 def cwt_loss(
@@ -28,6 +31,8 @@ def cwt_loss(
     *,
     duplicates: Duplicates = "keep",
     target_ids: Tensor | None = None,
+    impl: Impl = "auto",
+    chunk: int = 1024,
 ) -> Tensor:
     """Contrastive Weight Tying loss.
 
@@ -40,6 +45,11 @@ def cwt_loss(
             ``mask``: negatives with the same token id as the positive are removed;
             ``unique``: softmax over the batch's distinct target tokens ([K, U] scores).
         target_ids (Tensor): [K] token ids, required for ``mask`` and ``unique``.
+        impl (str): ``plain`` (the [K, K] scores at once), ``chunked`` (row blocks, gradients
+            computed in the forward pass), ``recompute`` (row blocks, recomputed in backward:
+            least memory), ``torch`` (torch's ``F.linear_cross_entropy`` with chunking), or
+            ``auto``: plain up to K = 4096, chunked above.
+        chunk (int): rows per block for the chunked implementations.
 
     Returns:
         Tensor: scalar fp32 loss (mean over the K rows).
@@ -55,8 +65,16 @@ def cwt_loss(
         raise ValueError(f"duplicates must be one of {DUPLICATE_MODES}, got {duplicates!r}")
     if duplicates != "keep" and (target_ids is None or target_ids.shape != hidden.shape[:1]):
         raise ValueError(f"duplicates={duplicates!r} needs target_ids of shape [K]")
+    if impl not in IMPLS:
+        raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
 
     k = hidden.shape[0]
+    if impl == "auto":
+        impl = "chunked" if k > AUTO_CHUNK_ABOVE else "plain"
+    if impl != "plain":
+        return _cwt_linear_ce(
+            hidden, target_embeddings, temperature, duplicates, target_ids, impl, chunk
+        )
     with torch.autocast(device_type=hidden.device.type, enabled=False):
         h = hidden.float()  # (K, D)
         e = target_embeddings.float()  # (K, D)
@@ -77,3 +95,52 @@ def cwt_loss(
             same.fill_diagonal_(False)
             scores = scores.masked_fill(same, float("-inf"))
         return F.cross_entropy(scores, labels)
+
+
+def _cwt_linear_ce(
+    hidden: Tensor,
+    target_embeddings: Tensor,
+    temperature: float,
+    duplicates: str,
+    target_ids: Tensor | None,
+    impl: str,
+    chunk: int,
+) -> Tensor:
+    """CWT as a linear cross-entropy whose "vocabulary" is the batch's target embeddings."""
+    from zoo.objectives.chunked import chunked_linear_cross_entropy
+
+    k = hidden.shape[0]
+    weight, target = target_embeddings, torch.arange(k, device=hidden.device)  # (K, D), (K,)
+    exclude = None
+    if duplicates == "unique":
+        assert target_ids is not None
+        uniq, target = torch.unique(target_ids, return_inverse=True)
+        first = torch.full_like(uniq, k).scatter_reduce(
+            0, target, torch.arange(k, device=hidden.device), reduce="amin"
+        )
+        weight = target_embeddings[first]  # (U, D)
+    elif duplicates == "mask":
+        assert target_ids is not None
+        exclude = (target_ids, target_ids)
+    if impl == "torch":
+        if exclude is not None:
+            raise ValueError("impl='torch' does not support duplicates='mask'")
+        import torch.nn.functional as F
+        from torch import nn
+
+        with torch.autocast(device_type=hidden.device.type, enabled=False):
+            return F.linear_cross_entropy(
+                hidden.float() / temperature,
+                weight.float(),
+                target,
+                options=nn.LinearCrossEntropyOptions(batch_chunk_size=chunk),
+            )
+    return chunked_linear_cross_entropy(
+        hidden,
+        weight,
+        target,
+        scale=1.0 / temperature,
+        chunk=chunk,
+        exclude_ids=exclude,
+        recompute=impl == "recompute",
+    )

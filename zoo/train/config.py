@@ -56,6 +56,19 @@ class PretrainConfig(BaseModel):
     mlm_probability: float = 0.15
     temperature: float = 1.0
     duplicates: str = "keep"
+    cwt_impl: Literal["auto", "plain", "chunked", "recompute", "torch"] = Field(
+        "auto",
+        description="contrastive loss kernel: plain [K, K], chunked, recompute, torch, auto by size",
+    )
+    ce_impl: Literal["plain", "chunked", "torch"] = Field(
+        "plain", description="vocabulary CE at the selected positions: plain [K, V], chunked, torch"
+    )
+    loss_chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
+    sparse_embeddings: bool = Field(
+        False,
+        description="sparse input-embedding gradients + SparseAdam (headless objectives): update cost "
+        "proportional to the tokens in the batch, not to V",
+    )
     untie_head: bool = Field(
         False, description="give the model a separate LM head initialised from the embeddings"
     )

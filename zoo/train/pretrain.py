@@ -45,6 +45,20 @@ from zoo.train.schedule import make_scheduler
 from zoo.train.step import TrainModule, prepare_for_objective
 
 
+def clip_grad_norm(params: list[torch.nn.Parameter], max_norm: float) -> float:
+    """Global-norm clipping that also handles sparse gradients (sparse embeddings)."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    sq = [(g.coalesce()._values() if g.is_sparse else g).float().pow(2).sum() for g in grads]
+    norm = float(torch.stack(sq).sum().sqrt())
+    if norm > max_norm:
+        scale = max_norm / (norm + 1e-6)
+        for g in grads:
+            g.mul_(scale)
+    return norm
+
+
 def peak_rss_mb() -> float:
     """High-water mark of this process's resident memory (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -69,6 +83,63 @@ def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec) -> ResolvedRecipe:
         schedule=pick(cfg.schedule, r.schedule),
         warmup_steps=pick(cfg.warmup_steps, r.warmup_steps),
     )
+
+
+def make_optimizer(
+    model: Any, spec: Any, objective: Any, recipe: ResolvedRecipe, sparse_embeddings: bool
+) -> torch.optim.Optimizer:
+    """AdamW (no decay on biases / norms); with `sparse_embeddings`, the input embedding gets
+    sparse gradients and SparseAdam, so its update touches only the rows in the batch."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    sparse: list[torch.nn.Parameter] = []
+    if sparse_embeddings:
+        if objective.needs_head or objective.needs_output_embeddings:
+            raise UserError(
+                f"sparse_embeddings needs a headless objective: {objective.name!r} uses the embedding "
+                "matrix densely (tied head / output matrix)"
+            )
+        emb = spec.input_embeddings(model)
+        emb.sparse = True
+        sparse = [emb.weight]
+    dense = [p for p in params if all(p is not q for q in sparse)]
+    decay = [p for p in dense if p.ndim >= 2]
+    no_decay = [p for p in dense if p.ndim < 2]
+    groups = [
+        {"params": decay, "weight_decay": recipe.weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+    adamw = torch.optim.AdamW(groups, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps)
+    if not sparse:
+        return adamw
+    return _Combined(
+        adamw, torch.optim.SparseAdam(sparse, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps)
+    )
+
+
+class _Combined(torch.optim.Optimizer):
+    """AdamW for dense parameters + SparseAdam for the sparse embedding, stepped together."""
+
+    def __init__(self, dense: torch.optim.Optimizer, sparse: torch.optim.Optimizer) -> None:
+        self.parts = [dense, sparse]
+        super().__init__([{"params": g["params"]} for o in self.parts for g in o.param_groups], {})
+        self.param_groups = [
+            g for o in self.parts for g in o.param_groups
+        ]  # shared: schedulers see all
+
+    def step(self, closure: Any = None) -> None:  # type: ignore[override]
+        for o in self.parts:
+            o.step()
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for o in self.parts:
+            o.zero_grad(set_to_none=set_to_none)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"parts": [o.state_dict() for o in self.parts]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        for o, s in zip(self.parts, state_dict["parts"], strict=True):
+            o.load_state_dict(s)
 
 
 def _step_seed(seed: int, step: int, micro: int, rank: int) -> int:
@@ -124,6 +195,7 @@ def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
 
 
 def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
+    torch.set_flush_denormal(cfg.flush_denormal)
     for plugin in cfg.plugins:
         load_plugin(plugin)
     objective = OBJECTIVES.get(cfg.objective)
@@ -190,7 +262,13 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
     if cfg.freeze_body:
         model.requires_grad_(False)
         model.get_output_embeddings().weight.requires_grad_(True)
-    options = ObjectiveOptions(temperature=cfg.temperature, duplicates=cfg.duplicates)  # type: ignore[arg-type]
+    options = ObjectiveOptions(
+        temperature=cfg.temperature,
+        duplicates=cfg.duplicates,  # type: ignore[arg-type]
+        cwt_impl=cfg.cwt_impl,
+        ce_impl=cfg.ce_impl,
+        chunk=cfg.loss_chunk,
+    )
     masking = MaskingConfig(probability=cfg.mlm_probability)
     params = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in params if p.ndim >= 2]
@@ -328,7 +406,7 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
             for name, value in result.items():
                 logs[name] = logs.get(name, 0.0) + float(value.detach()) / recipe.grad_accum
         if recipe.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(params, recipe.grad_clip)
+            clip_grad_norm(params, recipe.grad_clip)
         opt.step()
         sched.step()
         dt = time.perf_counter() - t0

@@ -1,0 +1,352 @@
+"""`hlm bench`: speed and memory of the losses and of whole training steps, side by side.
+
+Every ratio is computed from measurements taken in the same run (interleaved, median of
+several repetitions after warm-up), and FLOP rates are compared with an fp32 `torch.mm`
+roofline measured in the same run. Memory is the RSS high-water mark of a fresh process
+(`python -m harness.bench_probe`), minus its RSS just before the measured work.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+
+from harness.tasks.throughput import Stepper
+from zoo.models import get_spec
+from zoo.objectives import ObjectiveOptions, cwt_loss
+
+
+@dataclass
+class Row:
+    name: str
+    value: float
+    unit: str
+    target: str = ""
+    status: str = "INFO"  # PASS / FAIL / INFO
+
+
+def _check(name: str, value: float, unit: str, op: str, bound: float) -> Row:
+    ok = value >= bound if op == ">=" else value <= bound
+    return Row(name, value, unit, f"{op} {bound:g}", "PASS" if ok else "FAIL")
+
+
+def roofline(n: int = 4096, d: int = 768, reps: int = 5) -> float:
+    """Best fp32 FLOP/s of a plain [n, d] @ [d, n] torch.mm (the CWT score shape)."""
+    a, b = torch.randn(n, d), torch.randn(d, n)
+    torch.mm(a, b)
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t)
+    return 2.0 * n * n * d / best
+
+
+def interleaved(fns: dict[str, Callable[[], float]], warmup: int, reps: int) -> dict[str, float]:
+    """Median seconds of each fn, run round-robin so they share the machine's state."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for i in range(warmup + reps):
+        for k, fn in fns.items():
+            dt = fn()
+            if i >= warmup:
+                times[k].append(dt)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _loss_step(
+    k: int, d: int, impl: str, duplicates: str = "keep", ids: torch.Tensor | None = None
+) -> Callable[[], float]:
+    g = torch.Generator().manual_seed(0)
+    h = torch.randn(k, d, generator=g).requires_grad_()  # LayerNorm-scale outputs
+    e = (0.05 * torch.randn(k, d, generator=g)).requires_grad_()  # embedding-scale targets
+
+    def run() -> float:
+        t = time.perf_counter()
+        loss = cwt_loss(h, e, duplicates=duplicates, target_ids=ids, impl=impl)  # type: ignore[arg-type]
+        loss.backward()
+        return time.perf_counter() - t
+
+    return run
+
+
+def probe(kind: str, **kwargs: object) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.bench_probe", kind, json.dumps(kwargs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def bench_cwt(quick: bool, peak: float) -> list[Row]:
+    k, d = (8192, 768) if quick else (16384, 768)
+    impls = ["plain", "chunked", "recompute", "torch"]
+    med = interleaved({i: _loss_step(k, d, i) for i in impls}, warmup=1, reps=2 if quick else 3)
+    flops = 3 * 2.0 * k * k * d  # forward scores + the two gradient matmuls
+    rows = [Row(f"cwt K={k} D={d} {i}: ms/step", 1000 * med[i], "ms") for i in impls]
+    mem = {
+        i: probe("cwt", k=k, d=d, impl=i)["growth_mb"] for i in ("plain", "chunked", "recompute")
+    }
+    rows += [Row(f"cwt K={k} {i}: peak extra memory", mem[i], "MiB") for i in mem]
+    rows.append(
+        _check(
+            f"cwt K={k}: chunked memory / plain", mem["chunked"] / mem["plain"], "x", "<=", 1 / 8
+        )
+    )
+    rows.append(
+        _check(
+            f"cwt K={k}: recompute memory / plain",
+            mem["recompute"] / mem["plain"],
+            "x",
+            "<=",
+            1 / 8,
+        )
+    )
+    rows.append(
+        _check(f"cwt K={k}: chunked time / plain", med["chunked"] / med["plain"], "x", "<=", 1.15)
+    )
+    rows.append(Row(f"cwt K={k}: recompute time / plain", med["recompute"] / med["plain"], "x"))
+    rows.append(
+        Row(f"cwt K={k}: torch linear_cross_entropy time / plain", med["torch"] / med["plain"], "x")
+    )
+    for i in ("plain", "chunked"):
+        rows.append(
+            _check(
+                f"cwt K={k} {i}: FLOP/s / matmul roofline", flops / med[i] / peak, "x", ">=", 0.8
+            )
+        )
+    # duplicate modes on Zipfian targets over a 50k vocabulary
+    kd = 4096 if quick else 8192
+    g = torch.Generator().manual_seed(0)
+    zipf = 1.0 / torch.arange(1, 50_001, dtype=torch.float64)
+    ids = torch.multinomial(zipf / zipf.sum(), kd, replacement=True, generator=g)
+    dup = interleaved(
+        {m: _loss_step(kd, d, "auto", m, ids) for m in ("keep", "mask", "unique")}, warmup=1, reps=3
+    )
+    rows += [Row(f"cwt K={kd} zipf duplicates={m}: ms/step", 1000 * dup[m], "ms") for m in dup]
+    share = float((torch.bincount(ids)[ids] > 1).float().mean())
+    rows.append(Row(f"cwt K={kd} zipf: rows whose token repeats in the batch", share, "frac"))
+    rows.append(
+        Row(f"cwt K={kd} zipf: unique speed-up over keep", dup["keep"] / dup["unique"], "x")
+    )
+    return rows
+
+
+def _steppers(
+    preset: str, vocab: int, batch: int, seq: int, configs: dict[str, dict[str, object]]
+) -> dict[str, Stepper]:
+    spec = get_spec(preset, vocab)
+    return {
+        name: Stepper(
+            spec,
+            str(c.get("objective", "cwt")),
+            batch,
+            seq,
+            0,
+            options=c.get("options"),
+            hf_default=bool(c.get("hf_default")),  # type: ignore[arg-type]
+            sparse=bool(c.get("sparse")),
+            bf16=bool(c.get("bf16")),
+        )
+        for name, c in configs.items()
+    }
+
+
+def bench_steps(quick: bool, peak: float) -> list[Row]:
+    rows: list[Row] = []
+    batch = 8 if quick else 32
+    reps = 2 if quick else 3
+    configs: dict[str, dict[str, object]] = {
+        "hf-default": {"objective": "ce", "hf_default": True},
+        "vanilla": {"objective": "ce"},
+        "vanilla-chunked": {"objective": "ce", "options": ObjectiveOptions(ce_impl="chunked")},
+        "headless": {"objective": "cwt"},
+        "headless-sparse": {"objective": "cwt", "sparse": True},
+    }
+    st = _steppers("bert-small", 50_000, batch, 128, configs)
+    med = interleaved({k: s.step for k, s in st.items()}, warmup=1, reps=reps)
+    tag = f"bert-small V=50k b={batch} s=128"
+    for name, s in st.items():
+        rows += [
+            Row(f"{tag} {name}: ms/step", 1000 * med[name], "ms"),
+            Row(f"{tag} {name}: tokens/s", batch * 128 / med[name], "tok/s"),
+            Row(f"{tag} {name}: TFLOP/s", s.flops / med[name] / 1e12, "TFLOP/s"),
+            Row(f"{tag} {name}: MFU", s.flops / med[name] / peak, "x"),
+        ]
+    # the headless step's embedding gradient is sparse by nature: "headless-sparse" is its best form
+    rows.append(
+        Row(
+            f"{tag}: headless (dense emb. update) speed-up over hf-default",
+            med["hf-default"] / med["headless"],
+            "x",
+        )
+    )
+    rows.append(
+        _check(
+            f"{tag}: headless-sparse speed-up over hf-default",
+            med["hf-default"] / med["headless-sparse"],
+            "x",
+            ">=",
+            3.5,
+        )
+    )
+    fair = min(med["vanilla"], med["vanilla-chunked"])
+    predicted = st["vanilla"].flops / st["headless"].flops
+    rows.append(Row(f"{tag}: FLOP-predicted speed-up over fair vanilla", predicted, "x"))
+    rows.append(
+        Row(
+            f"{tag}: measured / predicted speed-up, dense embedding update",
+            fair / med["headless"] / predicted,
+            "x",
+        )
+    )
+    rows.append(
+        _check(
+            f"{tag}: measured / predicted speed-up, sparse embedding update",
+            fair / med["headless-sparse"] / predicted,
+            "x",
+            ">=",
+            0.9,
+        )
+    )
+    rows.append(
+        Row(
+            f"{tag}: headless MFU, dense embedding update",
+            st["headless"].flops / med["headless"] / peak,
+            "x",
+        )
+    )
+    rows.append(
+        _check(
+            f"{tag}: headless-sparse MFU",
+            st["headless-sparse"].flops / med["headless-sparse"] / peak,
+            "x",
+            ">=",
+            0.5,
+        )
+    )
+    # decoder: pythia-70m shape
+    dbatch = 2 if quick else 4
+    dst = _steppers(
+        "pythia-70m",
+        50_304,
+        dbatch,
+        512,
+        {
+            "vanilla": {"objective": "ce"},
+            "headless": {"objective": "cwt"},
+            "headless-sparse": {"objective": "cwt", "sparse": True},
+        },
+    )
+    dmed = interleaved({k: s.step for k, s in dst.items()}, warmup=1, reps=reps)
+    dtag = f"pythia-70m V=50k b={dbatch} s=512"
+    rows += [Row(f"{dtag} {k}: tokens/s", dbatch * 512 / v, "tok/s") for k, v in dmed.items()]
+    dpred = dst["vanilla"].flops / dst["headless"].flops
+    rows.append(Row(f"{dtag}: FLOP-predicted speed-up", dpred, "x"))
+    rows.append(
+        Row(
+            f"{dtag}: measured / predicted speed-up, dense embedding update",
+            dmed["vanilla"] / dmed["headless"] / dpred,
+            "x",
+        )
+    )
+    rows.append(
+        _check(
+            f"{dtag}: measured / predicted speed-up, sparse embedding update",
+            dmed["vanilla"] / dmed["headless-sparse"] / dpred,
+            "x",
+            ">=",
+            0.9,
+        )
+    )
+    # flat in V: headless at 8k vs 120k, dense and sparse embedding updates
+    vb = 8 if quick else 32
+    flat: dict[str, Stepper] = {}
+    for v in (8_000, 120_000):
+        for sparse in (False, True):
+            flat[f"V={v} {'sparse' if sparse else 'dense'}"] = Stepper(
+                get_spec("bert-small", v), "cwt", vb, 128, 0, sparse=sparse
+            )
+    fmed = interleaved({k: s.step for k, s in flat.items()}, warmup=1, reps=reps)
+    rows += [
+        Row(f"bert-small headless b={vb} {k}: ms/step", 1000 * v, "ms") for k, v in fmed.items()
+    ]
+    rows.append(
+        Row(
+            "headless step time V=120k / V=8k, dense embedding update",
+            fmed["V=120000 dense"] / fmed["V=8000 dense"],
+            "x",
+        )
+    )
+    rows.append(
+        _check(
+            "headless step time V=120k / V=8k, sparse embedding update",
+            fmed["V=120000 sparse"] / fmed["V=8000 sparse"],
+            "x",
+            "<=",
+            1.1,
+        )
+    )
+    # bf16 autocast
+    bst = {
+        "fp32": Stepper(get_spec("bert-small", 50_000), "cwt", batch, 128, 0),
+        "bf16": Stepper(get_spec("bert-small", 50_000), "cwt", batch, 128, 0, bf16=True),
+    }
+    bmed = interleaved({k: s.step for k, s in bst.items()}, warmup=1, reps=reps)
+    rows.append(
+        Row(f"{tag} headless: bf16 autocast speed-up over fp32", bmed["fp32"] / bmed["bf16"], "x")
+    )
+    # memory of a training step, fresh processes
+    for name, c in (
+        ("hf-default", {"objective": "ce", "hf_default": True}),
+        ("vanilla", {"objective": "ce"}),
+        ("headless", {"objective": "cwt"}),
+    ):
+        m = probe("step", preset="bert-small", vocab=50_000, batch=batch, seq=128, **c)
+        rows.append(Row(f"{tag} {name}: peak RSS growth during 2 steps", m["growth_mb"], "MiB"))
+    return rows
+
+
+def run_bench(quick: bool = False, parts: tuple[str, ...] = ("cwt", "steps")) -> list[Row]:
+    torch.manual_seed(0)
+    torch.set_flush_denormal(True)  # as pretraining does by default (PretrainConfig.flush_denormal)
+    peak = roofline()
+    rows = [Row("fp32 torch.mm roofline [4096, 768] @ [768, 4096]", peak / 1e9, "GFLOP/s")]
+    if "cwt" in parts:
+        rows += bench_cwt(quick, peak)
+    if "steps" in parts:
+        rows += bench_steps(quick, peak)
+    rows.append(Row("fp32 torch.mm roofline, end of run", roofline() / 1e9, "GFLOP/s"))
+    return rows
+
+
+def format_rows(rows: list[Row], as_json: bool) -> str:
+    if as_json:
+        return json.dumps([asdict(r) for r in rows], indent=2)
+    from tabulate import tabulate
+
+    table = [[r.name, f"{r.value:.4g}", r.unit, r.target, r.status] for r in rows]
+    return tabulate(
+        table, headers=["measurement", "value", "unit", "target", "status"], tablefmt="github"
+    )
+
+
+def profile_headless_step(batch: int = 32, steps: int = 3) -> str:
+    """torch.profiler table of a headless bert-small training step (V=50k, seq 128)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.set_flush_denormal(True)
+    s = Stepper(get_spec("bert-small", 50_000), "cwt", batch, 128, 0)
+    s.step()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            s.step()
+    return str(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))

@@ -1,0 +1,30 @@
+"""Peak resident memory of this process, measured soundly on Linux.
+
+`ru_maxrss` is unusable in a child process: Linux carries the parent's high-water mark across
+fork + execve. Instead, `reset_peak()` writes "5" to /proc/self/clear_refs (resets VmHWM, the
+peak RSS of this address space) and `peak_mb()` reads VmHWM from /proc/self/status.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _status_kb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return float(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def rss_mb() -> float:
+    return _status_kb("VmRSS") / 1024.0
+
+
+def reset_peak() -> None:
+    """Make the peak equal to the current RSS (Linux >= 4.0)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def peak_mb() -> float:
+    return _status_kb("VmHWM") / 1024.0

@@ -1,0 +1,116 @@
+"""The chunked losses equal the plain ones (value and gradient), fp32 and under bf16 autocast."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+from zoo.models import get_spec
+from zoo.objectives import OBJECTIVES, ObjectiveOptions, cwt_loss
+from zoo.objectives.chunked import chunked_linear_cross_entropy
+from zoo.train.step import TrainModule
+
+IMPLS = ["chunked", "recompute", "torch"]
+
+
+def _batch(k: int = 257, d: int = 24, vocab: int = 40, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(vocab, (k,), generator=g)  # many duplicates
+    table = torch.randn(vocab, d, generator=g)
+    h = torch.randn(k, d, generator=g, requires_grad=True)
+    e = table[ids].clone().requires_grad_(True)
+    return h, e, ids
+
+
+# torch's linear_cross_entropy has no column mask: (torch, mask) is a ValueError, tested below
+CASES = [(i, d) for i in IMPLS for d in ("keep", "mask", "unique") if (i, d) != ("torch", "mask")]
+
+
+@pytest.mark.parametrize(("impl", "duplicates"), CASES)
+def test_chunked_cwt_equals_plain(impl: str, duplicates: str) -> None:
+    h, e, ids = _batch()
+    plain = cwt_loss(h, e, 0.7, duplicates=duplicates, target_ids=ids, impl="plain")
+    gh, ge = torch.autograd.grad(plain, [h, e])
+    out = cwt_loss(h, e, 0.7, duplicates=duplicates, target_ids=ids, impl=impl, chunk=50)
+    ch, ce = torch.autograd.grad(out, [h, e])
+    assert_close(out, plain, rtol=1e-5, atol=1e-5)
+    assert_close(ch, gh, rtol=1e-5, atol=1e-5)
+    assert_close(ce, ge, rtol=1e-5, atol=1e-5)
+
+
+def test_torch_impl_rejects_mask() -> None:
+    h, e, ids = _batch()
+    with pytest.raises(ValueError, match="does not support duplicates='mask'"):
+        cwt_loss(h, e, duplicates="mask", target_ids=ids, impl="torch")
+
+
+@pytest.mark.parametrize("impl", ["chunked", "recompute"])
+def test_chunked_under_bf16_autocast_accumulates_in_fp32(impl: str) -> None:
+    h, e, _ = _batch(k=300, d=32)
+    hb, eb = h.detach().bfloat16().requires_grad_(), e.detach().bfloat16().requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = cwt_loss(hb, eb, impl=impl, chunk=64)
+    assert out.dtype == torch.float32
+    ref = cwt_loss(hb.detach().float().requires_grad_(), eb.detach().float(), impl="plain")
+    assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    gh, ge = torch.autograd.grad(out, [hb, eb])
+    assert (
+        gh.dtype == torch.bfloat16
+        and torch.isfinite(gh.float()).all()
+        and torch.isfinite(ge.float()).all()
+    )
+
+
+def test_auto_selects_chunked_above_threshold(monkeypatch) -> None:
+    import zoo.objectives.cwt as cwt_mod
+
+    calls = []
+    original = cwt_mod._cwt_linear_ce
+    monkeypatch.setattr(cwt_mod, "_cwt_linear_ce", lambda *a: calls.append(a[5]) or original(*a))
+    monkeypatch.setattr(cwt_mod, "AUTO_CHUNK_ABOVE", 100)
+    h, e, _ = _batch(k=50)
+    cwt_loss(h, e)
+    assert calls == []
+    h, e, _ = _batch(k=150)
+    cwt_loss(h, e)
+    assert calls == ["chunked"]
+
+
+@pytest.mark.parametrize("recompute", [False, True])
+def test_chunked_linear_ce_with_bias_equals_cross_entropy(recompute: bool) -> None:
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(90, 16, generator=g, requires_grad=True)
+    w = torch.randn(300, 16, generator=g, requires_grad=True)
+    b = torch.randn(300, generator=g, requires_grad=True)
+    t = torch.randint(300, (90,), generator=g)
+    ref = F.cross_entropy(x @ w.T + b, t)
+    out = chunked_linear_cross_entropy(x, w, t, bias=b, chunk=32, recompute=recompute)
+    assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    for a, r in zip(
+        torch.autograd.grad(out, [x, w, b]), torch.autograd.grad(ref, [x, w, b]), strict=True
+    ):
+        assert_close(a, r, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ce_impl", ["chunked", "torch"])
+def test_vanilla_ce_impls_equal_plain_in_the_model(ce_impl: str) -> None:
+    torch.manual_seed(0)
+    spec = get_spec("bert-tiny", vocab_size=500)
+    model = spec.build().eval()
+    ids = torch.randint(5, 500, (2, 32))
+    labels = torch.full_like(ids, -100)
+    labels[:, ::5] = ids[:, ::5]
+    losses = {}
+    grads = {}
+    for impl in ("plain", ce_impl):
+        model.zero_grad()
+        out = TrainModule(
+            model, spec, OBJECTIVES.get("ce"), ObjectiveOptions(ce_impl=impl, chunk=4)
+        )(ids, labels)["loss"]
+        out.backward()
+        losses[impl] = out.detach()
+        grads[impl] = model.get_input_embeddings().weight.grad.clone()
+    assert_close(losses[ce_impl], losses["plain"], rtol=1e-5, atol=1e-5)
+    assert_close(grads[ce_impl], grads["plain"], rtol=1e-4, atol=1e-6)

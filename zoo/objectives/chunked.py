@@ -1,0 +1,192 @@
+"""Chunked linear cross-entropy: never materialises the full [K, N] score matrix.
+
+    loss = mean_i [ logsumexp_j (x_i . w_j * scale + b_j) - (x_i . w_t(i) * scale + b_t(i)) ]
+
+CWT is this with w = the K gathered target embeddings and t(i) = i (or w = every rank's
+targets, t(i) = offset + i, for cross-rank negatives); vanilla CE is this with w = the
+vocabulary matrix and t(i) = the token id. Rows are processed in blocks of `chunk` rows: each
+block's [chunk, N] scores live only inside the loop, in fp32 even for bf16 inputs.
+
+Two backward strategies:
+- ``fused`` (default): the gradients are computed block by block during the forward pass and
+  kept ([K, D] and [N, D], the size of the inputs); backward only scales them. Same matmul
+  count as the plain version (3), memory O((K + N) D + chunk N).
+- ``recompute``: only the per-row log-sum-exp [K] is kept; backward recomputes each block's
+  scores. Least memory, one extra matmul (4).
+
+`exclude_ids` removes, from row i's softmax, the columns whose id equals row i's id except its
+own target (CWT's `duplicates="mask"`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+
+def _block_scores(
+    x: Tensor,
+    w: Tensor,
+    bias: Tensor | None,
+    scale: float,
+    rows: slice,
+    target: Tensor,
+    row_ids: Tensor | None,
+    col_ids: Tensor | None,
+    buf: Tensor,
+) -> Tensor:
+    """Scores of a row block, written into `buf` (one allocation reused by every block: fresh
+    64 MiB blocks would be page-faulted in again and again)."""
+    s = buf[: rows.stop - rows.start]
+    torch.mm(x[rows], w.T, out=s)  # (B, N) fp32
+    if scale != 1.0:
+        s.mul_(scale)
+    if bias is not None:
+        s.add_(bias)
+    if row_ids is not None and col_ids is not None:
+        same = row_ids[rows, None] == col_ids[None, :]  # (B, N)
+        same[torch.arange(s.shape[0]), target[rows]] = False
+        s.masked_fill_(same, float("-inf"))
+    return s
+
+
+def _softmax_(s: Tensor) -> Tensor:
+    """In-place row softmax of `s`; returns the row log-sum-exp (one exp per element)."""
+    m = s.amax(dim=1, keepdim=True)  # (B, 1)
+    s.sub_(m).exp_()
+    z = s.sum(dim=1, keepdim=True)
+    s.div_(z)
+    return (m + z.log()).squeeze(1)
+
+
+class _ChunkedLinearCE(torch.autograd.Function):
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Any,
+        x: Tensor,
+        w: Tensor,
+        target: Tensor,
+        bias: Tensor | None,
+        scale: float,
+        chunk: int,
+        row_ids: Tensor | None,
+        col_ids: Tensor | None,
+        recompute: bool,
+    ) -> Tensor:
+        xf, wf = x.float(), w.float()
+        bf = bias.float() if bias is not None else None
+        k = xf.shape[0]
+        needs_grad = ctx.needs_input_grad[0] or ctx.needs_input_grad[1] or ctx.needs_input_grad[3]
+        lse = torch.empty(k, dtype=torch.float32, device=x.device)
+        total = torch.zeros((), dtype=torch.float64, device=x.device)
+        fused = needs_grad and not recompute
+        gx = torch.empty_like(xf) if fused else None
+        gw = torch.zeros_like(wf) if fused else None
+        gb = torch.zeros_like(bf) if fused and bf is not None else None
+        buf = torch.empty(min(chunk, k), wf.shape[0], dtype=torch.float32, device=x.device)
+        for start in range(0, k, chunk):
+            rows = slice(start, min(start + chunk, k))
+            s = _block_scores(xf, wf, bf, scale, rows, target, row_ids, col_ids, buf)  # (B, N)
+            pos = s.gather(1, target[rows, None]).squeeze(1)  # (B,)
+            block_lse = _softmax_(s)  # s now holds the softmax
+            lse[rows] = block_lse
+            total += (block_lse - pos).sum(dtype=torch.float64)
+            if fused:
+                assert gx is not None and gw is not None
+                p = s
+                p[torch.arange(p.shape[0]), target[rows]] -= 1.0
+                torch.mm(p, wf, out=gx[rows])
+                if scale != 1.0:
+                    gx[rows].mul_(scale)
+                gw.addmm_(p.T, xf[rows], alpha=scale)
+                if gb is not None:
+                    gb += p.sum(0)
+        ctx.scale, ctx.chunk, ctx.k, ctx.recompute = scale, chunk, k, not fused
+        ctx.dtypes = (x.dtype, w.dtype, bias.dtype if bias is not None else None)
+        if fused:
+            ctx.save_for_backward(gx, gw, gb)
+        else:
+            ctx.save_for_backward(x, w, target, bias, lse, row_ids, col_ids)
+        return (total / k).float()
+
+    @staticmethod
+    def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        g = grad_out.float() / ctx.k
+        dx_t, dw_t, db_t = ctx.dtypes
+        if not ctx.recompute:
+            gx, gw, gb = ctx.saved_tensors
+            return (
+                (gx * g).to(dx_t),
+                (gw * g).to(dw_t),
+                None,
+                (gb * g).to(db_t) if gb is not None else None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
+        x, w, target, bias, lse, row_ids, col_ids = ctx.saved_tensors
+        xf, wf = x.float(), w.float()
+        bf = bias.float() if bias is not None else None
+        gx = torch.empty_like(xf)
+        gw = torch.zeros_like(wf)
+        gb = torch.zeros_like(bf) if bf is not None else None
+        buf = torch.empty(min(ctx.chunk, ctx.k), wf.shape[0], dtype=torch.float32, device=x.device)
+        for start in range(0, ctx.k, ctx.chunk):
+            rows = slice(start, min(start + ctx.chunk, ctx.k))
+            s = _block_scores(xf, wf, bf, ctx.scale, rows, target, row_ids, col_ids, buf)
+            p = torch.exp_(s.sub_(lse[rows, None]))
+            p[torch.arange(p.shape[0]), target[rows]] -= 1.0
+            gx[rows] = (p @ wf) * ctx.scale
+            gw.addmm_(p.T, xf[rows], alpha=ctx.scale)
+            if gb is not None:
+                gb += p.sum(0)
+        return (
+            (gx * g).to(dx_t),
+            (gw * g).to(dw_t),
+            None,
+            (gb * g).to(db_t) if gb is not None else None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
+
+
+def chunked_linear_cross_entropy(
+    x: Tensor,
+    weight: Tensor,
+    target: Tensor,
+    *,
+    bias: Tensor | None = None,
+    scale: float = 1.0,
+    chunk: int = 1024,
+    exclude_ids: tuple[Tensor, Tensor] | None = None,
+    recompute: bool = False,
+) -> Tensor:
+    """Mean cross-entropy of softmax(x @ weight.T * scale + bias) at `target`, in row chunks.
+
+    Args:
+        x (Tensor): [K, D] inputs (any float dtype; computed in fp32).
+        weight (Tensor): [N, D] class vectors (CWT: target embeddings; CE: the vocabulary).
+        target (Tensor): [K] column index of each row's positive.
+        bias (Tensor): [N] or None.
+        exclude_ids (tuple): ([K] row ids, [N] column ids): columns with the row's id, other
+            than its target, are left out of its softmax.
+        recompute (bool): keep only the log-sum-exp and recompute in backward (least memory).
+
+    Returns:
+        Tensor: scalar fp32 loss.
+    """
+    if chunk <= 0:
+        raise ValueError(f"chunk must be > 0, got {chunk}")
+    row_ids, col_ids = exclude_ids if exclude_ids is not None else (None, None)
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        out: Tensor = _ChunkedLinearCE.apply(
+            x, weight, target, bias, scale, chunk, row_ids, col_ids, recompute
+        )
+    return out
