@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 
@@ -141,7 +142,7 @@ def bench_cwt(quick: bool, peak: float) -> list[Row]:
 
 
 def _steppers(
-    preset: str, vocab: int, batch: int, seq: int, configs: dict[str, dict[str, object]]
+    preset: str, vocab: int, batch: int, seq: int, configs: dict[str, dict[str, Any]]
 ) -> dict[str, Stepper]:
     spec = get_spec(preset, vocab)
     return {
@@ -152,7 +153,7 @@ def _steppers(
             seq,
             0,
             options=c.get("options"),
-            hf_default=bool(c.get("hf_default")),  # type: ignore[arg-type]
+            hf_default=bool(c.get("hf_default")),
             sparse=bool(c.get("sparse")),
             bf16=bool(c.get("bf16")),
         )
@@ -164,7 +165,7 @@ def bench_steps(quick: bool, peak: float) -> list[Row]:
     rows: list[Row] = []
     batch = 8 if quick else 32
     reps = 2 if quick else 3
-    configs: dict[str, dict[str, object]] = {
+    configs: dict[str, dict[str, Any]] = {
         "hf-default": {"objective": "ce", "hf_default": True},
         "vanilla": {"objective": "ce"},
         "vanilla-chunked": {"objective": "ce", "options": ObjectiveOptions(ce_impl="chunked")},
