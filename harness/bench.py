@@ -19,8 +19,9 @@ from typing import Any
 
 import torch
 
-from harness.tasks.throughput import Stepper
+from harness.tasks.throughput import Stepper, matmul_roofline
 from zoo.models import get_spec
+from zoo.numerics import flush_denormal
 from zoo.objectives import ObjectiveOptions, cwt_loss
 
 
@@ -38,16 +39,9 @@ def _check(name: str, value: float, unit: str, op: str, bound: float) -> Row:
     return Row(name, value, unit, f"{op} {bound:g}", "PASS" if ok else "FAIL")
 
 
-def roofline(n: int = 4096, d: int = 768, reps: int = 5) -> float:
+def roofline(n: int = 4096, d: int = 768) -> float:
     """Best fp32 FLOP/s of a plain [n, d] @ [d, n] torch.mm (the CWT score shape)."""
-    a, b = torch.randn(n, d), torch.randn(d, n)
-    torch.mm(a, b)
-    best = float("inf")
-    for _ in range(reps):
-        t = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - t)
-    return 2.0 * n * n * d / best
+    return matmul_roofline(n, d)
 
 
 def interleaved(fns: dict[str, Callable[[], float]], warmup: int, reps: int) -> dict[str, float]:
@@ -317,8 +311,12 @@ def bench_steps(quick: bool, peak: float) -> list[Row]:
 
 
 def run_bench(quick: bool = False, parts: tuple[str, ...] = ("cwt", "steps")) -> list[Row]:
+    with flush_denormal(True):  # as pretraining does by default (PretrainConfig.flush_denormal)
+        return _run_bench(quick, parts)
+
+
+def _run_bench(quick: bool, parts: tuple[str, ...]) -> list[Row]:
     torch.manual_seed(0)
-    torch.set_flush_denormal(True)  # as pretraining does by default (PretrainConfig.flush_denormal)
     peak = roofline()
     rows = [Row("fp32 torch.mm roofline [4096, 768] @ [768, 4096]", peak / 1e9, "GFLOP/s")]
     if "cwt" in parts:
@@ -344,10 +342,10 @@ def profile_headless_step(batch: int = 32, steps: int = 3) -> str:
     """torch.profiler table of a headless bert-small training step (V=50k, seq 128)."""
     from torch.profiler import ProfilerActivity, profile
 
-    torch.set_flush_denormal(True)
-    s = Stepper(get_spec("bert-small", 50_000), "cwt", batch, 128, 0)
-    s.step()
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        for _ in range(steps):
-            s.step()
+    with flush_denormal(True):
+        s = Stepper(get_spec("bert-small", 50_000), "cwt", batch, 128, 0)
+        s.step()
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(steps):
+                s.step()
     return str(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))

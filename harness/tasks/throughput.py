@@ -26,6 +26,7 @@ from zoo.data.batches import IGNORE, clm_labels
 from zoo.flops import train_step_flops
 from zoo.models import get_spec
 from zoo.models.spec import ModelSpec
+from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES, ObjectiveOptions
 from zoo.train.pretrain import resolve_recipe
 from zoo.train.step import TrainModule, prepare_for_objective
@@ -42,16 +43,16 @@ class ThroughputParams(BaseModel):
     seq_len: int | None = Field(None, gt=0)
 
 
-def matmul_roofline(n: int = 1024, reps: int = 5) -> float:
-    """Best fp32 FLOP/s of a plain n x n @ n x n torch.mm on this machine, now."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def matmul_roofline(n: int = 1024, d: int = 1024, reps: int = 5) -> float:
+    """Best fp32 FLOP/s of a plain [n, d] @ [d, n] torch.mm on this machine, now."""
+    a, b = torch.randn(n, d), torch.randn(d, n)
     torch.mm(a, b)
     best = float("inf")
     for _ in range(reps):
         t = time.perf_counter()
         torch.mm(a, b)
         best = min(best, time.perf_counter() - t)
-    return 2.0 * n**3 / best
+    return 2.0 * n * n * d / best
 
 
 def synthetic_batch(
@@ -86,7 +87,7 @@ class Stepper:
         bf16: bool = False,
     ) -> None:
         from zoo.train.config import ResolvedRecipe
-        from zoo.train.pretrain import clip_grad_norm, make_optimizer
+        from zoo.train.optim import clip_grad_norm, make_optimizer
 
         torch.manual_seed(seed)
         self.spec, self.objective = spec, OBJECTIVES.get(objective)
@@ -163,8 +164,12 @@ def measure_memory(
 
 
 def run_throughput(ctx: TaskContext) -> list[Result]:
+    with flush_denormal(ctx.pretrain.flush_denormal):  # measure what training does
+        return _run_throughput(ctx)
+
+
+def _run_throughput(ctx: TaskContext) -> list[Result]:
     p: ThroughputParams = ctx.params
-    torch.set_flush_denormal(ctx.pretrain.flush_denormal)  # measure what training does
     recipe = resolve_recipe(ctx.pretrain, ctx.spec)
     batch, seq = p.batch_size or recipe.batch_size, p.seq_len or recipe.seq_len
     spec = ctx.spec

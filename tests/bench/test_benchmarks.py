@@ -19,10 +19,10 @@ pytestmark = pytest.mark.benchmark
 
 @pytest.fixture(autouse=True)
 def _ftz():
-    old = torch.is_grad_enabled()
-    torch.set_flush_denormal(True)
-    yield
-    torch.set_grad_enabled(old)
+    from zoo.numerics import flush_denormal
+
+    with flush_denormal(True):
+        yield
 
 
 @pytest.mark.parametrize("impl", ["plain", "chunked", "recompute", "torch"])

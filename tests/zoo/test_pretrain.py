@@ -306,3 +306,18 @@ def test_torchrun_ddp_two_processes(tmp_path) -> None:
     meta = json.loads((out / "final/hlm_metadata.json").read_text())
     assert meta["batch_size"] == 4  # 2 per process x 2 processes
     assert meta["tokens_seen"] == 6 * 4 * 32
+
+
+def test_pretrain_restores_the_denormal_mode(tmp_path) -> None:
+    from zoo.numerics import denormals_flushed
+
+    assert not denormals_flushed()
+    pretrain(
+        PretrainConfig(
+            preset="pythia-tiny",
+            objective="cwt",
+            output_dir=str(tmp_path / "r"),
+            **{**TINY, "steps": 2},
+        )
+    )
+    assert not denormals_flushed()  # flushed during training only (flush_denormal=True by default)

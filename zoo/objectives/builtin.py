@@ -49,10 +49,9 @@ def ce_loss(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
     return {"loss": loss, "ce": loss.detach()}
 
 
-def cwt_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
-    """Headless: contrast h [K, D] against e(targets) [K, D]; never touches the head."""
-    targets_e = batch.input_embeddings(batch.targets)  # (K, D)
-    loss = cwt_loss(
+def _contrast(batch: LossInputs, targets_e: Tensor, options: ObjectiveOptions) -> Tensor:
+    """h [K, D] against target vectors [K, D] with in-batch negatives, per `options`."""
+    return cwt_loss(
         batch.hidden,
         targets_e,
         options.temperature,
@@ -61,6 +60,11 @@ def cwt_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Ten
         impl=options.cwt_impl,
         chunk=options.chunk,
     )
+
+
+def cwt_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+    """Headless: contrast h [K, D] against e(targets) [K, D]; never touches the head."""
+    loss = _contrast(batch, batch.input_embeddings(batch.targets), options)  # e(targets): (K, D)
     return {"loss": loss, "cwt": loss.detach()}
 
 
@@ -75,16 +79,7 @@ def nce_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Ten
     """NCE without weight tying: targets come from a separate [V, D] matrix, not e_theta."""
     if batch.output_embeddings is None:
         raise RuntimeError("the 'nce' objective needs the model's untied output embeddings")
-    targets_e = F.embedding(batch.targets, batch.output_embeddings)  # (K, D)
-    loss = cwt_loss(
-        batch.hidden,
-        targets_e,
-        options.temperature,
-        duplicates=options.duplicates,
-        target_ids=batch.targets,
-        impl=options.cwt_impl,
-        chunk=options.chunk,
-    )
+    loss = _contrast(batch, F.embedding(batch.targets, batch.output_embeddings), options)  # (K, D)
     return {"loss": loss, "nce": loss.detach()}
 
 

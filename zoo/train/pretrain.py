@@ -33,6 +33,7 @@ from zoo.errors import TrainingDiverged, UserError
 from zoo.flops import train_step_flops
 from zoo.models import get_spec, spec_for_model_type
 from zoo.models.spec import ModelSpec
+from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES
 from zoo.objectives.base import ObjectiveOptions
 from zoo.registry import load_plugin
@@ -41,22 +42,9 @@ from zoo.train.checkpoint import STATE, list_checkpoints, load_model, read_metad
 from zoo.train.config import PretrainConfig, ResolvedRecipe
 from zoo.train.distributed import DistContext, init_distributed, shutdown_distributed
 from zoo.train.evaluate import make_labels, validation_metrics
+from zoo.train.optim import clip_grad_norm
 from zoo.train.schedule import make_scheduler
 from zoo.train.step import TrainModule, prepare_for_objective
-
-
-def clip_grad_norm(params: list[torch.nn.Parameter], max_norm: float) -> float:
-    """Global-norm clipping that also handles sparse gradients (sparse embeddings)."""
-    grads = [p.grad for p in params if p.grad is not None]
-    if not grads:
-        return 0.0
-    sq = [(g.coalesce()._values() if g.is_sparse else g).float().pow(2).sum() for g in grads]
-    norm = float(torch.stack(sq).sum().sqrt())
-    if norm > max_norm:
-        scale = max_norm / (norm + 1e-6)
-        for g in grads:
-            g.mul_(scale)
-    return norm
 
 
 def peak_rss_mb() -> float:
@@ -83,63 +71,6 @@ def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec) -> ResolvedRecipe:
         schedule=pick(cfg.schedule, r.schedule),
         warmup_steps=pick(cfg.warmup_steps, r.warmup_steps),
     )
-
-
-def make_optimizer(
-    model: Any, spec: Any, objective: Any, recipe: ResolvedRecipe, sparse_embeddings: bool
-) -> torch.optim.Optimizer:
-    """AdamW (no decay on biases / norms); with `sparse_embeddings`, the input embedding gets
-    sparse gradients and SparseAdam, so its update touches only the rows in the batch."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    sparse: list[torch.nn.Parameter] = []
-    if sparse_embeddings:
-        if objective.needs_head or objective.needs_output_embeddings:
-            raise UserError(
-                f"sparse_embeddings needs a headless objective: {objective.name!r} uses the embedding "
-                "matrix densely (tied head / output matrix)"
-            )
-        emb = spec.input_embeddings(model)
-        emb.sparse = True
-        sparse = [emb.weight]
-    dense = [p for p in params if all(p is not q for q in sparse)]
-    decay = [p for p in dense if p.ndim >= 2]
-    no_decay = [p for p in dense if p.ndim < 2]
-    groups = [
-        {"params": decay, "weight_decay": recipe.weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
-    ]
-    adamw = torch.optim.AdamW(groups, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps)
-    if not sparse:
-        return adamw
-    return _Combined(
-        adamw, torch.optim.SparseAdam(sparse, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps)
-    )
-
-
-class _Combined(torch.optim.Optimizer):
-    """AdamW for dense parameters + SparseAdam for the sparse embedding, stepped together."""
-
-    def __init__(self, dense: torch.optim.Optimizer, sparse: torch.optim.Optimizer) -> None:
-        self.parts = [dense, sparse]
-        super().__init__([{"params": g["params"]} for o in self.parts for g in o.param_groups], {})
-        self.param_groups = [
-            g for o in self.parts for g in o.param_groups
-        ]  # shared: schedulers see all
-
-    def step(self, closure: Any = None) -> None:  # type: ignore[override]
-        for o in self.parts:
-            o.step()
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for o in self.parts:
-            o.zero_grad(set_to_none=set_to_none)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"parts": [o.state_dict() for o in self.parts]}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        for o, s in zip(self.parts, state_dict["parts"], strict=True):
-            o.load_state_dict(s)
 
 
 def _step_seed(seed: int, step: int, micro: int, rank: int) -> int:
@@ -189,13 +120,13 @@ def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
     """Train per `cfg`; returns the final checkpoint folder."""
     ctx = init_distributed()
     try:
-        return _pretrain(cfg, resume, ctx)
+        with flush_denormal(cfg.flush_denormal):
+            return _pretrain(cfg, resume, ctx)
     finally:
         shutdown_distributed(ctx)
 
 
 def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
-    torch.set_flush_denormal(cfg.flush_denormal)
     for plugin in cfg.plugins:
         load_plugin(plugin)
     objective = OBJECTIVES.get(cfg.objective)
