@@ -174,8 +174,10 @@ def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
         raise SuiteError([f"{path}: include: expected a list of file paths"])
     merged: dict[str, Any] = {}
-    for inc in includes:
+    for i, inc in enumerate(includes):
         inc_path = (path.parent / inc) if not Path(inc).is_absolute() else Path(inc)
+        if not inc or not inc_path.is_file():
+            raise SuiteError([f"{path}: include[{i}]: file not found: {inc_path}"])
         sub = read_raw(inc_path, (*stack, path.resolve()))
         sub.pop("name", None)
         sub.pop("include", None)
