@@ -61,6 +61,35 @@ def _softmax_(s: Tensor) -> Tensor:
     return (m + z.log()).squeeze(1)
 
 
+def _accumulate_grads(
+    p: Tensor,
+    x: Tensor,
+    w: Tensor,
+    rows: slice,
+    target: Tensor,
+    scale: float,
+    gx: Tensor,
+    gw: Tensor,
+    gb: Tensor | None,
+) -> None:
+    """Given a block's softmax `p` [B, N] (overwritten), add its loss gradients (x K)."""
+    p[torch.arange(p.shape[0]), target[rows]] -= 1.0  # softmax - one-hot
+    torch.mm(p, w, out=gx[rows])  # (B, D)
+    if scale != 1.0:
+        gx[rows].mul_(scale)
+    gw.addmm_(p.T, x[rows], alpha=scale)  # (N, D)
+    if gb is not None:
+        gb += p.sum(0)
+
+
+def _grads_out(
+    g: Tensor, dtypes: tuple[Any, Any, Any], gx: Tensor, gw: Tensor, gb: Tensor | None
+) -> tuple[Tensor | None, ...]:
+    dx_t, dw_t, db_t = dtypes
+    bias_grad = (gb * g).to(db_t) if gb is not None else None
+    return ((gx * g).to(dx_t), (gw * g).to(dw_t), None, bias_grad, None, None, None, None, None)
+
+
 class _ChunkedLinearCE(torch.autograd.Function):
     @staticmethod
     def forward(  # type: ignore[override]
@@ -95,14 +124,7 @@ class _ChunkedLinearCE(torch.autograd.Function):
             total += (block_lse - pos).sum(dtype=torch.float64)
             if fused:
                 assert gx is not None and gw is not None
-                p = s
-                p[torch.arange(p.shape[0]), target[rows]] -= 1.0
-                torch.mm(p, wf, out=gx[rows])
-                if scale != 1.0:
-                    gx[rows].mul_(scale)
-                gw.addmm_(p.T, xf[rows], alpha=scale)
-                if gb is not None:
-                    gb += p.sum(0)
+                _accumulate_grads(s, xf, wf, rows, target, scale, gx, gw, gb)
         ctx.scale, ctx.chunk, ctx.k, ctx.recompute = scale, chunk, k, not fused
         ctx.dtypes = (x.dtype, w.dtype, bias.dtype if bias is not None else None)
         if fused:
@@ -114,47 +136,21 @@ class _ChunkedLinearCE(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         g = grad_out.float() / ctx.k
-        dx_t, dw_t, db_t = ctx.dtypes
         if not ctx.recompute:
-            gx, gw, gb = ctx.saved_tensors
-            return (
-                (gx * g).to(dx_t),
-                (gw * g).to(dw_t),
-                None,
-                (gb * g).to(db_t) if gb is not None else None,
-                None,
-                None,
-                None,
-                None,
-                None,
-            )
+            return _grads_out(g, ctx.dtypes, *ctx.saved_tensors)
         x, w, target, bias, lse, row_ids, col_ids = ctx.saved_tensors
         xf, wf = x.float(), w.float()
         bf = bias.float() if bias is not None else None
-        gx = torch.empty_like(xf)
-        gw = torch.zeros_like(wf)
+        gx, gw = torch.empty_like(xf), torch.zeros_like(wf)
         gb = torch.zeros_like(bf) if bf is not None else None
         buf = torch.empty(min(ctx.chunk, ctx.k), wf.shape[0], dtype=torch.float32, device=x.device)
         for start in range(0, ctx.k, ctx.chunk):
             rows = slice(start, min(start + ctx.chunk, ctx.k))
             s = _block_scores(xf, wf, bf, ctx.scale, rows, target, row_ids, col_ids, buf)
-            p = torch.exp_(s.sub_(lse[rows, None]))
-            p[torch.arange(p.shape[0]), target[rows]] -= 1.0
-            gx[rows] = (p @ wf) * ctx.scale
-            gw.addmm_(p.T, xf[rows], alpha=ctx.scale)
-            if gb is not None:
-                gb += p.sum(0)
-        return (
-            (gx * g).to(dx_t),
-            (gw * g).to(dw_t),
-            None,
-            (gb * g).to(db_t) if gb is not None else None,
-            None,
-            None,
-            None,
-            None,
-            None,
-        )
+            _accumulate_grads(
+                s.sub_(lse[rows, None]).exp_(), xf, wf, rows, target, ctx.scale, gx, gw, gb
+            )
+        return _grads_out(g, ctx.dtypes, gx, gw, gb)
 
 
 def chunked_linear_cross_entropy(
