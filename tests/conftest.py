@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# No network in tests, as in CI: set before huggingface_hub / datasets read them at import.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
 import pytest
 import transformers
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HLM_DATA_ROOT", ROOT.parent / "shared" / "data")).resolve()
 os.environ["HLM_DATA_ROOT"] = str(DATA)
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 transformers.utils.logging.disable_progress_bar()
 transformers.utils.logging.set_verbosity_error()
 

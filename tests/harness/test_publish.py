@@ -42,10 +42,18 @@ def trained(tmp_path_factory):
     return root, ckpt
 
 
+def _online(monkeypatch) -> None:
+    """The tests run offline (conftest); the client reads HF_HUB_OFFLINE at import, so talking
+    to the loopback Hub means lifting its offline flag for this test."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+
+
 @pytest.fixture
 def hub(monkeypatch):
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    _online(monkeypatch)
     with HubServer() as server:
         yield server
 
@@ -179,8 +187,7 @@ def test_dry_run_writes_exactly_the_uploaded_files(trained, hub, tmp_path) -> No
 
 def test_failed_upload_is_clear_and_keeps_local_files(trained, monkeypatch, capsys) -> None:
     root, ckpt = trained
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    _online(monkeypatch)
     before = tree_digest(ckpt)
     with HubServer() as dead:
         url = dead.url  # closed when the block ends: nothing listens there any more
