@@ -28,3 +28,21 @@ def reset_peak() -> None:
 
 def peak_mb() -> float:
     return _status_kb("VmHWM") / 1024.0
+
+
+def torch_huge_pages() -> bool:
+    """Whether torch's large CPU tensors land on transparent huge pages in this process
+    (THP_MEM_ALLOC_ENABLE=1 before torch's first allocation, and THP not disabled)."""
+    import torch
+
+    def anon_huge_kb() -> float:
+        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+            if line.startswith("AnonHugePages:"):
+                return float(line.split()[1])
+        return 0.0
+
+    before = anon_huge_kb()
+    x = torch.ones(16 * 2**20 // 4)  # 16 MiB, touched
+    grown = anon_huge_kb() - before
+    del x
+    return grown >= 8 * 1024

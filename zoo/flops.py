@@ -1,7 +1,8 @@
 """Analytic FLOP counts (multiply-add = 2 FLOPs), forward and training (= 3 x forward).
 
 Per token of the body: 2 x (non-embedding matmul parameters) + 4 x T x D per layer (QK^T and
-attention x V). Loss term for K selected positions: CE 2 K D V (+ 2 K D^2 for BERT's head
+attention x V). With the encoder's last layer pruned to Q query rows (`last_layer_queries`),
+that layer computes keys and values for every token but the rest only for the Q rows. Loss term for K selected positions: CE 2 K D V (+ 2 K D^2 for BERT's head
 transform); CWT / NCE 2 K^2 D; CE+CWT both.
 """
 
@@ -11,10 +12,18 @@ from zoo.models.spec import ModelSpec
 from zoo.objectives.base import Objective
 
 
-def body_forward_flops(spec: ModelSpec, batch_size: int, seq_len: int) -> float:
+def body_forward_flops(
+    spec: ModelSpec, batch_size: int, seq_len: int, last_layer_queries: int | None = None
+) -> float:
     tokens = batch_size * seq_len
-    attn = 4 * seq_len * spec.hidden_size * spec.num_layers
-    return float(tokens * (2 * spec.body_params() + attn))
+    d, i = spec.hidden_size, spec.intermediate_size
+    per_layer = tokens * (2 * (4 * d * d + 2 * d * i) + 4 * seq_len * d)
+    total = float(tokens * (2 * spec.body_params() + 4 * seq_len * d * spec.num_layers))
+    if last_layer_queries is None:
+        return total
+    q = last_layer_queries
+    pruned = tokens * 2 * (2 * d * d) + q * (2 * (2 * d * d + 2 * d * i) + 4 * seq_len * d)
+    return total - per_layer + pruned
 
 
 def loss_forward_flops(spec: ModelSpec, objective: Objective, k: int) -> float:
@@ -28,12 +37,16 @@ def loss_forward_flops(spec: ModelSpec, objective: Objective, k: int) -> float:
 
 
 def train_step_flops(
-    spec: ModelSpec, objective: Objective, batch_size: int, seq_len: int, k: int
+    spec: ModelSpec,
+    objective: Objective,
+    batch_size: int,
+    seq_len: int,
+    k: int,
+    last_layer_queries: int | None = None,
 ) -> float:
     """FLOPs of one optimisation step over one micro-batch (forward + backward)."""
-    return 3.0 * (
-        body_forward_flops(spec, batch_size, seq_len) + loss_forward_flops(spec, objective, k)
-    )
+    body = body_forward_flops(spec, batch_size, seq_len, last_layer_queries)
+    return 3.0 * (body + loss_forward_flops(spec, objective, k))
 
 
 def expected_k(spec: ModelSpec, batch_size: int, seq_len: int, mlm_probability: float) -> int:

@@ -71,7 +71,9 @@ class Stepper:
     """One model + objective + optimizer, stepping on a fixed batch.
 
     `hf_default`: the reference vanilla step of Hugging Face (`model(input_ids, labels=...)`),
-    which projects every position onto the vocabulary, not only the selected ones.
+    which projects every position onto the vocabulary, not only the selected ones (and runs
+    the whole last layer). Otherwise the step is the pretraining one (`TrainModule`), with the
+    encoder's last layer pruned to the selected positions unless `prune_last_layer` is off.
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class Stepper:
         hf_default: bool = False,
         sparse: bool = False,
         bf16: bool = False,
+        prune_last_layer: bool = True,
     ) -> None:
         from zoo.train.config import ResolvedRecipe
         from zoo.train.optim import clip_grad_norm, make_optimizer
@@ -94,7 +97,9 @@ class Stepper:
         self.hf_default, self.bf16 = hf_default, bf16
         self.model = spec.build(tie_word_embeddings=not self.objective.needs_output_embeddings)
         prepare_for_objective(self.model, spec, self.objective)
-        self.module = TrainModule(self.model, spec, self.objective, options or ObjectiveOptions())
+        self.module = TrainModule(
+            self.model, spec, self.objective, options or ObjectiveOptions(), prune_last_layer
+        )
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         recipe = ResolvedRecipe(
             steps=1,
@@ -122,7 +127,10 @@ class Stepper:
                 + batch * seq * (2.0 * spec.hidden_size * spec.vocab_size + extra)
             )
         else:
-            self.flops = train_step_flops(spec, self.objective, batch, seq, self.k)
+            queries = None  # the pruned last layer's query rows: B x the longest row's count
+            if prune_last_layer and spec.is_encoder:
+                queries = batch * int((self.labels != IGNORE).sum(1).max())
+            self.flops = train_step_flops(spec, self.objective, batch, seq, self.k, queries)
         self.n_params = sum(p.numel() for p in self.model.parameters())
 
     def step(self) -> float:

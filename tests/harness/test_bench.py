@@ -6,7 +6,7 @@ import json
 
 import torch
 
-from harness.bench import Row, _check, format_rows, interleaved, probe
+from harness.bench import Roofline, Row, _check, _mfu, finalize, format_rows, interleaved, probe
 from harness.memory import peak_mb, reset_peak, rss_mb
 
 
@@ -25,14 +25,43 @@ def test_check_and_json_rows() -> None:
     assert "| measurement" in table and "INFO" in table
 
 
-def test_interleaved_runs_round_robin() -> None:
+def test_interleaved_runs_round_robin_and_keeps_best_and_median() -> None:
     order: list[str] = []
-    med = interleaved(
-        {"a": lambda: order.append("a") or 1.0, "b": lambda: order.append("b") or 3.0},
-        warmup=1,
-        reps=2,
+    a_times = iter([9.0, 2.0, 1.0, 5.0])  # the warm-up (9.0) is dropped
+
+    def a() -> float:
+        order.append("a")
+        return next(a_times)
+
+    t = interleaved({"a": a, "b": lambda: order.append("b") or 3.0}, warmup=1, reps=3)
+    assert order == ["a", "b"] * 4
+    assert t.best == {"a": 1.0, "b": 3.0} and t.median == {"a": 2.0, "b": 3.0}
+    assert t.spread() == 2.0
+
+
+def test_interleaved_samples_the_roofline_after_each_round() -> None:
+    peak = Roofline(n=64, d=32)
+    interleaved({"a": lambda: 1.0}, warmup=1, reps=2, peak=peak)
+    assert len(peak.samples) == 3 and peak.best == max(peak.samples) > 0
+
+
+def test_mfu_rows_divide_by_one_roofline_at_the_end() -> None:
+    rows = finalize(
+        [
+            _mfu("m", 60.0, ">=", 0.5),
+            _mfu("n", 40.0, ">=", 0.5),
+            _mfu("i", 10.0),
+            Row("r", 7.0, "ms"),
+        ],
+        peak=100.0,
     )
-    assert order == ["a", "b"] * 3 and med == {"a": 1.0, "b": 3.0}
+    assert [(r.value, r.status) for r in rows] == [
+        (0.6, "PASS"),
+        (0.4, "FAIL"),
+        (0.1, "INFO"),
+        (7.0, "INFO"),
+    ]
+    assert "per_peak" not in json.loads(format_rows(rows, as_json=True))[0]
 
 
 def test_peak_memory_is_reset_and_measured() -> None:

@@ -7,10 +7,18 @@ distilbert-base-multilingual-cased's shape).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
+import torch
 from torch import Tensor, nn
 from transformers import BertConfig, BertForMaskedLM, PreTrainedModel
+from transformers.masking_utils import create_bidirectional_mask
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+from transformers.models.bert.modeling_bert import (
+    BertLayer,
+    BertSelfAttention,
+    eager_attention_forward,
+)
 
 from zoo.models.spec import Kind, ModelSpec, Recipe
 from zoo.objectives.base import VocabHead
@@ -40,6 +48,50 @@ class BertSpec(ModelSpec):
         assert isinstance(model, BertForMaskedLM)
         return model.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
+    @classmethod
+    def selected_body(
+        cls,
+        model: PreTrainedModel,
+        input_ids: Tensor,
+        attention_mask: Tensor | None,
+        selected: Tensor,
+    ) -> Tensor:
+        """Last hidden state at the selected positions, [K, D]: the last layer computes keys and
+        values for every position but queries, attention output and feed-forward only at the
+        selected ones (MLM reads nothing else). Same values as `body(...)[selected]`; at 15%
+        masking a 4-layer encoder does about 17% fewer FLOPs."""
+        assert isinstance(model, BertForMaskedLM)
+        bert = model.bert
+        x = bert.embeddings(input_ids=input_ids)  # (B, T, D)
+        mask = create_bidirectional_mask(
+            config=bert.config, inputs_embeds=x, attention_mask=attention_mask
+        )  # None, or (B, 1, T, T) in the attention implementation's format
+        if mask is not None and not isinstance(mask, Tensor):  # e.g. flex attention's BlockMask
+            return cls.body(model, input_ids, attention_mask)[selected]
+        *layers, last = cast(list[BertLayer], list(bert.encoder.layer))
+        for layer in layers:
+            x = layer(x, mask)
+        idx, valid = _padded_positions(selected)  # (B, m), (B, m)
+        b, t, d = x.shape
+        xq = x.gather(1, idx[..., None].expand(b, idx.shape[1], d))  # (B, m, D)
+        sa = cast(BertSelfAttention, last.attention.self)
+        heads, hd = sa.num_attention_heads, sa.attention_head_size
+        q = sa.query(xq).view(b, -1, heads, hd).transpose(1, 2)  # (B, H, m, d)
+        k = sa.key(x).view(b, t, heads, hd).transpose(1, 2)  # (B, H, T, d)
+        v = sa.value(x).view(b, t, heads, hd).transpose(1, 2)
+        if mask is not None:  # keep the selected query rows
+            rows = idx[:, None, :, None].expand(b, mask.shape[1], idx.shape[1], mask.shape[-1])
+            mask = mask.gather(2, rows)  # (B, 1, m, T)
+        attend = ALL_ATTENTION_FUNCTIONS.get_interface(
+            bert.config._attn_implementation, eager_attention_forward
+        )
+        a, _ = attend(
+            sa, q, k, v, mask, dropout=sa.dropout.p if sa.training else 0.0, scaling=sa.scaling
+        )  # (B, m, H, d)
+        a = last.attention.output(a.reshape(b, -1, heads * hd), xq)  # (B, m, D)
+        out = last.output(last.intermediate(a), a)  # (B, m, D)
+        return out[valid]  # (K, D), same order as x[selected]
+
     @staticmethod
     def vocab_head(model: PreTrainedModel) -> VocabHead:
         assert isinstance(model, BertForMaskedLM)
@@ -50,6 +102,17 @@ class BertSpec(ModelSpec):
     def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
         assert isinstance(model, BertForMaskedLM)
         return [model.cls.predictions.transform]
+
+
+def _padded_positions(selected: Tensor) -> tuple[Tensor, Tensor]:
+    """selected (Tensor): [B, T] bool -> the selected positions of each row, in order, padded
+    to the longest row (idx [B, m]), and which entries are real (valid [B, m])."""
+    counts = selected.sum(1)  # (B,)
+    m = max(int(counts.max()), 1)
+    order = torch.sort(selected.to(torch.int8), dim=1, descending=True, stable=True).indices
+    idx = order[:, :m]  # selected positions first, in position order
+    valid = torch.arange(m, device=selected.device)[None, :] < counts[:, None]
+    return idx, valid
 
 
 def _bert(

@@ -65,6 +65,20 @@ class ModelSpec:
         """The transformer body's last hidden state [B, T, D] (after any final LayerNorm)."""
         raise NotImplementedError
 
+    @classmethod
+    def selected_body(
+        cls,
+        model: PreTrainedModel,
+        input_ids: Tensor,
+        attention_mask: Tensor | None,
+        selected: Tensor,
+    ) -> Tensor:
+        """The last hidden state at the `selected` [B, T] positions only: [K, D], row-major.
+
+        Families may skip work whose output no loss reads (the encoder's last layer at
+        unselected positions); the default runs the whole body and gathers."""
+        return cls.body(model, input_ids, attention_mask)[selected]
+
     @staticmethod
     def vocab_head(model: PreTrainedModel) -> VocabHead:
         raise NotImplementedError

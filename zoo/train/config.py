@@ -69,6 +69,11 @@ class PretrainConfig(BaseModel):
         description="sparse input-embedding gradients + SparseAdam (headless objectives): update cost "
         "proportional to the tokens in the batch, not to V",
     )
+    prune_last_layer: bool = Field(
+        True,
+        description="encoders: run the last layer's queries and feed-forward only at the masked "
+        "positions, the only ones a loss reads (same values; ~17% fewer FLOPs for 4 layers)",
+    )
     untie_head: bool = Field(
         False, description="give the model a separate LM head initialised from the embeddings"
     )

@@ -250,7 +250,7 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
             yaml.safe_dump(json.loads(json.dumps(resolved)), sort_keys=False)
         )
 
-    train_module = ctx.wrap(TrainModule(model, spec, objective, options))
+    train_module = ctx.wrap(TrainModule(model, spec, objective, options, cfg.prune_last_layer))
     sampler = BatchSampler(len(blocks), cfg.seed)
     n_params = sum(p.numel() for p in model.parameters())
     meta_base = {

@@ -36,7 +36,11 @@ def prepare_for_objective(
 
 
 class TrainModule(nn.Module):
-    """forward(input_ids [B, T], labels [B, T]) -> dict of scalar losses (+ "k": #selected)."""
+    """forward(input_ids [B, T], labels [B, T]) -> dict of scalar losses (+ "k": #selected).
+
+    `prune_last_layer`: take the hidden states from `spec.selected_body`, which may compute
+    the last layer only where a label is (encoders); same values as the full body.
+    """
 
     def __init__(
         self,
@@ -44,19 +48,23 @@ class TrainModule(nn.Module):
         spec: type[ModelSpec] | ModelSpec,
         objective: Objective,
         options: ObjectiveOptions,
+        prune_last_layer: bool = True,
     ) -> None:
         super().__init__()
         self.model = model
         self.spec = spec
         self.objective = objective
         self.options = options
+        self.prune_last_layer = prune_last_layer
 
     def forward(
         self, input_ids: Tensor, labels: Tensor, attention_mask: Tensor | None = None
     ) -> dict[str, Tensor]:
-        hidden = self.spec.body(self.model, input_ids, attention_mask)  # (B, T, D)
         selected = labels != IGNORE  # (B, T)
-        h = hidden[selected]  # (K, D)
+        if self.prune_last_layer:  # the family may skip the last layer's unselected positions
+            h = self.spec.selected_body(self.model, input_ids, attention_mask, selected)  # (K, D)
+        else:
+            h = self.spec.body(self.model, input_ids, attention_mask)[selected]  # (K, D)
         targets = labels[selected]  # (K,)
         obj = self.objective
         batch = LossInputs(
