@@ -1,7 +1,9 @@
 """Fresh-process memory probe for `hlm bench`: `python -m harness.bench_probe KIND JSON`.
 
 Prints one JSON line: the RSS high-water mark during the measured work (`peak_mb`, VmHWM
-reset just before it) and its growth over the RSS just before (`growth_mb`).
+reset just before it) and its growth over the RSS just before (`growth_mb`). The `speedup`
+probe instead times hf-default against the headless step in this fresh process, so that
+they can be compared under another allocator setting (THP_MEM_ALLOC_ENABLE=0).
 """
 
 from __future__ import annotations
@@ -41,6 +43,29 @@ def main() -> None:
         reset_peak()
         s.step()
         s.step()
+    elif kind == "speedup":  # hf-default vs headless-sparse, timed in this process's settings
+        from harness.bench import interleaved
+        from harness.memory import torch_huge_pages
+        from harness.tasks.throughput import Stepper
+        from zoo.models import get_spec
+
+        spec = get_spec(args["preset"], args["vocab"])
+        b, t = args["batch"], args["seq"]
+        steppers = {
+            "hf-default": Stepper(spec, "ce", b, t, 0, hf_default=True),
+            "headless-sparse": Stepper(spec, "cwt", b, t, 0, sparse=True),
+        }
+        timing = interleaved({k: s.step for k, s in steppers.items()}, 1, args["reps"])
+        best = timing.best
+        print(
+            json.dumps(
+                {
+                    "speedup": best["hf-default"] / best["headless-sparse"],
+                    "huge_pages": torch_huge_pages(),
+                }
+            )
+        )
+        return
     else:
         raise SystemExit(f"unknown probe {kind!r}")
     peak = peak_mb()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -268,7 +269,11 @@ def test_validation_loss_falls_on_real_corpus(
 
 
 @pytest.mark.slow
-def test_torchrun_ddp_two_processes(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("preset", "negatives", "port"),
+    [("pythia-tiny", "local", 29533), ("bert-tiny", "global", 29534)],  # MLM: K differs by rank
+)
+def test_torchrun_ddp_two_processes(tmp_path, preset: str, negatives: str, port: int) -> None:
     out = tmp_path / "ddp"
     cmd = [
         sys.executable,
@@ -277,14 +282,16 @@ def test_torchrun_ddp_two_processes(tmp_path) -> None:
         "--nproc-per-node",
         "2",
         "--master-port",
-        "29533",
+        str(port),
         "-m",
         "harness.cli",
         "pretrain",
         "--preset",
-        "pythia-tiny",
+        preset,
         "--objective",
         "cwt",
+        "--negatives",
+        negatives,
         "--output-dir",
         str(out),
         "--steps",
@@ -298,6 +305,8 @@ def test_torchrun_ddp_two_processes(tmp_path) -> None:
         "--corpus",
         "synthetic:200",
         "--no-progress",
+        "--log-every",
+        "1",
     ]
     res = subprocess.run(
         cmd, capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=300
@@ -306,6 +315,8 @@ def test_torchrun_ddp_two_processes(tmp_path) -> None:
     meta = json.loads((out / "final/hlm_metadata.json").read_text())
     assert meta["batch_size"] == 4  # 2 per process x 2 processes
     assert meta["tokens_seen"] == 6 * 4 * 32
+    losses = [r["loss"] for r in metrics(out) if "loss" in r]
+    assert len(losses) == 6 and all(math.isfinite(x) for x in losses)
 
 
 def test_pretrain_restores_the_denormal_mode(tmp_path) -> None:

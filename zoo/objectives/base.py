@@ -20,7 +20,7 @@ from typing import Literal
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from zoo.objectives.cwt import Duplicates, Impl
+from zoo.objectives.cwt import Duplicates, Impl, Negatives
 
 CEImpl = Literal["plain", "chunked", "torch"]
 
@@ -33,6 +33,7 @@ class ObjectiveOptions:
     ce_impl: how the vocabulary cross-entropy is computed at the K selected positions:
     ``plain`` ([K, V] logits at once), ``chunked`` (our row-chunked linear CE, never the full
     logits), ``torch`` (``F.linear_cross_entropy`` with chunking).
+    negatives: ``local`` or ``global`` (contrastive terms: all ranks' targets, see `cwt_loss`).
     """
 
     temperature: float = 1.0
@@ -40,6 +41,7 @@ class ObjectiveOptions:
     cwt_impl: Impl = "auto"
     ce_impl: CEImpl = "plain"
     chunk: int = 1024
+    negatives: Negatives = "local"
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ def _contrast(batch: LossInputs, targets_e: Tensor, options: ObjectiveOptions) -
         target_ids=batch.targets,
         impl=options.cwt_impl,
         chunk=options.chunk,
+        negatives=options.negatives,
     )
 
 

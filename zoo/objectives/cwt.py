@@ -21,6 +21,8 @@ Duplicates = Literal["keep", "mask", "unique"]
 DUPLICATE_MODES: tuple[str, ...] = ("keep", "mask", "unique")
 Impl = Literal["auto", "plain", "chunked", "recompute", "torch"]
 IMPLS: tuple[str, ...] = ("auto", "plain", "chunked", "recompute", "torch")
+Negatives = Literal["local", "global"]
+NEGATIVES: tuple[str, ...] = ("local", "global")
 AUTO_CHUNK_ABOVE = 4096  # K above which "auto" chunks (a [K, K] fp32 matrix is 64 MiB here)
 
 
@@ -33,6 +35,7 @@ def cwt_loss(
     target_ids: Tensor | None = None,
     impl: Impl = "auto",
     chunk: int = 1024,
+    negatives: Negatives = "local",
 ) -> Tensor:
     """Contrastive Weight Tying loss.
 
@@ -50,6 +53,9 @@ def cwt_loss(
             least memory), ``torch`` (torch's ``F.linear_cross_entropy`` with chunking), or
             ``auto``: plain up to K = 4096, chunked above.
         chunk (int): rows per block for the chunked implementations.
+        negatives (str): ``local`` (this process's K targets) or ``global``: every rank's
+            targets are all-gathered (with gradient) and serve as negatives, as in
+            large-batch contrastive training; the same as ``local`` in a single process.
 
     Returns:
         Tensor: scalar fp32 loss (mean over the K rows).
@@ -68,76 +74,103 @@ def cwt_loss(
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
 
+    if negatives not in NEGATIVES:
+        raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
+
     k = hidden.shape[0]
     if impl == "auto":
         impl = "chunked" if k > AUTO_CHUNK_ABOVE else "plain"
-    if impl != "plain":
-        return _cwt_linear_ce(
-            hidden, target_embeddings, temperature, duplicates, target_ids, impl, chunk
+    # columns of the softmax: this rank's K targets, or every rank's N targets
+    cols, col_ids, offset = target_embeddings, target_ids, 0  # (N, D), (N,), row offset
+    if negatives == "global":
+        cols, col_ids, offset = gather_targets(target_embeddings, target_ids)
+    n = cols.shape[0]
+    target = offset + torch.arange(k, device=hidden.device)  # (K,) column of each row's positive
+    exclude = None
+    if duplicates == "unique":  # one column per distinct token (equal ids: identical rows)
+        assert col_ids is not None
+        uniq, inverse = torch.unique(col_ids, return_inverse=True)  # (U,), (N,)
+        first = torch.full_like(uniq, n).scatter_reduce(
+            0, inverse, torch.arange(n, device=hidden.device), reduce="amin"
         )
+        cols, target = cols[first], inverse[offset : offset + k]  # (U, D), (K,)
+    elif duplicates == "mask":
+        assert target_ids is not None and col_ids is not None
+        exclude = (target_ids, col_ids)
+    if impl != "plain":
+        return _cwt_linear_ce(hidden, cols, target, temperature, exclude, impl, chunk)
     with torch.autocast(device_type=hidden.device.type, enabled=False):
-        h = hidden.float()  # (K, D)
-        e = target_embeddings.float()  # (K, D)
-        if duplicates == "unique":
-            assert target_ids is not None
-            uniq, inverse = torch.unique(target_ids, return_inverse=True)  # (U,), (K,)
-            # index of one occurrence of each distinct token (rows of e are identical for equal ids)
-            first = torch.full_like(uniq, k).scatter_reduce(
-                0, inverse, torch.arange(k, device=hidden.device), reduce="amin"
-            )
-            scores = h @ e[first].T / temperature  # (K, U)
-            return F.cross_entropy(scores, inverse)
-        scores = h @ e.T / temperature  # (K, K)
-        labels = torch.arange(k, device=hidden.device)
-        if duplicates == "mask":
-            assert target_ids is not None
-            same = target_ids[:, None] == target_ids[None, :]  # (K, K)
-            same.fill_diagonal_(False)
+        scores = hidden.float() @ cols.float().T / temperature  # (K, N) or (K, U)
+        if exclude is not None:
+            same = exclude[0][:, None] == exclude[1][None, :]  # (K, N)
+            same[torch.arange(k, device=hidden.device), target] = False
             scores = scores.masked_fill(same, float("-inf"))
-        return F.cross_entropy(scores, labels)
+        return F.cross_entropy(scores, target)
+
+
+def gather_targets(
+    target_embeddings: Tensor, target_ids: Tensor | None
+) -> tuple[Tensor, Tensor | None, int]:
+    """Every rank's target embeddings, for cross-rank negatives.
+
+    Args:
+        target_embeddings (Tensor): [K, D] this rank's (K may differ between ranks).
+        target_ids (Tensor | None): [K] their token ids.
+
+    Returns:
+        (Tensor [N, D], Tensor [N] | None, int): all ranks' rows in rank order (differentiable:
+        each rank's gradient flows back to the rank that owns the row), their ids, and this
+        rank's first row. Without an initialised process group, the inputs and 0.
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return target_embeddings, target_ids, 0
+    from torch.distributed.nn.functional import all_gather
+
+    k = torch.tensor([target_embeddings.shape[0]], device=target_embeddings.device)
+    sizes_t = [torch.zeros_like(k) for _ in range(dist.get_world_size())]
+    dist.all_gather(sizes_t, k)
+    sizes = [int(x) for x in sizes_t]
+    pad = max(sizes) - target_embeddings.shape[0]  # all_gather needs equal shapes
+    parts = all_gather(F.pad(target_embeddings, (0, 0, 0, pad)))
+    cols = torch.cat([p[:n] for p, n in zip(parts, sizes, strict=True)])  # (N, D)
+    col_ids = None
+    if target_ids is not None:
+        ids = F.pad(target_ids, (0, pad), value=-1)
+        got = [torch.empty_like(ids) for _ in sizes]
+        dist.all_gather(got, ids)
+        col_ids = torch.cat([g[:n] for g, n in zip(got, sizes, strict=True)])
+    return cols, col_ids, sum(sizes[: dist.get_rank()])
 
 
 def _cwt_linear_ce(
     hidden: Tensor,
-    target_embeddings: Tensor,
+    cols: Tensor,
+    target: Tensor,
     temperature: float,
-    duplicates: str,
-    target_ids: Tensor | None,
+    exclude: tuple[Tensor, Tensor] | None,
     impl: str,
     chunk: int,
 ) -> Tensor:
     """CWT as a linear cross-entropy whose "vocabulary" is the batch's target embeddings."""
     from zoo.objectives.chunked import chunked_linear_cross_entropy
 
-    k = hidden.shape[0]
-    weight, target = target_embeddings, torch.arange(k, device=hidden.device)  # (K, D), (K,)
-    exclude = None
-    if duplicates == "unique":
-        assert target_ids is not None
-        uniq, target = torch.unique(target_ids, return_inverse=True)
-        first = torch.full_like(uniq, k).scatter_reduce(
-            0, target, torch.arange(k, device=hidden.device), reduce="amin"
-        )
-        weight = target_embeddings[first]  # (U, D)
-    elif duplicates == "mask":
-        assert target_ids is not None
-        exclude = (target_ids, target_ids)
     if impl == "torch":
         if exclude is not None:
             raise ValueError("impl='torch' does not support duplicates='mask'")
-        import torch.nn.functional as F
         from torch import nn
 
         with torch.autocast(device_type=hidden.device.type, enabled=False):
             return F.linear_cross_entropy(
                 hidden.float() / temperature,
-                weight.float(),
+                cols.float(),
                 target,
                 options=nn.LinearCrossEntropyOptions(batch_chunk_size=chunk),
             )
     return chunked_linear_cross_entropy(
         hidden,
-        weight,
+        cols,
         target,
         scale=1.0 / temperature,
         chunk=chunk,

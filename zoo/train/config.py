@@ -64,6 +64,11 @@ class PretrainConfig(BaseModel):
         "plain", description="vocabulary CE at the selected positions: plain [K, V], chunked, torch"
     )
     loss_chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
+    negatives: Literal["local", "global"] = Field(
+        "local",
+        description="contrastive negatives: this process's batch, or every rank's batch "
+        "all-gathered (torchrun; same as local in one process)",
+    )
     sparse_embeddings: bool = Field(
         False,
         description="sparse input-embedding gradients + SparseAdam (headless objectives): update cost "

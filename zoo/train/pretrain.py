@@ -199,6 +199,7 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
         cwt_impl=cfg.cwt_impl,
         ce_impl=cfg.ce_impl,
         chunk=cfg.loss_chunk,
+        negatives=cfg.negatives,
     )
     masking = MaskingConfig(probability=cfg.mlm_probability)
     params = [p for p in model.parameters() if p.requires_grad]
