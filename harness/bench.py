@@ -4,8 +4,9 @@ Timing on a shared machine: the variants of one comparison are stepped round-rob
 warm-up), and each is timed by its best repetition. Contention from other tenants only ever
 slows a step down, so the minimum is the estimate of the machine's own speed (as `timeit`
 advises); the median is kept for the spread row. The fp32 `torch.mm` roofline is sampled
-between rounds, and MFU divides by its best sample, so achieved and peak FLOP/s are estimated
-the same way. Memory is the RSS high-water mark of a fresh process (`python -m
+between consecutive steps (12 products back to back, about half a second), and each MFU is
+a step's FLOP/s over the roofline measured around that very step (median over
+repetitions). Memory is the RSS high-water mark of a fresh process (`python -m
 harness.bench_probe`), minus its RSS just before the measured work.
 """
 
@@ -37,7 +38,6 @@ class Row:
     unit: str
     target: str = ""
     status: str = "INFO"  # PASS / FAIL / INFO
-    per_peak: bool = False  # value is FLOP/s until `finalize` divides it by the run's roofline
 
     def judged(self) -> Row:
         if not self.target:
@@ -51,24 +51,10 @@ def _check(name: str, value: float, unit: str, op: str, bound: float) -> Row:
     return Row(name, value, unit, f"{op} {bound:g}").judged()
 
 
-def _mfu(name: str, flop_per_s: float, op: str = "", bound: float = 0.0) -> Row:
-    """A FLOP/s / roofline row: divided by the run's best roofline sample at the end."""
-    target = f"{op} {bound:g}" if op else ""
-    return Row(name, flop_per_s, "x", target, per_peak=True)
-
-
-def finalize(rows: list[Row], peak: float) -> list[Row]:
-    """Divide every MFU row by the same roofline (the run's best sample) and judge it."""
-    return [
-        replace(r, value=r.value / peak, per_peak=False).judged() if r.per_peak else r for r in rows
-    ]
-
-
 class Roofline:
     """Sustained fp32 `torch.mm` FLOP/s of the CWT score shape, [4096, 768] @ [768, 4096]:
     each sample times `reps` back-to-back products (about half a second), so it is estimated
-    over a stretch of time like the multi-second steps it is compared with; sampled through
-    the run, and `best` is the peak the MFU figures divide by."""
+    over a stretch of time, like the multi-second steps it is compared with."""
 
     def __init__(self, n: int = 4096, d: int = 768, reps: int = 12) -> None:
         self.a, self.b = torch.randn(n, d), torch.randn(d, n)
@@ -93,28 +79,41 @@ class Roofline:
 class Timing:
     best: dict[str, float]  # seconds
     median: dict[str, float]
+    # per repetition: (seconds, the roofline sampled just before and after it, averaged)
+    local: dict[str, list[tuple[float, float]]]
 
     def spread(self) -> float:
         """Worst median / best over the variants: how noisy this comparison was."""
         return max(self.median[k] / self.best[k] for k in self.best)
+
+    def mfu(self, name: str, flops: float) -> float:
+        """Median over repetitions of achieved FLOP/s over the roofline measured around that
+        very repetition: contention that slows both is divided out, and the median keeps a
+        repetition whose roofline samples alone were slowed (ratio too high) or whose step
+        alone was (too low) from deciding."""
+        return statistics.median(flops / dt / peak for dt, peak in self.local[name])
 
 
 def interleaved(
     fns: dict[str, Callable[[], float]], warmup: int, reps: int, peak: Roofline | None = None
 ) -> Timing:
     """Best and median seconds of each fn, run round-robin so they share the machine's state;
-    the roofline is sampled after every round."""
+    with `peak`, the roofline is sampled between consecutive calls."""
     times: dict[str, list[float]] = {k: [] for k in fns}
+    local: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
+    before = peak.sample() if peak is not None else 0.0
     for i in range(warmup + reps):
         for k, fn in fns.items():
             dt = fn()
+            after = peak.sample() if peak is not None else 0.0
             if i >= warmup:
                 times[k].append(dt)
-        if peak is not None:
-            peak.sample()
+                local[k].append((dt, (before + after) / 2))
+            before = after
     return Timing(
         best={k: min(v) for k, v in times.items()},
         median={k: statistics.median(v) for k, v in times.items()},
+        local=local,
     )
 
 
@@ -183,7 +182,9 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
         Row(f"cwt K={k}: torch linear_cross_entropy time / plain", med["torch"] / med["plain"], "x")
     )
     for i in ("plain", "chunked"):
-        rows.append(_mfu(f"cwt K={k} {i}: FLOP/s / matmul roofline", flops / med[i], ">=", 0.8))
+        rows.append(
+            _check(f"cwt K={k} {i}: FLOP/s / matmul roofline", ct.mfu(i, flops), "x", ">=", 0.8)
+        )
     rows.append(_spread_row(f"cwt K={k}", ct, creps))
     # duplicate modes on Zipfian targets over a 50k vocabulary
     kd = 4096 if quick else 8192
@@ -244,7 +245,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
             Row(f"{tag} {name}: ms/step", 1000 * med[name], "ms"),
             Row(f"{tag} {name}: tokens/s", batch * 128 / med[name], "tok/s"),
             Row(f"{tag} {name}: TFLOP/s", s.flops / med[name] / 1e12, "TFLOP/s"),
-            _mfu(f"{tag} {name}: MFU", s.flops / med[name]),
+            Row(f"{tag} {name}: MFU", timing.mfu(name, s.flops), "x"),
         ]
     # the headless step's embedding gradient is sparse by nature: "headless-sparse" is its best form
     rows.append(
@@ -315,12 +316,17 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
         )
     )
     rows.append(
-        _mfu(f"{tag}: headless MFU, dense embedding update", st["headless"].flops / med["headless"])
+        Row(
+            f"{tag}: headless MFU, dense embedding update",
+            timing.mfu("headless", st["headless"].flops),
+            "x",
+        )
     )
     rows.append(
-        _mfu(
+        _check(
             f"{tag}: headless-sparse MFU",
-            st["headless-sparse"].flops / med["headless-sparse"],
+            timing.mfu("headless-sparse", st["headless-sparse"].flops),
+            "x",
             ">=",
             0.5,
         )
@@ -450,7 +456,7 @@ def _run_bench(quick: bool, parts: tuple[str, ...]) -> list[Row]:
         Row("fp32 roofline: 12 such products back to back, best sample", peak.best / 1e9, "GFLOP/s")
     )
     rows.append(Row("fp32 roofline: worst sample", min(peak.samples) / 1e9, "GFLOP/s"))
-    return finalize(rows, peak.best)
+    return rows
 
 
 def format_rows(rows: list[Row], as_json: bool) -> str:

@@ -6,7 +6,7 @@ import json
 
 import torch
 
-from harness.bench import Roofline, Row, _check, _mfu, finalize, format_rows, interleaved, probe
+from harness.bench import Roofline, Row, _check, format_rows, interleaved, probe
 from harness.memory import peak_mb, reset_peak, rss_mb
 
 
@@ -39,29 +39,19 @@ def test_interleaved_runs_round_robin_and_keeps_best_and_median() -> None:
     assert t.spread() == 2.0
 
 
-def test_interleaved_samples_the_roofline_after_each_round() -> None:
-    peak = Roofline(n=64, d=32)
-    interleaved({"a": lambda: 1.0}, warmup=1, reps=2, peak=peak)
-    assert len(peak.samples) == 3 and peak.best == max(peak.samples) > 0
+def test_interleaved_samples_the_roofline_around_each_step() -> None:
+    peak = Roofline(n=64, d=32, reps=2)
+    t = interleaved({"a": lambda: 1.0, "b": lambda: 2.0}, warmup=1, reps=2, peak=peak)
+    assert len(peak.samples) == 1 + 2 * 3  # one before the first step, one after each
+    assert [dt for dt, _ in t.local["b"]] == [2.0, 2.0]
+    s = peak.samples  # b's first measured step ran between samples 3 and 4
+    assert t.local["b"][0][1] == (s[3] + s[4]) / 2
 
 
-def test_mfu_rows_divide_by_one_roofline_at_the_end() -> None:
-    rows = finalize(
-        [
-            _mfu("m", 60.0, ">=", 0.5),
-            _mfu("n", 40.0, ">=", 0.5),
-            _mfu("i", 10.0),
-            Row("r", 7.0, "ms"),
-        ],
-        peak=100.0,
-    )
-    assert [(r.value, r.status) for r in rows] == [
-        (0.6, "PASS"),
-        (0.4, "FAIL"),
-        (0.1, "INFO"),
-        (7.0, "INFO"),
-    ]
-    assert "per_peak" not in json.loads(format_rows(rows, as_json=True))[0]
+def test_mfu_divides_each_step_by_its_own_roofline() -> None:
+    t = interleaved({"a": lambda: 1.0}, warmup=0, reps=1)
+    t.local = {"a": [(2.0, 100.0), (1.0, 400.0), (4.0, 10.0)]}  # FLOP/s: 50, 100, 25
+    assert t.mfu("a", 100.0) == 0.5  # median of 0.5, 0.25 and 2.5 (roofline alone slowed)
 
 
 def test_peak_memory_is_reset_and_measured() -> None:
