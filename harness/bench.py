@@ -472,11 +472,12 @@ def format_rows(rows: list[Row], as_json: bool) -> str:
 
 
 def profile_headless_step(batch: int = 32, steps: int = 3) -> str:
-    """torch.profiler table of a headless bert-small training step (V=50k, seq 128)."""
+    """torch.profiler table of a headless bert-small training step (V=50k, seq 128, sparse
+    embedding update: the `headless-sparse` row of the table)."""
     from torch.profiler import ProfilerActivity, profile
 
     with flush_denormal(True):
-        s = Stepper(get_spec("bert-small", 50_000), "cwt", batch, 128, 0)
+        s = Stepper(get_spec("bert-small", 50_000), "cwt", batch, 128, 0, sparse=True)
         s.step()
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             for _ in range(steps):
