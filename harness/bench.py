@@ -1,124 +1,29 @@
 """`hlm bench`: speed and memory of the losses and of whole training steps, side by side.
 
-Timing on a shared machine: the variants of one comparison are stepped round-robin (after a
-warm-up), and each is timed by its best repetition. Contention from other tenants only ever
-slows a step down, so the minimum is the estimate of the machine's own speed (as `timeit`
-advises); the median is kept for the spread row. The fp32 `torch.mm` roofline is sampled
-between consecutive steps (12 products back to back, about half a second), and each MFU is
-a step's FLOP/s over the roofline measured around that very step (median over
-repetitions). Memory is the RSS high-water mark of a fresh process (`python -m
-harness.bench_probe`), minus its RSS just before the measured work.
+Each comparison is timed side by side (`harness.bench_timing`: interleaved rounds, best of
+them, MFU against the roofline sampled around each step). Memory is the RSS high-water mark
+of a fresh process (`python -m harness.bench_probe`), minus its RSS just before the measured
+work.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
+from harness.bench_timing import Roofline, Row, check, interleaved, spread_row
 from harness.memory import torch_huge_pages
 from harness.tasks.throughput import Stepper, matmul_roofline
 from zoo.models import get_spec
 from zoo.numerics import flush_denormal
 from zoo.objectives import ObjectiveOptions, cwt_loss
-
-
-@dataclass
-class Row:
-    name: str
-    value: float
-    unit: str
-    target: str = ""
-    status: str = "INFO"  # PASS / FAIL / INFO
-
-    def judged(self) -> Row:
-        if not self.target:
-            return self
-        op, bound = self.target.split()
-        ok = self.value >= float(bound) if op == ">=" else self.value <= float(bound)
-        return replace(self, status="PASS" if ok else "FAIL")
-
-
-def _check(name: str, value: float, unit: str, op: str, bound: float) -> Row:
-    return Row(name, value, unit, f"{op} {bound:g}").judged()
-
-
-class Roofline:
-    """Sustained fp32 `torch.mm` FLOP/s of the CWT score shape, [4096, 768] @ [768, 4096]:
-    each sample times `reps` back-to-back products (about half a second), so it is estimated
-    over a stretch of time, like the multi-second steps it is compared with."""
-
-    def __init__(self, n: int = 4096, d: int = 768, reps: int = 12) -> None:
-        self.a, self.b = torch.randn(n, d), torch.randn(d, n)
-        self.flops = 2.0 * n * n * d * reps
-        self.reps = reps
-        self.samples: list[float] = []
-        torch.mm(self.a, self.b)
-
-    def sample(self) -> float:
-        t = time.perf_counter()
-        for _ in range(self.reps):
-            torch.mm(self.a, self.b)
-        self.samples.append(self.flops / (time.perf_counter() - t))
-        return self.samples[-1]
-
-    @property
-    def best(self) -> float:
-        return max(self.samples) if self.samples else self.sample()
-
-
-@dataclass
-class Timing:
-    best: dict[str, float]  # seconds
-    median: dict[str, float]
-    # per repetition: (seconds, the roofline sampled just before and after it, averaged)
-    local: dict[str, list[tuple[float, float]]]
-
-    def spread(self) -> float:
-        """Worst median / best over the variants: how noisy this comparison was."""
-        return max(self.median[k] / self.best[k] for k in self.best)
-
-    def mfu(self, name: str, flops: float) -> float:
-        """Median over repetitions of achieved FLOP/s over the roofline measured around that
-        very repetition: contention that slows both is divided out, and the median keeps a
-        repetition whose roofline samples alone were slowed (ratio too high) or whose step
-        alone was (too low) from deciding."""
-        return statistics.median(flops / dt / peak for dt, peak in self.local[name])
-
-
-def interleaved(
-    fns: dict[str, Callable[[], float]], warmup: int, reps: int, peak: Roofline | None = None
-) -> Timing:
-    """Best and median seconds of each fn, run round-robin so they share the machine's state;
-    with `peak`, the roofline is sampled between consecutive calls."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    local: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
-    before = peak.sample() if peak is not None else 0.0
-    for i in range(warmup + reps):
-        for k, fn in fns.items():
-            dt = fn()
-            after = peak.sample() if peak is not None else 0.0
-            if i >= warmup:
-                times[k].append(dt)
-                local[k].append((dt, (before + after) / 2))
-            before = after
-    return Timing(
-        best={k: min(v) for k, v in times.items()},
-        median={k: statistics.median(v) for k, v in times.items()},
-        local=local,
-    )
-
-
-def _spread_row(tag: str, t: Timing, reps: int) -> Row:
-    return Row(f"{tag}: timing spread, worst median / best of {reps}", t.spread(), "x")
 
 
 def _loss_step(
@@ -161,12 +66,10 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
     }
     rows += [Row(f"cwt K={k} {i}: peak extra memory", mem[i], "MiB") for i in mem]
     rows.append(
-        _check(
-            f"cwt K={k}: chunked memory / plain", mem["chunked"] / mem["plain"], "x", "<=", 1 / 8
-        )
+        check(f"cwt K={k}: chunked memory / plain", mem["chunked"] / mem["plain"], "x", "<=", 1 / 8)
     )
     rows.append(
-        _check(
+        check(
             f"cwt K={k}: recompute memory / plain",
             mem["recompute"] / mem["plain"],
             "x",
@@ -175,7 +78,7 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
         )
     )
     rows.append(
-        _check(f"cwt K={k}: chunked time / plain", med["chunked"] / med["plain"], "x", "<=", 1.15)
+        check(f"cwt K={k}: chunked time / plain", med["chunked"] / med["plain"], "x", "<=", 1.15)
     )
     rows.append(Row(f"cwt K={k}: recompute time / plain", med["recompute"] / med["plain"], "x"))
     rows.append(
@@ -183,9 +86,9 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
     )
     for i in ("plain", "chunked"):
         rows.append(
-            _check(f"cwt K={k} {i}: FLOP/s / matmul roofline", ct.mfu(i, flops), "x", ">=", 0.8)
+            check(f"cwt K={k} {i}: FLOP/s / matmul roofline", ct.mfu(i, flops), "x", ">=", 0.8)
         )
-    rows.append(_spread_row(f"cwt K={k}", ct, creps))
+    rows.append(spread_row(f"cwt K={k}", ct, creps))
     # duplicate modes on Zipfian targets over a 50k vocabulary
     kd = 4096 if quick else 8192
     g = torch.Generator().manual_seed(0)
@@ -256,7 +159,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
         )
     )
     rows.append(
-        _check(
+        check(
             f"{tag}: headless-sparse speed-up over hf-default",
             med["hf-default"] / med["headless-sparse"],
             "x",
@@ -278,7 +181,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
             "x",
         )
     )
-    rows.append(_spread_row(tag, timing, reps))
+    rows.append(spread_row(tag, timing, reps))
     plain_alloc = probe(
         "speedup",
         env={"THP_MEM_ALLOC_ENABLE": "0"},
@@ -307,7 +210,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
         )
     )
     rows.append(
-        _check(
+        check(
             f"{tag}: measured / predicted speed-up, sparse embedding update",
             fair / med["headless-sparse"] / predicted,
             "x",
@@ -323,7 +226,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
         )
     )
     rows.append(
-        _check(
+        check(
             f"{tag}: headless-sparse MFU",
             timing.mfu("headless-sparse", st["headless-sparse"].flops),
             "x",
@@ -348,7 +251,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
     dmed = dtiming.best
     dtag = f"pythia-70m V=50k b={dbatch} s=512"
     rows += [Row(f"{dtag} {k}: tokens/s", dbatch * 512 / v, "tok/s") for k, v in dmed.items()]
-    rows.append(_spread_row(dtag, dtiming, reps))
+    rows.append(spread_row(dtag, dtiming, reps))
     dpred = dst["vanilla"].flops / dst["headless"].flops
     rows.append(Row(f"{dtag}: FLOP-predicted speed-up", dpred, "x"))
     rows.append(
@@ -359,7 +262,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
         )
     )
     rows.append(
-        _check(
+        check(
             f"{dtag}: measured / predicted speed-up, sparse embedding update",
             dmed["vanilla"] / dmed["headless-sparse"] / dpred,
             "x",
@@ -380,7 +283,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
     rows += [
         Row(f"bert-small headless b={vb} {k}: ms/step", 1000 * v, "ms") for k, v in fmed.items()
     ]
-    rows.append(_spread_row(f"bert-small headless b={vb} V=8k/120k", ftiming, reps))
+    rows.append(spread_row(f"bert-small headless b={vb} V=8k/120k", ftiming, reps))
     rows.append(
         Row(
             "headless step time V=120k / V=8k, dense embedding update",
@@ -389,7 +292,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
         )
     )
     rows.append(
-        _check(
+        check(
             "headless step time V=120k / V=8k, sparse embedding update",
             fmed["V=120000 sparse"] / fmed["V=8000 sparse"],
             "x",
@@ -457,18 +360,6 @@ def _run_bench(quick: bool, parts: tuple[str, ...]) -> list[Row]:
     )
     rows.append(Row("fp32 roofline: worst sample", min(peak.samples) / 1e9, "GFLOP/s"))
     return rows
-
-
-def format_rows(rows: list[Row], as_json: bool) -> str:
-    if as_json:
-        keys = ("name", "value", "unit", "target", "status")
-        return json.dumps([{k: getattr(r, k) for k in keys} for r in rows], indent=2)
-    from tabulate import tabulate
-
-    table = [[r.name, f"{r.value:.4g}", r.unit, r.target, r.status] for r in rows]
-    return tabulate(
-        table, headers=["measurement", "value", "unit", "target", "status"], tablefmt="github"
-    )
 
 
 def profile_headless_step(batch: int = 32, steps: int = 3) -> str:

@@ -44,7 +44,7 @@ def main() -> None:
         s.step()
         s.step()
     elif kind == "speedup":  # hf-default vs headless-sparse, timed in this process's settings
-        from harness.bench import interleaved
+        from harness.bench_timing import interleaved
         from harness.memory import torch_huge_pages
         from harness.tasks.throughput import Stepper
         from zoo.models import get_spec

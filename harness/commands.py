@@ -148,7 +148,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from harness.bench import format_rows, profile_headless_step, run_bench
+    from harness.bench import profile_headless_step, run_bench
+    from harness.bench_timing import format_rows
 
     if args.profile:
         print(profile_headless_step())

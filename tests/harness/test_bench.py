@@ -6,16 +6,17 @@ import json
 
 import torch
 
-from harness.bench import Roofline, Row, _check, format_rows, interleaved, probe
+from harness.bench import probe
+from harness.bench_timing import Roofline, Row, check, format_rows, interleaved
 from harness.memory import peak_mb, reset_peak, rss_mb
 
 
 def test_check_and_json_rows() -> None:
-    assert _check("x", 0.1, "x", "<=", 0.125).status == "PASS"
-    assert _check("x", 0.2, "x", "<=", 0.125).status == "FAIL"
-    assert _check("y", 4.0, "x", ">=", 3.5).target == ">= 3.5"
+    assert check("x", 0.1, "x", "<=", 0.125).status == "PASS"
+    assert check("x", 0.2, "x", "<=", 0.125).status == "FAIL"
+    assert check("y", 4.0, "x", ">=", 3.5).target == ">= 3.5"
     rows = json.loads(
-        format_rows([Row("a", 1.0, "ms"), _check("b", 2.0, "x", ">=", 3.0)], as_json=True)
+        format_rows([Row("a", 1.0, "ms"), check("b", 2.0, "x", ">=", 3.0)], as_json=True)
     )
     assert rows == [
         {"name": "a", "value": 1.0, "unit": "ms", "target": "", "status": "INFO"},
@@ -68,3 +69,16 @@ def test_fresh_process_probe_sees_the_plain_score_matrix() -> None:
     chunked = probe("cwt", k=2048, d=64, impl="chunked")["growth_mb"]
     # plain holds [K, K] fp32 scores and their softmax gradient (2 x 16 MiB); chunked never does
     assert plain > 30 and chunked < plain
+
+
+def test_speedup_probe_runs_in_a_fresh_process_with_its_own_allocator_setting() -> None:
+    out = probe(
+        "speedup",
+        env={"THP_MEM_ALLOC_ENABLE": "0"},
+        preset="bert-tiny",
+        vocab=400,
+        batch=2,
+        seq=16,
+        reps=1,
+    )
+    assert out["speedup"] > 0 and out["huge_pages"] is False

@@ -1,0 +1,121 @@
+"""Result rows, the sampled matmul roofline and interleaved timing for `hlm bench`.
+
+Timing on a shared machine: the variants of one comparison are stepped round-robin (after a
+warm-up), and each is timed by its best repetition. Contention from other tenants only ever
+slows a step down, so the minimum is the estimate of the machine's own speed (as `timeit`
+advises); the median is kept for the spread row. The fp32 `torch.mm` roofline is sampled
+between consecutive steps (12 products back to back, about half a second), and each MFU is
+a step's FLOP/s over the roofline measured around that very step (median over repetitions).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+
+
+@dataclass
+class Row:
+    name: str
+    value: float
+    unit: str
+    target: str = ""
+    status: str = "INFO"  # PASS / FAIL / INFO
+
+    def judged(self) -> Row:
+        if not self.target:
+            return self
+        op, bound = self.target.split()
+        ok = self.value >= float(bound) if op == ">=" else self.value <= float(bound)
+        return replace(self, status="PASS" if ok else "FAIL")
+
+
+def check(name: str, value: float, unit: str, op: str, bound: float) -> Row:
+    return Row(name, value, unit, f"{op} {bound:g}").judged()
+
+
+class Roofline:
+    """Sustained fp32 `torch.mm` FLOP/s of the CWT score shape, [4096, 768] @ [768, 4096]:
+    each sample times `reps` back-to-back products (about half a second), so it is estimated
+    over a stretch of time, like the multi-second steps it is compared with."""
+
+    def __init__(self, n: int = 4096, d: int = 768, reps: int = 12) -> None:
+        self.a, self.b = torch.randn(n, d), torch.randn(d, n)
+        self.flops = 2.0 * n * n * d * reps
+        self.reps = reps
+        self.samples: list[float] = []
+        torch.mm(self.a, self.b)
+
+    def sample(self) -> float:
+        t = time.perf_counter()
+        for _ in range(self.reps):
+            torch.mm(self.a, self.b)
+        self.samples.append(self.flops / (time.perf_counter() - t))
+        return self.samples[-1]
+
+    @property
+    def best(self) -> float:
+        return max(self.samples) if self.samples else self.sample()
+
+
+@dataclass
+class Timing:
+    best: dict[str, float]  # seconds
+    median: dict[str, float]
+    # per repetition: (seconds, the roofline sampled just before and after it, averaged)
+    local: dict[str, list[tuple[float, float]]]
+
+    def spread(self) -> float:
+        """Worst median / best over the variants: how noisy this comparison was."""
+        return max(self.median[k] / self.best[k] for k in self.best)
+
+    def mfu(self, name: str, flops: float) -> float:
+        """Median over repetitions of achieved FLOP/s over the roofline measured around that
+        very repetition: contention that slows both is divided out, and the median keeps a
+        repetition whose roofline samples alone were slowed (ratio too high) or whose step
+        alone was (too low) from deciding."""
+        return statistics.median(flops / dt / peak for dt, peak in self.local[name])
+
+
+def interleaved(
+    fns: dict[str, Callable[[], float]], warmup: int, reps: int, peak: Roofline | None = None
+) -> Timing:
+    """Best and median seconds of each fn, run round-robin so they share the machine's state;
+    with `peak`, the roofline is sampled between consecutive calls."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    local: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
+    before = peak.sample() if peak is not None else 0.0
+    for i in range(warmup + reps):
+        for k, fn in fns.items():
+            dt = fn()
+            after = peak.sample() if peak is not None else 0.0
+            if i >= warmup:
+                times[k].append(dt)
+                local[k].append((dt, (before + after) / 2))
+            before = after
+    return Timing(
+        best={k: min(v) for k, v in times.items()},
+        median={k: statistics.median(v) for k, v in times.items()},
+        local=local,
+    )
+
+
+def spread_row(tag: str, t: Timing, reps: int) -> Row:
+    return Row(f"{tag}: timing spread, worst median / best of {reps}", t.spread(), "x")
+
+
+def format_rows(rows: list[Row], as_json: bool) -> str:
+    if as_json:
+        keys = ("name", "value", "unit", "target", "status")
+        return json.dumps([{k: getattr(r, k) for k in keys} for r in rows], indent=2)
+    from tabulate import tabulate
+
+    table = [[r.name, f"{r.value:.4g}", r.unit, r.target, r.status] for r in rows]
+    return tabulate(
+        table, headers=["measurement", "value", "unit", "target", "status"], tablefmt="github"
+    )
