@@ -1,4 +1,5 @@
-"""Peak resident memory of this process, measured soundly on Linux.
+"""Peak resident memory of this process, measured soundly on Linux; and whether torch's
+tensors land on transparent huge pages (`torch_huge_pages`).
 
 `ru_maxrss` is unusable in a child process: Linux carries the parent's high-water mark across
 fork + execve. Instead, `reset_peak()` writes "5" to /proc/self/clear_refs (resets VmHWM, the

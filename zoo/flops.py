@@ -2,8 +2,9 @@
 
 Per token of the body: 2 x (non-embedding matmul parameters) + 4 x T x D per layer (QK^T and
 attention x V). With the encoder's last layer pruned to Q query rows (`last_layer_queries`),
-that layer computes keys and values for every token but the rest only for the Q rows. Loss term for K selected positions: CE 2 K D V (+ 2 K D^2 for BERT's head
-transform); CWT / NCE 2 K^2 D; CE+CWT both.
+that layer computes keys and values for every token but the rest only for the Q rows. Loss
+term for K selected positions: CE 2 K D V (+ 2 K D^2 for BERT's head transform); CWT / NCE
+2 K^2 D; CE+CWT both.
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ from zoo.objectives.base import Objective
 def body_forward_flops(
     spec: ModelSpec, batch_size: int, seq_len: int, last_layer_queries: int | None = None
 ) -> float:
-    tokens = batch_size * seq_len
-    d, i = spec.hidden_size, spec.intermediate_size
-    per_layer = tokens * (2 * (4 * d * d + 2 * d * i) + 4 * seq_len * d)
-    total = float(tokens * (2 * spec.body_params() + 4 * seq_len * d * spec.num_layers))
+    tokens, d = batch_size * seq_len, spec.hidden_size
+    layer_params = spec.body_params() // spec.num_layers  # Q, K, V, O and the FFN
+    per_token = 2 * layer_params + 4 * seq_len * d  # one layer, one token
     if last_layer_queries is None:
-        return total
-    q = last_layer_queries
-    pruned = tokens * 2 * (2 * d * d) + q * (2 * (2 * d * d + 2 * d * i) + 4 * seq_len * d)
-    return total - per_layer + pruned
+        return float(tokens * per_token * spec.num_layers)
+    kv = 2 * (2 * d * d)  # the pruned layer's keys and values, for every token
+    last = tokens * kv + last_layer_queries * (per_token - kv)
+    return float(tokens * per_token * (spec.num_layers - 1) + last)
 
 
 def loss_forward_flops(spec: ModelSpec, objective: Objective, k: int) -> float:

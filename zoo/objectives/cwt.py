@@ -83,7 +83,8 @@ def cwt_loss(
     # columns of the softmax: this rank's K targets, or every rank's N targets
     cols, col_ids, offset = target_embeddings, target_ids, 0  # (N, D), (N,), row offset
     if negatives == "global":
-        cols, col_ids, offset = gather_targets(target_embeddings, target_ids)
+        ids = target_ids if duplicates != "keep" else None  # only mask/unique read them
+        cols, col_ids, offset = gather_targets(target_embeddings, ids)
     n = cols.shape[0]
     target = offset + torch.arange(k, device=hidden.device)  # (K,) column of each row's positive
     exclude = None

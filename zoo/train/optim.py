@@ -1,7 +1,7 @@
 """Optimisers for pretraining: AdamW, optionally with sparse embedding updates.
 
-AdamW runs its fused kernel (one pass over each tensor instead of about ten element-wise ops:
-5x faster on CPU for bert-small, same update within float rounding). With `sparse_embeddings`
+AdamW runs its fused kernel (one pass over each tensor instead of about ten element-wise ops;
+same update within float rounding). With `sparse_embeddings`
 (headless objectives only), the input embedding gets sparse gradients and SparseAdam, so its
 update costs what the batch touches instead of V x D; the rest stays on AdamW.
 `clip_grad_norm` clips the global norm over dense and sparse gradients alike, with foreach
