@@ -155,7 +155,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(profile_headless_step())
         return 0
     parts = tuple(args.only) if args.only else ("cwt", "steps")
-    rows = run_bench(quick=args.quick, parts=parts)
+    if args.device == "cuda":
+        from harness.bench_cuda import run_cuda_bench
+
+        rows = run_cuda_bench(quick=args.quick, parts=parts)
+    else:
+        rows = run_bench(quick=args.quick, parts=parts)
     print(format_rows(rows, args.json))
     return 1 if any(r.status == "FAIL" for r in rows) and args.strict else 0
 
@@ -266,6 +271,13 @@ def add_harness_verbs(sub: Any) -> None:
         "--profile", action="store_true", help="print a torch.profiler table of a headless step"
     )
     p.add_argument("--strict", action="store_true", help="exit 1 if any target FAILs")
+    p.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="cpu (default): the issue's targets, fp32; cuda: the same comparisons on a GPU under "
+        "bf16 autocast, with cut-cross-entropy / Liger kernels where installed (INFO rows)",
+    )
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("plot", help="write PNG figures of a suite's leaderboard")

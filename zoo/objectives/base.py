@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from zoo.objectives.cwt import Duplicates, Impl, Negatives
 
-CEImpl = Literal["plain", "chunked", "torch"]
+CEImpl = Literal["plain", "chunked", "torch", "cce", "liger"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class ObjectiveOptions:
     cwt_impl: how the contrastive term is computed (see `cwt_loss`).
     ce_impl: how the vocabulary cross-entropy is computed at the K selected positions:
     ``plain`` ([K, V] logits at once), ``chunked`` (our row-chunked linear CE, never the full
-    logits), ``torch`` (``F.linear_cross_entropy`` with chunking).
+    logits), ``torch`` (``F.linear_cross_entropy`` with chunking), ``cce`` / ``liger`` (the
+    vendors' fused Triton kernels, CUDA only: `zoo.objectives.external`).
     negatives: ``local`` or ``global`` (contrastive terms: all ranks' targets, see `cwt_loss`).
     """
 

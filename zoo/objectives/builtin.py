@@ -13,6 +13,7 @@ from torch import Tensor
 from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
 from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.objectives.cwt import cwt_loss
+from zoo.objectives.external import external_linear_cross_entropy
 from zoo.registry import Registry
 
 
@@ -33,6 +34,14 @@ def ce_loss(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
             batch.targets,
             bias=batch.head.bias,
             chunk=options.chunk,
+        )
+    elif options.ce_impl in ("cce", "liger"):
+        loss = external_linear_cross_entropy(
+            batch.head.transform(batch.hidden),
+            batch.head.weight,
+            batch.targets,
+            options.ce_impl,
+            bias=batch.head.bias,
         )
     else:
         from torch import nn

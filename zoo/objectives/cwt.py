@@ -19,8 +19,8 @@ from torch import Tensor
 
 Duplicates = Literal["keep", "mask", "unique"]
 DUPLICATE_MODES: tuple[str, ...] = ("keep", "mask", "unique")
-Impl = Literal["auto", "plain", "chunked", "recompute", "torch"]
-IMPLS: tuple[str, ...] = ("auto", "plain", "chunked", "recompute", "torch")
+Impl = Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"]
+IMPLS: tuple[str, ...] = ("auto", "plain", "chunked", "recompute", "torch", "cce", "liger")
 Negatives = Literal["local", "global"]
 NEGATIVES: tuple[str, ...] = ("local", "global")
 AUTO_CHUNK_ABOVE = 4096  # K above which "auto" chunks (a [K, K] fp32 matrix is 64 MiB here)
@@ -50,8 +50,9 @@ def cwt_loss(
         target_ids (Tensor): [K] token ids, required for ``mask`` and ``unique``.
         impl (str): ``plain`` (the [K, K] scores at once), ``chunked`` (row blocks, gradients
             computed in the forward pass), ``recompute`` (row blocks, recomputed in backward:
-            least memory), ``torch`` (torch's ``F.linear_cross_entropy`` with chunking), or
-            ``auto``: plain up to K = 4096, chunked above.
+            least memory), ``torch`` (torch's ``F.linear_cross_entropy`` with chunking),
+            ``cce`` / ``liger`` (the vendors' fused Triton kernels, CUDA only: see
+            `zoo.objectives.external`), or ``auto``: plain up to K = 4096, chunked above.
         chunk (int): rows per block for the chunked implementations.
         negatives (str): ``local`` (this process's K targets) or ``global``: every rank's
             targets are all-gathered (with gradient) and serve as negatives, as in
@@ -101,7 +102,8 @@ def cwt_loss(
     if impl != "plain":
         return _cwt_linear_ce(hidden, cols, target, temperature, exclude, impl, chunk)
     with torch.autocast(device_type=hidden.device.type, enabled=False):
-        scores = hidden.float() @ cols.float().T / temperature  # (K, N) or (K, U)
+        # 1/tau scales h [K, D], not the scores [K, N]: one pass fewer over the big tensor
+        scores = (hidden.float() / temperature) @ cols.float().T  # (K, N) or (K, U)
         if exclude is not None:
             same = exclude[0][:, None] == exclude[1][None, :]  # (K, N)
             same[torch.arange(k, device=hidden.device), target] = False
@@ -157,9 +159,13 @@ def _cwt_linear_ce(
     """CWT as a linear cross-entropy whose "vocabulary" is the batch's target embeddings."""
     from zoo.objectives.chunked import chunked_linear_cross_entropy
 
+    if impl in ("torch", "cce", "liger") and exclude is not None:
+        raise ValueError(f"impl={impl!r} does not support duplicates='mask'")
+    if impl in ("cce", "liger"):
+        from zoo.objectives.external import external_linear_cross_entropy
+
+        return external_linear_cross_entropy(hidden, cols, target, impl, scale=1.0 / temperature)
     if impl == "torch":
-        if exclude is not None:
-            raise ValueError("impl='torch' does not support duplicates='mask'")
         from torch import nn
 
         with torch.autocast(device_type=hidden.device.type, enabled=False):

@@ -68,6 +68,7 @@ def validation_metrics(
         if len(chunk) < batch_size and n_batches > 0:
             break  # keep K comparable across batches
         inputs, labels = make_labels(spec, chunk, model.config.vocab_size, special, masking, gen)
+        inputs, labels = inputs.to(model.device), labels.to(model.device)
         k = int((labels != -100).sum())
         sums["loss"] += float(obj_module(inputs, labels)["loss"])
         sums["ce"] += float(ce_module(inputs, labels)["loss"]) * k

@@ -1,0 +1,219 @@
+"""`hlm bench --device cuda`: the same comparisons on a GPU, with the vendors' kernels.
+
+The issue's targets are stated for the CPU, so on CUDA every row is informative (INFO). Loss
+kernels run in fp32 (TF32 off, torch's default for matmuls); training steps run under bf16
+autocast, as GPU pretraining does, and their MFU is against a bf16 `torch.mm` roofline
+measured in the same run. Times come from `torch.cuda.synchronize` around each call, by the
+best of interleaved rounds (`harness.bench_timing.interleaved`); memory is the CUDA caching
+allocator's peak (`max_memory_allocated`) over the call, minus what was allocated before it.
+Cut Cross-Entropy (``cce``) and Liger-Kernel (``liger``) rows appear where their packages are
+installed (`zoo.objectives.external`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from harness.bench_timing import Row, interleaved, spread_row
+from harness.tasks.throughput import Stepper
+from zoo.models import get_spec
+from zoo.objectives import ObjectiveOptions, cwt_loss
+from zoo.objectives.base import LossInputs, VocabHead
+from zoo.objectives.builtin import ce_loss
+from zoo.objectives.external import EXTERNAL, external_available
+
+DEV = torch.device("cuda")
+
+
+def _timed(fn: Callable[[], Any]) -> Callable[[], float]:
+    def run() -> float:
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        return time.perf_counter() - t
+
+    return run
+
+
+def _peak_mb(fn: Callable[[], Any]) -> float:
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - before) / 2**20
+
+
+def mm_roofline(dtype: torch.dtype, n: int = 8192, reps: int = 20) -> float:
+    a, b = torch.randn(n, n, device=DEV, dtype=dtype), torch.randn(n, n, device=DEV, dtype=dtype)
+    for _ in range(3):
+        torch.mm(a, b)
+    dt = _timed(lambda: [torch.mm(a, b) for _ in range(reps)])()
+    return 2.0 * n**3 * reps / dt
+
+
+def _externals() -> list[str]:
+    return [k for k in EXTERNAL if external_available(k)]
+
+
+def _ce_step(batch: LossInputs, impl: str) -> Callable[[], None]:
+    options = ObjectiveOptions(ce_impl=impl)  # type: ignore[arg-type]
+    return lambda: ce_loss(batch, options)["loss"].backward()
+
+
+def bench_losses(quick: bool) -> list[Row]:
+    rows: list[Row] = []
+    d = 768
+    for k in (8192,) if quick else (16384, 65536):
+        g = torch.Generator(device=DEV).manual_seed(0)
+        h = torch.randn(k, d, device=DEV, generator=g).requires_grad_()
+        e = (0.05 * torch.randn(k, d, device=DEV, generator=g)).requires_grad_()
+        impls = ["plain", "chunked", "recompute", *_externals()]
+        if k > 16384:
+            impls.remove("plain")  # [K, K] fp32 scores and their gradients: tens of GiB
+        fns = {i: (lambda i=i, h=h, e=e: cwt_loss(h, e, impl=i).backward()) for i in impls}
+        t = interleaved({i: _timed(f) for i, f in fns.items()}, warmup=2, reps=5)
+        flops = 3 * 2.0 * k * k * d
+        for i in impls:
+            rows.append(Row(f"cuda cwt K={k} D={d} {i}: ms/step", 1000 * t.best[i], "ms"))
+            rows.append(Row(f"cuda cwt K={k} {i}: TFLOP/s", flops / t.best[i] / 1e12, "TFLOP/s"))
+            rows.append(Row(f"cuda cwt K={k} {i}: peak extra memory", _peak_mb(fns[i]), "MiB"))
+        rows.append(spread_row(f"cuda cwt K={k}", t))
+    # vanilla CE at the masked positions of a bert-base batch (256 x 128 x 15%), V = 50k
+    k, v = (2048, 50_304) if quick else (4915, 50_304)
+    g = torch.Generator(device=DEV).manual_seed(0)
+    h = torch.randn(k, d, device=DEV, generator=g).requires_grad_()
+    w = (0.05 * torch.randn(v, d, device=DEV, generator=g)).requires_grad_()
+    bias = torch.zeros(v, device=DEV, requires_grad=True)
+    y = torch.randint(0, v, (k,), device=DEV, generator=g)
+    head = VocabHead(transform=lambda x: x, weight=w, bias=bias)
+    batch = LossInputs(hidden=h, targets=y, input_embeddings=torch.nn.Embedding(1, 1), head=head)
+    ce_impls = ["plain", "chunked", *_externals()]
+    ce_fns = {i: _ce_step(batch, i) for i in ce_impls}
+    t = interleaved({i: _timed(f) for i, f in ce_fns.items()}, warmup=2, reps=5)
+    for i in ce_impls:
+        rows.append(Row(f"cuda ce K={k} V={v} {i}: ms/step", 1000 * t.best[i], "ms"))
+        rows.append(Row(f"cuda ce K={k} V={v} {i}: peak extra memory", _peak_mb(ce_fns[i]), "MiB"))
+    return rows
+
+
+def _step_rows(
+    tag: str, preset: str, vocab: int, batch: int, seq: int, configs: dict[str, dict[str, Any]]
+) -> tuple[list[Row], dict[str, float], dict[str, Stepper]]:
+    spec = get_spec(preset, vocab)
+    st = {
+        name: Stepper(
+            spec,
+            str(c["objective"]),
+            batch,
+            seq,
+            0,
+            options=c.get("options"),
+            hf_default=bool(c.get("hf_default")),
+            sparse=bool(c.get("sparse")),
+            bf16=True,
+            device="cuda",
+        )
+        for name, c in configs.items()
+    }
+    t = interleaved({k: s.step for k, s in st.items()}, warmup=2, reps=5)
+    rows = []
+    for name, s in st.items():
+        rows += [
+            Row(f"{tag} {name}: ms/step", 1000 * t.best[name], "ms"),
+            Row(f"{tag} {name}: tokens/s", batch * seq / t.best[name], "tok/s"),
+            Row(f"{tag} {name}: TFLOP/s", s.flops / t.best[name] / 1e12, "TFLOP/s"),
+            Row(f"{tag} {name}: peak memory of a step", _peak_mb(s.step), "MiB"),
+        ]
+    rows.append(spread_row(tag, t))
+    return rows, t.best, st
+
+
+def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
+    ext = _externals()
+    enc: dict[str, dict[str, Any]] = {
+        "hf-default": {"objective": "ce", "hf_default": True},
+        "vanilla": {"objective": "ce"},
+        "vanilla-chunked": {"objective": "ce", "options": ObjectiveOptions(ce_impl="chunked")},
+        **{
+            f"vanilla-{x}": {"objective": "ce", "options": ObjectiveOptions(ce_impl=x)}  # type: ignore[arg-type]
+            for x in ext
+        },
+        "headless": {"objective": "cwt"},
+        "headless-sparse": {"objective": "cwt", "sparse": True},
+    }
+    preset, batch = ("bert-small", 32) if quick else ("bert-base", 64)
+    tag = f"cuda {preset} V=50k b={batch} s=128 bf16"
+    rows, best, st = _step_rows(tag, preset, 50_304, batch, 128, enc)
+    fair = min(v for k, v in best.items() if k.startswith("vanilla"))
+    head = min(best["headless"], best["headless-sparse"])
+    rows.append(Row(f"{tag}: headless speed-up over hf-default", best["hf-default"] / head, "x"))
+    rows.append(Row(f"{tag}: headless speed-up over the fastest vanilla", fair / head, "x"))
+    pred = st["vanilla"].flops / st["headless"].flops
+    rows.append(Row(f"{tag}: FLOP-predicted speed-up over vanilla", pred, "x"))
+    rows.append(
+        Row(f"{tag}: headless MFU (bf16 roofline)", st["headless"].flops / head / bf16_peak, "x")
+    )
+    dec: dict[str, dict[str, Any]] = {
+        "vanilla": {"objective": "ce"},
+        **{
+            f"vanilla-{x}": {"objective": "ce", "options": ObjectiveOptions(ce_impl=x)}  # type: ignore[arg-type]
+            for x in ext
+        },
+        "headless": {"objective": "cwt"},
+    }
+    dbatch = 4 if quick else 16
+    dtag = f"cuda pythia-70m V=50k b={dbatch} s=512 bf16"
+    drows, dbest, dst = _step_rows(dtag, "pythia-70m", 50_304, dbatch, 512, dec)
+    rows += drows
+    dfair = min(v for k, v in dbest.items() if k.startswith("vanilla"))
+    rows.append(
+        Row(f"{dtag}: headless speed-up over the fastest vanilla", dfair / dbest["headless"], "x")
+    )
+    rows.append(
+        Row(f"{dtag}: FLOP-predicted speed-up", dst["vanilla"].flops / dst["headless"].flops, "x")
+    )
+    flat: dict[str, dict[str, Any]] = {
+        f"V={v}": {"objective": "cwt", "sparse": True} for v in (8_000, 120_000)
+    }
+    ftimes: dict[str, float] = {}
+    for name, c in flat.items():
+        vocab = int(name.split("=")[1])
+        _, b, _ = _step_rows(
+            f"cuda {preset} headless-sparse {name}", preset, vocab, batch, 128, {name: c}
+        )
+        ftimes[name] = b[name]
+    rows.append(
+        Row(
+            f"cuda {preset} headless-sparse step time V=120k / V=8k",
+            ftimes["V=120000"] / ftimes["V=8000"],
+            "x",
+        )
+    )
+    return rows
+
+
+def run_cuda_bench(quick: bool = False, parts: tuple[str, ...] = ("cwt", "steps")) -> list[Row]:
+    if not torch.cuda.is_available():
+        from zoo.errors import UserError
+
+        raise UserError("hlm bench --device cuda: torch sees no CUDA device here")
+    torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32 (torch's default)
+    torch.manual_seed(0)
+    bf16 = mm_roofline(torch.bfloat16)
+    rows = [
+        Row(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}", 1.0, "info"),
+        Row("cuda bf16 torch.mm 8192^3 roofline", bf16 / 1e12, "TFLOP/s"),
+        Row("cuda fp32 torch.mm 8192^3 roofline", mm_roofline(torch.float32) / 1e12, "TFLOP/s"),
+        Row("cuda kernels installed: " + (", ".join(_externals()) or "none"), 1.0, "info"),
+    ]
+    if "cwt" in parts:
+        rows += bench_losses(quick)
+    if "steps" in parts:
+        rows += bench_steps(quick, bf16)
+    return rows
