@@ -1,7 +1,8 @@
 """`hlm bench`: speed and memory of the losses and of whole training steps, side by side.
 
 Each comparison is timed side by side (`harness.bench_timing`: interleaved rounds, best of
-them, MFU against the roofline sampled around each step). Memory is the RSS high-water mark
+them, more rounds until every best is reproduced within 3% or twice the planned rounds have
+run, MFU against the roofline sampled around each step). Memory is the RSS high-water mark
 of a fresh process (`python -m harness.bench_probe`), minus its RSS just before the measured
 work.
 """
@@ -24,6 +25,8 @@ from harness.tasks.throughput import Stepper, matmul_roofline
 from zoo.models import get_spec
 from zoo.numerics import flush_denormal
 from zoo.objectives import ObjectiveOptions, cwt_loss
+
+SETTLE = 0.03  # a comparison's rounds go on until each variant's best is seen twice within 3%
 
 
 def _loss_step(
@@ -57,7 +60,9 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
     k, d = (8192, 768) if quick else (16384, 768)
     impls = ["plain", "chunked", "recompute", "torch"]
     creps = 2 if quick else 3
-    ct = interleaved({i: _loss_step(k, d, i) for i in impls}, warmup=1, reps=creps, peak=peak)
+    ct = interleaved(
+        {i: _loss_step(k, d, i) for i in impls}, warmup=1, reps=creps, peak=peak, settle=SETTLE
+    )
     med = ct.best
     flops = 3 * 2.0 * k * k * d  # forward scores + the two gradient matmuls
     rows = [Row(f"cwt K={k} D={d} {i}: ms/step", 1000 * med[i], "ms") for i in impls]
@@ -88,7 +93,7 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
         rows.append(
             check(f"cwt K={k} {i}: FLOP/s / matmul roofline", ct.mfu(i, flops), "x", ">=", 0.8)
         )
-    rows.append(spread_row(f"cwt K={k}", ct, creps))
+    rows.append(spread_row(f"cwt K={k}", ct))
     # duplicate modes on Zipfian targets over a 50k vocabulary
     kd = 4096 if quick else 8192
     g = torch.Generator().manual_seed(0)
@@ -122,6 +127,7 @@ def _steppers(
             sparse=bool(c.get("sparse")),
             bf16=bool(c.get("bf16")),
             prune_last_layer=bool(c.get("prune", True)),
+            fast_dropout=bool(c.get("fast_dropout", True)),
         )
         for name, c in configs.items()
     }
@@ -138,9 +144,16 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
         "headless": {"objective": "cwt"},
         "headless-sparse": {"objective": "cwt", "sparse": True},
         "headless-sparse-full-last-layer": {"objective": "cwt", "sparse": True, "prune": False},
+        "headless-sparse-torch-dropout": {
+            "objective": "cwt",
+            "sparse": True,
+            "fast_dropout": False,
+        },
     }
     st = _steppers("bert-small", 50_000, batch, 128, configs)
-    timing = interleaved({k: s.step for k, s in st.items()}, warmup=1, reps=reps, peak=peak)
+    timing = interleaved(
+        {k: s.step for k, s in st.items()}, warmup=1, reps=reps, peak=peak, settle=SETTLE
+    )
     med = timing.best
     tag = f"bert-small V=50k b={batch} s=128"
     for name, s in st.items():
@@ -181,7 +194,14 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
             "x",
         )
     )
-    rows.append(spread_row(tag, timing, reps))
+    rows.append(
+        Row(
+            f"{tag}: fast dropout masks, speed-up over torch's dropout",
+            med["headless-sparse-torch-dropout"] / med["headless-sparse"],
+            "x",
+        )
+    )
+    rows.append(spread_row(tag, timing))
     plain_alloc = probe(
         "speedup",
         env={"THP_MEM_ALLOC_ENABLE": "0"},
@@ -193,8 +213,8 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
     )
     rows.append(
         Row(
-            f"{tag}: headless-sparse speed-up over hf-default, torch's default allocator "
-            f"(huge pages: {'yes' if plain_alloc['huge_pages'] else 'no'}; fresh process)",
+            f"{tag}: headless-sparse speed-up over hf-default, torch's default allocator and "
+            f"dropout (huge pages: {'yes' if plain_alloc['huge_pages'] else 'no'}; fresh process)",
             plain_alloc["speedup"],
             "x",
         )
@@ -247,11 +267,13 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
             "headless-sparse": {"objective": "cwt", "sparse": True},
         },
     )
-    dtiming = interleaved({k: s.step for k, s in dst.items()}, warmup=1, reps=reps, peak=peak)
+    dtiming = interleaved(
+        {k: s.step for k, s in dst.items()}, warmup=1, reps=reps, peak=peak, settle=SETTLE
+    )
     dmed = dtiming.best
     dtag = f"pythia-70m V=50k b={dbatch} s=512"
     rows += [Row(f"{dtag} {k}: tokens/s", dbatch * 512 / v, "tok/s") for k, v in dmed.items()]
-    rows.append(spread_row(dtag, dtiming, reps))
+    rows.append(spread_row(dtag, dtiming))
     dpred = dst["vanilla"].flops / dst["headless"].flops
     rows.append(Row(f"{dtag}: FLOP-predicted speed-up", dpred, "x"))
     rows.append(
@@ -278,12 +300,14 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
             flat[f"V={v} {'sparse' if sparse else 'dense'}"] = Stepper(
                 get_spec("bert-small", v), "cwt", vb, 128, 0, sparse=sparse
             )
-    ftiming = interleaved({k: s.step for k, s in flat.items()}, warmup=1, reps=reps, peak=peak)
+    ftiming = interleaved(
+        {k: s.step for k, s in flat.items()}, warmup=1, reps=reps, peak=peak, settle=SETTLE
+    )
     fmed = ftiming.best
     rows += [
         Row(f"bert-small headless b={vb} {k}: ms/step", 1000 * v, "ms") for k, v in fmed.items()
     ]
-    rows.append(spread_row(f"bert-small headless b={vb} V=8k/120k", ftiming, reps))
+    rows.append(spread_row(f"bert-small headless b={vb} V=8k/120k", ftiming))
     rows.append(
         Row(
             "headless step time V=120k / V=8k, dense embedding update",

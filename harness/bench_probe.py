@@ -2,8 +2,9 @@
 
 Prints one JSON line: the RSS high-water mark during the measured work (`peak_mb`, VmHWM
 reset just before it) and its growth over the RSS just before (`growth_mb`). The `speedup`
-probe instead times hf-default against the headless step in this fresh process, so that
-they can be compared under another allocator setting (THP_MEM_ALLOC_ENABLE=0).
+probe instead times hf-default against the headless step in this fresh process, both with
+torch's own dropout, so that they can be compared with torch's stock runtime (the caller sets
+THP_MEM_ALLOC_ENABLE=0 for its default allocator).
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def main() -> None:
         spec = get_spec(args["preset"], args["vocab"])
         b, t = args["batch"], args["seq"]
         steppers = {
-            "hf-default": Stepper(spec, "ce", b, t, 0, hf_default=True),
-            "headless-sparse": Stepper(spec, "cwt", b, t, 0, sparse=True),
+            "hf-default": Stepper(spec, "ce", b, t, 0, hf_default=True, fast_dropout=False),
+            "headless-sparse": Stepper(spec, "cwt", b, t, 0, sparse=True, fast_dropout=False),
         }
         timing = interleaved({k: s.step for k, s in steppers.items()}, 1, args["reps"])
         best = timing.best

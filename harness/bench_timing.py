@@ -1,7 +1,8 @@
 """Result rows, the sampled matmul roofline and interleaved timing for `hlm bench`.
 
 Timing on a shared machine: the variants of one comparison are stepped round-robin (after a
-warm-up), and each is timed by its best repetition. Contention from other tenants only ever
+warm-up), and each is timed by its best repetition; with `settle`, rounds continue (up to a
+cap) until every variant's best has been reproduced within a few percent. Contention from other tenants only ever
 slows a step down, so the minimum is the estimate of the machine's own speed (as `timeit`
 advises); the median is kept for the spread row. The fp32 `torch.mm` roofline is sampled
 between consecutive steps (12 products back to back, about half a second), and each MFU is
@@ -70,6 +71,10 @@ class Timing:
     # per repetition: (seconds, the roofline sampled just before and after it, averaged)
     local: dict[str, list[tuple[float, float]]]
 
+    @property
+    def rounds(self) -> int:
+        return min(len(v) for v in self.local.values())
+
     def spread(self) -> float:
         """Worst median / best over the variants: how noisy this comparison was."""
         return max(self.median[k] / self.best[k] for k in self.best)
@@ -82,15 +87,30 @@ class Timing:
         return statistics.median(flops / dt / peak for dt, peak in self.local[name])
 
 
+def settled(times: dict[str, list[float]], within: float) -> bool:
+    """Every variant's best time has been seen twice, to within `within` (relative): its
+    best is the machine's speed, not one round that alone escaped (or alone met) contention."""
+    return all(len(v) >= 2 and sorted(v)[1] <= min(v) * (1 + within) for v in times.values())
+
+
 def interleaved(
-    fns: dict[str, Callable[[], float]], warmup: int, reps: int, peak: Roofline | None = None
+    fns: dict[str, Callable[[], float]],
+    warmup: int,
+    reps: int,
+    peak: Roofline | None = None,
+    settle: float | None = None,
+    max_reps: int | None = None,
 ) -> Timing:
     """Best and median seconds of each fn, run round-robin so they share the machine's state;
-    with `peak`, the roofline is sampled between consecutive calls."""
+    with `peak`, the roofline is sampled between consecutive calls. With `settle`, rounds go on
+    after `reps` until `settled(times, settle)` or `max_reps` rounds (default 2 x reps)."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     local: dict[str, list[tuple[float, float]]] = {k: [] for k in fns}
     before = peak.sample() if peak is not None else 0.0
-    for i in range(warmup + reps):
+    cap = reps if settle is None else max(reps, max_reps or 2 * reps)
+    for i in range(warmup + cap):
+        if i >= warmup + reps and settle is not None and settled(times, settle):
+            break
         for k, fn in fns.items():
             dt = fn()
             after = peak.sample() if peak is not None else 0.0
@@ -105,8 +125,8 @@ def interleaved(
     )
 
 
-def spread_row(tag: str, t: Timing, reps: int) -> Row:
-    return Row(f"{tag}: timing spread, worst median / best of {reps}", t.spread(), "x")
+def spread_row(tag: str, t: Timing) -> Row:
+    return Row(f"{tag}: timing spread, worst median / best of {t.rounds} rounds", t.spread(), "x")
 
 
 def format_rows(rows: list[Row], as_json: bool) -> str:

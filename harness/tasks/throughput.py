@@ -25,11 +25,12 @@ from harness.tasks.base import Result, TaskContext, TaskType
 from zoo.data.batches import IGNORE, clm_labels
 from zoo.flops import train_step_flops
 from zoo.models import get_spec
+from zoo.models.dropout import use_fast_dropout
 from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES, ObjectiveOptions
 from zoo.train.pretrain import resolve_recipe
-from zoo.train.step import TrainModule, prepare_for_objective
+from zoo.train.step import TrainModule, last_layer_queries, prepare_for_objective
 
 
 class ThroughputParams(BaseModel):
@@ -74,6 +75,8 @@ class Stepper:
     which projects every position onto the vocabulary, not only the selected ones (and runs
     the whole last layer). Otherwise the step is the pretraining one (`TrainModule`), with the
     encoder's last layer pruned to the selected positions unless `prune_last_layer` is off.
+    Every variant, hf-default included, draws its dropout masks with `use_fast_dropout` unless
+    `fast_dropout` is off, so that they differ only in the head and the loss.
     """
 
     def __init__(
@@ -88,6 +91,8 @@ class Stepper:
         sparse: bool = False,
         bf16: bool = False,
         prune_last_layer: bool = True,
+        fast_dropout: bool = True,
+        device: str = "cpu",
     ) -> None:
         from zoo.train.config import ResolvedRecipe
         from zoo.train.optim import clip_grad_norm, make_optimizer
@@ -97,6 +102,10 @@ class Stepper:
         self.hf_default, self.bf16 = hf_default, bf16
         self.model = spec.build(tie_word_embeddings=not self.objective.needs_output_embeddings)
         prepare_for_objective(self.model, spec, self.objective)
+        self.device = torch.device(device)
+        self.model.to(self.device)  # type: ignore[arg-type]  # transformers types .to as a wrapper
+        if fast_dropout:  # as pretraining does by default (PretrainConfig.fast_dropout)
+            use_fast_dropout(self.model)
         self.module = TrainModule(
             self.model, spec, self.objective, options or ObjectiveOptions(), prune_last_layer
         )
@@ -116,7 +125,8 @@ class Stepper:
         )
         self.opt = make_optimizer(self.model, spec, self.objective, recipe, sparse)
         self._clip = clip_grad_norm
-        self.inputs, self.labels = synthetic_batch(spec, batch, seq, seed)
+        inputs, labels = synthetic_batch(spec, batch, seq, seed)
+        self.inputs, self.labels = inputs.to(self.device), labels.to(self.device)
         self.k = int((self.labels != IGNORE).sum())
         if hf_default:  # every position through the head
             from zoo.flops import body_forward_flops
@@ -127,16 +137,14 @@ class Stepper:
                 + batch * seq * (2.0 * spec.hidden_size * spec.vocab_size + extra)
             )
         else:
-            queries = None  # the pruned last layer's query rows: B x the longest row's count
-            if prune_last_layer and spec.is_encoder:
-                queries = batch * int((self.labels != IGNORE).sum(1).max())
+            queries = last_layer_queries(spec, self.labels != IGNORE, prune_last_layer)
             self.flops = train_step_flops(spec, self.objective, batch, seq, self.k, queries)
         self.n_params = sum(p.numel() for p in self.model.parameters())
 
     def step(self) -> float:
         t = time.perf_counter()
         self.opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
             if self.hf_default:
                 hf_labels = self.labels if self.spec.is_encoder else self.inputs
                 loss = self.model(input_ids=self.inputs, labels=hf_labels).loss
@@ -145,6 +153,8 @@ class Stepper:
         loss.backward()
         self._clip(self.params, 1.0)
         self.opt.step()
+        if self.device.type == "cuda":  # the kernels were only queued
+            torch.cuda.synchronize(self.device)
         return time.perf_counter() - t
 
 

@@ -7,7 +7,7 @@ import json
 import torch
 
 from harness.bench import probe
-from harness.bench_timing import Roofline, Row, check, format_rows, interleaved
+from harness.bench_timing import Roofline, Row, check, format_rows, interleaved, settled
 from harness.memory import peak_mb, reset_peak, rss_mb
 
 
@@ -38,6 +38,20 @@ def test_interleaved_runs_round_robin_and_keeps_best_and_median() -> None:
     assert order == ["a", "b"] * 4
     assert t.best == {"a": 1.0, "b": 3.0} and t.median == {"a": 2.0, "b": 3.0}
     assert t.spread() == 2.0
+
+
+def test_interleaved_settles_until_every_best_is_reproduced() -> None:
+    scripted = iter([5.0, 1.0, 3.0, 2.0, 1.02, 9.0])  # 1.0 is reproduced (1.02) in round 5
+
+    def a() -> float:
+        return next(scripted)
+
+    t = interleaved({"a": a, "b": lambda: 2.0}, warmup=0, reps=2, settle=0.03, max_reps=6)
+    assert t.rounds == 5 and t.best["a"] == 1.0  # stopped as soon as both were settled
+    assert settled({"a": [1.0, 1.02], "b": [2.0, 2.0]}, 0.03)
+    assert not settled({"a": [1.0, 1.05]}, 0.03) and not settled({"a": [1.0]}, 0.03)
+    capped = interleaved({"a": iter([1.0, 2.0, 3.0, 4.0]).__next__}, 0, 2, settle=0.01)
+    assert capped.rounds == 4  # never settled: stops at the default cap, 2 x reps
 
 
 def test_interleaved_samples_the_roofline_around_each_step() -> None:

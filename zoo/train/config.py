@@ -56,12 +56,15 @@ class PretrainConfig(BaseModel):
     mlm_probability: float = 0.15
     temperature: float = 1.0
     duplicates: str = "keep"
-    cwt_impl: Literal["auto", "plain", "chunked", "recompute", "torch"] = Field(
+    cwt_impl: Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"] = Field(
         "auto",
-        description="contrastive loss kernel: plain [K, K], chunked, recompute, torch, auto by size",
+        description="contrastive loss kernel: plain [K, K], chunked, recompute, torch, auto by "
+        "size, or (CUDA, where installed) cce / liger",
     )
-    ce_impl: Literal["plain", "chunked", "torch"] = Field(
-        "plain", description="vocabulary CE at the selected positions: plain [K, V], chunked, torch"
+    ce_impl: Literal["plain", "chunked", "torch", "cce", "liger"] = Field(
+        "plain",
+        description="vocabulary CE at the selected positions: plain [K, V], chunked, torch, or "
+        "(CUDA, where installed) cce / liger",
     )
     loss_chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
     negatives: Literal["local", "global"] = Field(
@@ -78,6 +81,17 @@ class PretrainConfig(BaseModel):
         True,
         description="encoders: run the last layer's queries and feed-forward only at the masked "
         "positions, the only ones a loss reads (same values; ~17% fewer FLOPs for 4 layers)",
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="where to train: auto (cuda where torch sees a GPU, else cpu), cpu or cuda "
+        "(under torchrun, one GPU per local rank, nccl)",
+    )
+    fast_dropout: bool = Field(
+        True,
+        description="draw CPU dropout masks from 64-bit random words split into 15-bit lanes "
+        "(same drop probability within 2^-16, ~4x cheaper than torch's bernoulli_); no effect on "
+        "CUDA or on the saved checkpoint",
     )
     untie_head: bool = Field(
         False, description="give the model a separate LM head initialised from the embeddings"

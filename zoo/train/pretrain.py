@@ -27,11 +27,12 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from zoo.data.batches import BatchSampler, MaskingConfig, pack
+from zoo.data.batches import IGNORE, BatchSampler, MaskingConfig, pack
 from zoo.data.corpus import load_documents, split_documents
 from zoo.errors import TrainingDiverged, UserError
 from zoo.flops import train_step_flops
 from zoo.models import get_spec, spec_for_model_type
+from zoo.models.dropout import use_fast_dropout
 from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES
@@ -40,11 +41,16 @@ from zoo.registry import load_plugin
 from zoo.tokenizers import load_tokenizer, special_ids, train_tokenizer
 from zoo.train.checkpoint import STATE, list_checkpoints, load_model, read_metadata, save_checkpoint
 from zoo.train.config import PretrainConfig, ResolvedRecipe
-from zoo.train.distributed import DistContext, init_distributed, shutdown_distributed
+from zoo.train.distributed import (
+    DistContext,
+    init_distributed,
+    resolve_device,
+    shutdown_distributed,
+)
 from zoo.train.evaluate import make_labels, validation_metrics
-from zoo.train.optim import clip_grad_norm
+from zoo.train.optim import clip_grad_norm, make_optimizer
 from zoo.train.schedule import make_scheduler
-from zoo.train.step import TrainModule, prepare_for_objective
+from zoo.train.step import TrainModule, last_layer_queries, prepare_for_objective
 
 
 def peak_rss_mb() -> float:
@@ -118,7 +124,7 @@ def prepare_documents(cfg: PretrainConfig) -> tuple[list[str], list[str]]:
 
 def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
     """Train per `cfg`; returns the final checkpoint folder."""
-    ctx = init_distributed()
+    ctx = init_distributed(resolve_device(cfg.device))
     try:
         with flush_denormal(cfg.flush_denormal):
             return _pretrain(cfg, resume, ctx)
@@ -190,6 +196,9 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
         assert isinstance(spec, ModelSpec)
         model = spec.build(tie_word_embeddings=not objective.needs_output_embeddings)
     prepare_for_objective(model, spec, objective)
+    model.to(ctx.device)  # type: ignore[arg-type]  # transformers types .to as a wrapper
+    if cfg.fast_dropout:
+        use_fast_dropout(model)
     if cfg.freeze_body:
         model.requires_grad_(False)
         model.get_output_embeddings().weight.requires_grad_(True)
@@ -203,17 +212,7 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
     )
     masking = MaskingConfig(probability=cfg.mlm_probability)
     params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.ndim >= 2]
-    no_decay = [p for p in params if p.ndim < 2]
-    opt = torch.optim.AdamW(
-        [
-            {"params": decay, "weight_decay": recipe.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=recipe.lr,
-        betas=recipe.betas,
-        eps=recipe.eps,
-    )
+    opt = make_optimizer(model, spec, objective, recipe, cfg.sparse_embeddings)
     sched = make_scheduler(opt, recipe.schedule, recipe.warmup_steps, recipe.steps)
 
     start_step, tokens_seen, flops, wall = 0, 0, 0.0, 0.0
@@ -261,6 +260,7 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
         "family": base_spec.family,
         "kind": kind,
         "vocab_size": base_spec.vocab_size,
+        "device": ctx.device.type,
         "seq_len": recipe.seq_len,
         "batch_size": per_step,
         "seed": cfg.seed,
@@ -287,7 +287,10 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
             idx = sampler.indices(first, recipe.batch_size)
             gen = torch.Generator().manual_seed(_step_seed(cfg.seed, step, micro, ctx.rank))
             torch.manual_seed(_step_seed(cfg.seed, step, micro, ctx.rank) + 7)  # dropout
-            yield make_labels(spec, blocks[idx], base_spec.vocab_size, special, masking, gen)
+            inputs, labels = make_labels(
+                spec, blocks[idx], base_spec.vocab_size, special, masking, gen
+            )
+            yield inputs.to(ctx.device), labels.to(ctx.device)
 
     def evaluate(step: int) -> dict[str, float]:
         m = validation_metrics(
@@ -321,7 +324,7 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
         opt.zero_grad(set_to_none=True)
         logs: dict[str, float] = {}
         for inputs, labels in batches(step):
-            with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=cfg.bf16):
+            with torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
                 result = train_module(inputs, labels)
             loss = result["loss"] / recipe.grad_accum
             if not torch.isfinite(loss):
@@ -330,10 +333,15 @@ def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
                     "(lower the learning rate or enable gradient clipping)"
                 )
             loss.backward()
-            k = int((labels != -100).sum())
-            flops += (
-                train_step_flops(base_spec, objective, recipe.batch_size, recipe.seq_len, k)
-                * ctx.world_size
+            selected = labels != IGNORE  # (B, T)
+            queries = last_layer_queries(base_spec, selected, cfg.prune_last_layer)
+            flops += ctx.world_size * train_step_flops(
+                base_spec,
+                objective,
+                recipe.batch_size,
+                recipe.seq_len,
+                int(selected.sum()),
+                queries,
             )
             for name, value in result.items():
                 logs[name] = logs.get(name, 0.0) + float(value.detach()) / recipe.grad_accum

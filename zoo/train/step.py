@@ -35,6 +35,19 @@ def prepare_for_objective(
             head.bias.requires_grad_(False)
 
 
+def last_layer_queries(
+    spec: type[ModelSpec] | ModelSpec, selected: Tensor, prune_last_layer: bool
+) -> int | None:
+    """Query rows of an encoder's pruned last layer (`selected_body` pads every row to the
+    longest row's count): B x max count, or None where the full layer runs. For FLOP counts.
+
+    selected (Tensor): [B, T] bool, the positions the loss reads.
+    """
+    if not (prune_last_layer and spec.kind == "encoder"):
+        return None
+    return selected.shape[0] * int(selected.sum(1).max())
+
+
 class TrainModule(nn.Module):
     """forward(input_ids [B, T], labels [B, T]) -> dict of scalar losses (+ "k": #selected).
 
