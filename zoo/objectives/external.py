@@ -39,6 +39,20 @@ def external_available(kind: str) -> bool:
     return torch.cuda.is_available()
 
 
+def check_external(kind: str, device_type: str, key: str) -> None:
+    """Raise a `UserError` naming config `key` unless kernel `kind` can run on `device_type`:
+    called before any compute, so a run never stops at its first step for a missing package."""
+    try:
+        _import(kind)
+    except UserError as e:
+        raise UserError(f"{key}: {e}") from e
+    if device_type != "cuda":
+        raise UserError(
+            f"{key}: {kind!r} runs Triton kernels on CUDA only, and this run is on "
+            f"{device_type}: use 'chunked' (same result, any device)"
+        )
+
+
 def _import(kind: str):  # type: ignore[no-untyped-def]
     try:
         if kind == "cce":

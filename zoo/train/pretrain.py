@@ -37,6 +37,7 @@ from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES
 from zoo.objectives.base import ObjectiveOptions
+from zoo.objectives.external import EXTERNAL, check_external
 from zoo.registry import load_plugin
 from zoo.tokenizers import load_tokenizer, special_ids, train_tokenizer
 from zoo.train.checkpoint import STATE, list_checkpoints, load_model, read_metadata, save_checkpoint
@@ -133,6 +134,9 @@ def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
 
 
 def _pretrain(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Path:
+    for key, impl in (("ce_impl", cfg.ce_impl), ("cwt_impl", cfg.cwt_impl)):
+        if impl in EXTERNAL:  # vendor CUDA kernels: checked before anything is computed
+            check_external(impl, ctx.device.type, key)
     for plugin in cfg.plugins:
         load_plugin(plugin)
     objective = OBJECTIVES.get(cfg.objective)
