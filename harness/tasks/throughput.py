@@ -1,5 +1,8 @@
 """`throughput` task: training-step speed and memory, side by side with a baseline objective.
 
+It measures on the CPU (its memory is a process's RSS); GPU figures come from
+`hlm bench --device cuda`.
+
 Speed: the model and its baseline twin (same preset, vocabulary and batch, `baseline`
 objective) are stepped alternately in this process; step latency is the median after warm-up,
 so both see the same machine state. FLOPs are analytic (`zoo.flops`); MFU is against an fp32
