@@ -111,9 +111,17 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
     return rows
 
 
-def _steppers(
-    preset: str, vocab: int, batch: int, seq: int, configs: dict[str, dict[str, Any]]
+def steppers(
+    preset: str,
+    vocab: int,
+    batch: int,
+    seq: int,
+    configs: dict[str, dict[str, Any]],
+    device: str = "cpu",
+    bf16: bool = False,
 ) -> dict[str, Stepper]:
+    """One `Stepper` per named variant (keys: objective, options, hf_default, sparse, bf16,
+    prune, fast_dropout); `bf16` turns autocast on for all of them."""
     spec = get_spec(preset, vocab)
     return {
         name: Stepper(
@@ -125,9 +133,10 @@ def _steppers(
             options=c.get("options"),
             hf_default=bool(c.get("hf_default")),
             sparse=bool(c.get("sparse")),
-            bf16=bool(c.get("bf16")),
+            bf16=bf16 or bool(c.get("bf16")),
             prune_last_layer=bool(c.get("prune", True)),
             fast_dropout=bool(c.get("fast_dropout", True)),
+            device=device,
         )
         for name, c in configs.items()
     }
@@ -150,7 +159,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
             "fast_dropout": False,
         },
     }
-    st = _steppers("bert-small", 50_000, batch, 128, configs)
+    st = steppers("bert-small", 50_000, batch, 128, configs)
     timing = interleaved(
         {k: s.step for k, s in st.items()}, warmup=1, reps=reps, peak=peak, settle=SETTLE
     )
@@ -256,7 +265,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
     )
     # decoder: pythia-70m shape
     dbatch = 2 if quick else 4
-    dst = _steppers(
+    dst = steppers(
         "pythia-70m",
         50_304,
         dbatch,

@@ -18,9 +18,9 @@ from typing import Any
 
 import torch
 
+from harness.bench import steppers
 from harness.bench_timing import Row, interleaved, spread_row
 from harness.tasks.throughput import Stepper
-from zoo.models import get_spec
 from zoo.objectives import ObjectiveOptions, cwt_loss
 from zoo.objectives.base import LossInputs, VocabHead
 from zoo.objectives.builtin import ce_loss
@@ -105,22 +105,7 @@ def bench_losses(quick: bool) -> list[Row]:
 def _step_rows(
     tag: str, preset: str, vocab: int, batch: int, seq: int, configs: dict[str, dict[str, Any]]
 ) -> tuple[list[Row], dict[str, float], dict[str, Stepper]]:
-    spec = get_spec(preset, vocab)
-    st = {
-        name: Stepper(
-            spec,
-            str(c["objective"]),
-            batch,
-            seq,
-            0,
-            options=c.get("options"),
-            hf_default=bool(c.get("hf_default")),
-            sparse=bool(c.get("sparse")),
-            bf16=True,
-            device="cuda",
-        )
-        for name, c in configs.items()
-    }
+    st = steppers(preset, vocab, batch, seq, configs, device="cuda", bf16=True)
     t = interleaved({k: s.step for k, s in st.items()}, warmup=2, reps=5)
     rows = []
     for name, s in st.items():

@@ -38,6 +38,7 @@ def _worker(rank: int, init: str, out: str, duplicates: str, impl: str) -> None:
         )  # type: ignore[arg-type]
         loss.backward()
         torch.save({"loss": loss.detach(), "h": h.grad, "e": e.grad}, f"{out}/rank{rank}.pt")
+        dist.barrier()  # neither rank tears gloo down while the other still talks to it
     finally:
         dist.destroy_process_group()
 

@@ -20,7 +20,7 @@ from transformers.models.bert.modeling_bert import (
     eager_attention_forward,
 )
 
-from zoo.models.spec import Kind, ModelSpec, Recipe
+from zoo.models.spec import Kind, ModelSpec, Recipe, padded_row_count
 from zoo.objectives.base import VocabHead
 
 
@@ -108,7 +108,7 @@ def _padded_positions(selected: Tensor) -> tuple[Tensor, Tensor]:
     """selected (Tensor): [B, T] bool -> the selected positions of each row, in order, padded
     to the longest row (idx [B, m]), and which entries are real (valid [B, m])."""
     counts = selected.sum(1)  # (B,)
-    m = max(int(counts.max()), 1)
+    m = padded_row_count(selected)
     order = torch.sort(selected.to(torch.int8), dim=1, descending=True, stable=True).indices
     idx = order[:, :m]  # selected positions first, in position order
     valid = torch.arange(m, device=selected.device)[None, :] < counts[:, None]

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 ATTENTION = "hlm_sdpa"
 _LANE_BITS = 15  # each int64 draw is 63 random bits (random_ keeps int64 non-negative)
@@ -92,8 +93,6 @@ def fast_dropout_attention(
 
     SDPA when no dropout is drawn; with attention dropout on the CPU, softmax(q k^T * scaling
     + mask) with the fast mask, then @ v (what SDPA's math path computes)."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
     if dropout == 0.0 or query.device.type != "cpu":
         return sdpa_attention_forward(  # type: ignore[no-any-return]
             module, query, key, value, attention_mask, dropout, scaling, is_causal, **kwargs

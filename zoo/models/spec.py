@@ -110,3 +110,9 @@ class ModelSpec:
         """Non-embedding parameters of the transformer body (analytic, for FLOP counts)."""
         d, i, n = self.hidden_size, self.intermediate_size, self.num_layers
         return n * (4 * d * d + 2 * d * i)
+
+
+def padded_row_count(selected: Tensor) -> int:
+    """selected (Tensor): [B, T] bool -> the longest row's count of selected positions (at
+    least 1): the rows per batch entry of an encoder's pruned last layer (`selected_body`)."""
+    return max(int(selected.sum(1).max()), 1)

@@ -13,7 +13,7 @@ from torch import Tensor
 from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
 from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.objectives.cwt import cwt_loss
-from zoo.objectives.external import external_linear_cross_entropy
+from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
 from zoo.registry import Registry
 
 
@@ -35,7 +35,7 @@ def ce_loss(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
             bias=batch.head.bias,
             chunk=options.chunk,
         )
-    elif options.ce_impl in ("cce", "liger"):
+    elif options.ce_impl in EXTERNAL:
         loss = external_linear_cross_entropy(
             batch.head.transform(batch.hidden),
             batch.head.weight,

@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
+
 Duplicates = Literal["keep", "mask", "unique"]
 DUPLICATE_MODES: tuple[str, ...] = ("keep", "mask", "unique")
 Impl = Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"]
@@ -159,11 +161,9 @@ def _cwt_linear_ce(
     """CWT as a linear cross-entropy whose "vocabulary" is the batch's target embeddings."""
     from zoo.objectives.chunked import chunked_linear_cross_entropy
 
-    if impl in ("torch", "cce", "liger") and exclude is not None:
+    if (impl == "torch" or impl in EXTERNAL) and exclude is not None:
         raise ValueError(f"impl={impl!r} does not support duplicates='mask'")
-    if impl in ("cce", "liger"):
-        from zoo.objectives.external import external_linear_cross_entropy
-
+    if impl in EXTERNAL:
         return external_linear_cross_entropy(hidden, cols, target, impl, scale=1.0 / temperature)
     if impl == "torch":
         from torch import nn

@@ -42,15 +42,15 @@ def external_available(kind: str) -> bool:
 def check_external(kind: str, device_type: str, key: str) -> None:
     """Raise a `UserError` naming config `key` unless kernel `kind` can run on `device_type`:
     called before any compute, so a run never stops at its first step for a missing package."""
-    try:
-        _import(kind)
-    except UserError as e:
-        raise UserError(f"{key}: {e}") from e
     if device_type != "cuda":
         raise UserError(
             f"{key}: {kind!r} runs Triton kernels on CUDA only, and this run is on "
             f"{device_type}: use 'chunked' (same result, any device)"
         )
+    try:
+        _import(kind)
+    except UserError as e:
+        raise UserError(f"{key}: {e}") from e
 
 
 def _import(kind: str):  # type: ignore[no-untyped-def]
@@ -95,12 +95,12 @@ def external_linear_cross_entropy(
     Returns:
         Tensor: scalar fp32 loss.
     """
-    fn = _import(kind)
     if x.device.type != "cuda":
         raise UserError(
             f"impl {kind!r} runs Triton kernels on CUDA only; these tensors are on {x.device}: "
             "use 'chunked' (same result, any device)"
         )
+    fn = _import(kind)
     # one dtype for both operands: autocast's where it is on (bf16 matmuls), else fp32; CCE's
     # backward takes 16-bit operands only, so it always runs in bf16 (fp32 accumulation)
     on = torch.is_autocast_enabled("cuda")

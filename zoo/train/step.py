@@ -11,7 +11,7 @@ from transformers import PreTrainedModel
 
 from zoo.data.batches import IGNORE
 from zoo.errors import UserError
-from zoo.models.spec import ModelSpec
+from zoo.models.spec import ModelSpec, padded_row_count
 from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
 
 
@@ -45,7 +45,7 @@ def last_layer_queries(
     """
     if not (prune_last_layer and spec.kind == "encoder"):
         return None
-    return selected.shape[0] * int(selected.sum(1).max())
+    return selected.shape[0] * padded_row_count(selected)
 
 
 class TrainModule(nn.Module):
