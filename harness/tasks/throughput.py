@@ -28,7 +28,7 @@ from harness.tasks.base import Result, TaskContext, TaskType
 from zoo.data.batches import IGNORE, clm_labels
 from zoo.flops import train_step_flops
 from zoo.models import get_spec
-from zoo.models.dropout import use_fast_dropout
+from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES, ObjectiveOptions

@@ -32,7 +32,7 @@ from zoo.data.corpus import load_documents, split_documents
 from zoo.errors import TrainingDiverged, UserError
 from zoo.flops import train_step_flops
 from zoo.models import get_spec, spec_for_model_type
-from zoo.models.dropout import use_fast_dropout
+from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES
