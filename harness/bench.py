@@ -196,6 +196,15 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
             "x",
         )
     )
+    hf_pred = st["hf-default"].flops / st["headless-sparse"].flops
+    rows.append(Row(f"{tag}: FLOP-predicted speed-up over hf-default", hf_pred, "x"))
+    rows.append(
+        Row(
+            f"{tag}: headless-sparse over hf-default, measured / FLOP-predicted",
+            med["hf-default"] / med["headless-sparse"] / hf_pred,
+            "x",
+        )
+    )
     rows.append(
         Row(
             f"{tag}: last layer at the masked positions only, speed-up",
@@ -205,7 +214,7 @@ def bench_steps(quick: bool, peak: Roofline) -> list[Row]:
     )
     rows.append(
         Row(
-            f"{tag}: fast dropout masks, speed-up over torch's dropout",
+            f"{tag}: fast dropout and sliced attention, speed-up over torch's dropout",
             med["headless-sparse-torch-dropout"] / med["headless-sparse"],
             "x",
         )
