@@ -16,7 +16,7 @@ check values and gradients against the eager computation).
 
 `use_fast_dropout(model)` swaps the model's `nn.Dropout` modules for `FastDropout` and points
 its attention at ``hlm_sdpa``: SDPA whenever attention dropout is off (evaluation, or p = 0),
-the sliced attention for fp32 on the CPU with dropout, and otherwise (bf16 autocast, additive
+the sliced attention for fp32 (or fp64) on the CPU with dropout, and otherwise (bf16, additive
 float masks) the eager computation with the fast mask. On CUDA, torch's SDPA.
 
 Nothing of this reaches a checkpoint: dropout has no weights and `config.json` does not record

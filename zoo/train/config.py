@@ -90,8 +90,9 @@ class PretrainConfig(BaseModel):
     fast_dropout: bool = Field(
         True,
         description="draw CPU dropout masks from 64-bit random words split into 15-bit lanes "
-        "(same drop probability within 2^-16, a quarter of torch's bernoulli_ draws); no effect on "
-        "CUDA or on the saved checkpoint",
+        "(same drop probability within 2^-16, a quarter of torch's bernoulli_ draws), apply them "
+        "block by block, and compute attention with dropout a batch slice at a time; no effect "
+        "on CUDA or on the saved checkpoint",
     )
     untie_head: bool = Field(
         False, description="give the model a separate LM head initialised from the embeddings"
