@@ -98,8 +98,7 @@ class _SlicedAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         q, k, v, *saved = ctx.saved_tensors
-        n = ctx.n_slices
-        probs, keeps = saved[:n], saved[n:]
+        probs, keeps = saved[: ctx.n_slices], saved[ctx.n_slices :]
         b, h, tq, d = q.shape
         tk = k.shape[2]
         grad = grad.contiguous()  # (B, Tq, H, d)
@@ -119,10 +118,9 @@ class _SlicedAttention(torch.autograd.Function):
             dvc = torch.bmm(dropped.transpose(1, 2), gc)  # (c*H, Tk, d)
             ds = torch.bmm(gc, vc.transpose(1, 2)).mul_(mask)  # (c*H, Tq, Tk)
             ds = torch.ops.aten._softmax_backward_data(ds, pc, -1, pc.dtype)
-            alpha = ctx.scale
-            dqc = torch.baddbmm(qc.new_empty(c * h, tq, d), ds, kc, beta=0.0, alpha=alpha)
+            dqc = torch.baddbmm(qc.new_empty(c * h, tq, d), ds, kc, beta=0.0, alpha=ctx.scale)
             dkc = torch.baddbmm(
-                kc.new_empty(c * h, tk, d), ds.transpose(1, 2), qc, beta=0.0, alpha=alpha
+                kc.new_empty(c * h, tk, d), ds.transpose(1, 2), qc, beta=0.0, alpha=ctx.scale
             )
             dq[r0:r1].copy_(dqc.view(c, h, tq, d).transpose(1, 2))
             dk[r0:r1].copy_(dkc.view(c, h, tk, d).transpose(1, 2))
@@ -154,8 +152,10 @@ def fast_dropout_attention(
 ) -> tuple[Tensor, None]:
     """Hugging Face attention interface: q, k, v (B, H, T, d) -> (B, T, H, d).
 
-    SDPA when no dropout is drawn; with attention dropout on the CPU, softmax(q k^T * scaling
-    + mask) with the fast mask, then @ v (what SDPA's math path computes)."""
+    SDPA when no dropout is drawn or off the CPU. With attention dropout on the CPU,
+    softmax(q k^T * scaling + mask) with the fast mask, then @ v (what SDPA's math path
+    computes): by `attention` (a batch slice at a time) for fp32/fp64 with a boolean or no
+    mask, else eagerly (bf16 or autocast, additive float masks, p = 1)."""
     if dropout == 0.0 or query.device.type != "cpu":
         return sdpa_attention_forward(  # type: ignore[no-any-return]
             module, query, key, value, attention_mask, dropout, scaling, is_causal, **kwargs
