@@ -86,6 +86,14 @@ class Timing:
         alone was (too low) from deciding."""
         return statistics.median(flops / dt / peak for dt, peak in self.local[name])
 
+    def roofline_cost(self, name: str) -> float:
+        """Median over repetitions of a step's seconds times the roofline sampled around it
+        (the FLOPs that `torch.mm` did in as long): its time with the machine's speed divided
+        out. A ratio of two costs is a speed-up at equal machine speed, which drift between
+        the variants' fastest rounds does not move (for an odd count of repetitions it equals
+        the FLOP-predicted ratio x the MFU ratio)."""
+        return statistics.median(dt * peak for dt, peak in self.local[name])
+
 
 def settled(times: dict[str, list[float]], within: float) -> bool:
     """Every variant's best time has been seen twice, to within `within` (relative): its

@@ -69,6 +69,22 @@ def test_mfu_divides_each_step_by_its_own_roofline() -> None:
     assert t.mfu("a", 100.0) == 0.5  # median of 0.5, 0.25 and 2.5 (roofline alone slowed)
 
 
+def test_roofline_cost_divides_out_the_machine_speed() -> None:
+    t = interleaved({"slow": lambda: 1.0, "fast": lambda: 1.0}, warmup=0, reps=1)
+    # the machine ran at half speed whenever "slow" stepped: the fastest rounds say 4.4x,
+    # at equal machine speed "slow" costs 2x "fast"
+    t.local = {
+        "slow": [(4.0, 50.0), (4.4, 50.0), (5.0, 40.0)],  # costs 200, 220, 200
+        "fast": [(1.0, 100.0), (1.0, 110.0), (0.9, 100.0)],  # costs 100, 110, 90
+    }
+    t.best = {k: min(dt for dt, _ in v) for k, v in t.local.items()}
+    assert abs(t.best["slow"] / t.best["fast"] - 4.0 / 0.9) < 1e-12
+    assert t.roofline_cost("slow") == 200.0 and t.roofline_cost("fast") == 100.0
+    flops = {"slow": 800.0, "fast": 200.0}  # odd count: FLOP ratio x MFU ratio, the same
+    equal_speed = flops["slow"] / flops["fast"] * t.mfu("fast", 200.0) / t.mfu("slow", 800.0)
+    assert abs(t.roofline_cost("slow") / t.roofline_cost("fast") - equal_speed) < 1e-12
+
+
 def test_peak_memory_is_reset_and_measured() -> None:
     reset_peak()
     base = peak_mb()
