@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from harness.bench_timing import Roofline, Row, check, interleaved, spread_row
+from harness.machine import machine_rows
 from harness.memory import torch_huge_pages
 from harness.tasks.throughput import Stepper, matmul_roofline
 from zoo.models import get_spec
@@ -398,6 +399,7 @@ def _run_bench(quick: bool, parts: tuple[str, ...]) -> list[Row]:
         peak.sample()
     burst = matmul_roofline(4096, 768)
     rows = [
+        *machine_rows(),
         Row("fp32 torch.mm [4096, 768] @ [768, 4096], best single product", burst / 1e9, "GFLOP/s"),
         Row("torch tensors on transparent huge pages (1 = yes)", float(torch_huge_pages()), "bool"),
     ]

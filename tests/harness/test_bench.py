@@ -8,6 +8,7 @@ import torch
 
 from harness.bench import probe
 from harness.bench_timing import Roofline, Row, check, format_rows, interleaved, settled
+from harness.machine import copy_bandwidth, cpu_info, machine_rows
 from harness.memory import peak_mb, reset_peak, rss_mb
 
 
@@ -112,3 +113,28 @@ def test_speedup_probe_runs_in_a_fresh_process_with_its_own_allocator_setting() 
         reps=1,
     )
     assert out["speedup"] > 0 and out["huge_pages"] is False
+
+
+def test_cpu_info_reads_the_model_and_the_matrix_extensions() -> None:
+    text = (
+        "processor\t: 0\nmodel name\t: Intel(R) Xeon(R)  Platinum 8480+\n"
+        "flags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
+        "processor\t: 1\nmodel name\t: other\nflags\t\t: fpu\n"
+    )
+    assert cpu_info(text) == (
+        "Intel(R) Xeon(R) Platinum 8480+",
+        ("avx2", "avx512f", "avx512_bf16", "amx_bf16"),
+    )
+    assert cpu_info("model name : AMD EPYC\nflags : avx2 avx512f\n") == (
+        "AMD EPYC",
+        ("avx2", "avx512f"),
+    )
+    assert cpu_info("") == ("unknown", ())
+
+
+def test_machine_rows_open_the_table() -> None:
+    rows = machine_rows()
+    assert rows[0].name.startswith("machine: ") and f"torch {torch.__version__}" in rows[0].name
+    assert rows[0].value >= 1 and rows[0].status == "INFO"
+    assert rows[1].unit == "GB/s" and rows[1].value > 0.1  # any machine copies faster
+    assert copy_bandwidth(mib=4, reps=1) > 0
