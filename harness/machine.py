@@ -1,10 +1,11 @@
 """Which machine a benchmark ran on: the CPU, the extensions its matrix products can use, and
 its memory bandwidth, so that tables measured on different machines can be told apart.
 
-This project's CI machines change between runs (an Intel Xeon with AMX one day, an AMD EPYC
-without it the next), and the judged ratios move with them: AMX speeds up hf-default's large
-vocabulary product, and the memory-bound passes of the plain CWT loss follow the bandwidth.
-`hlm bench` prints these rows first.
+This project's CI machines change kind between sessions (an Intel Xeon with AMX, an AMD EPYC
+without it), and the judged ratios move with them: the machines differ in how fast they run
+memory-bound passes (the plain CWT loss over 1 GiB of scores, hf-default's [4096, 50k]
+logits) relative to their matrix products, and AMX or AVX512-BF16 decide the bf16 speed-up.
+`hlm bench` prints these rows first; docs/PERFORMANCE.md compares the machines.
 """
 
 from __future__ import annotations
