@@ -4,8 +4,8 @@ its memory bandwidth, so that tables measured on different machines can be told 
 This project's CI machines change kind between sessions (an Intel Xeon with AMX, an AMD EPYC
 without it), and the judged ratios move with them: the machines differ in how fast they run
 memory-bound passes (the plain CWT loss over 1 GiB of scores, hf-default's [4096, 50k]
-logits) relative to their matrix products, and AMX or AVX512-BF16 decide the bf16 speed-up.
-`hlm bench` prints these rows first; docs/PERFORMANCE.md compares the machines.
+logits) relative to their matrix products, and bf16 products use AMX or AVX512-BF16 where
+present. `hlm bench` prints these rows first; docs/PERFORMANCE.md compares the machines.
 """
 
 from __future__ import annotations

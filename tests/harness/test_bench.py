@@ -78,8 +78,6 @@ def test_roofline_cost_divides_out_the_machine_speed() -> None:
         "slow": [(4.0, 50.0), (4.4, 50.0), (5.0, 40.0)],  # costs 200, 220, 200
         "fast": [(1.0, 100.0), (1.0, 110.0), (0.9, 100.0)],  # costs 100, 110, 90
     }
-    t.best = {k: min(dt for dt, _ in v) for k, v in t.local.items()}
-    assert abs(t.best["slow"] / t.best["fast"] - 4.0 / 0.9) < 1e-12
     assert t.roofline_cost("slow") == 200.0 and t.roofline_cost("fast") == 100.0
     flops = {"slow": 800.0, "fast": 200.0}  # odd count: FLOP ratio x MFU ratio, the same
     equal_speed = flops["slow"] / flops["fast"] * t.mfu("fast", 200.0) / t.mfu("slow", 800.0)
