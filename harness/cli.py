@@ -2,7 +2,7 @@
 
     hlm ls                          objectives, presets, task types, metrics
     hlm pretrain --preset bert-tiny --objective cwt --output-dir runs/x   (zoo.train.pretrain)
-    hlm finetune-causal CKPT OUT    (zoo.train.finetune.finetune_causal)
+    hlm finetune-causal CKPT OUT    (zoo.train.causal_finetune.finetune_causal)
     hlm validate SUITE...           (harness.suite.load_suite)
     hlm run SUITE                   (harness.runner.run_suite)
     hlm leaderboard SUITE           (harness.leaderboard)
@@ -22,11 +22,18 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from zoo.errors import UserError
 
+LOSS_DEST = "loss__"  # argparse dest prefix of the flags generated from LossOptions
 
-def _add_config_flags(parser: argparse.ArgumentParser, model: Any, skip: set[str]) -> None:
-    """One --flag per field of a pydantic model, typed from its annotation, help from its description."""
+
+def _add_config_flags(
+    parser: argparse.ArgumentParser, model: Any, skip: set[str], dest_prefix: str = ""
+) -> None:
+    """One --flag per field of a pydantic model, typed from its annotation, help from its
+    description; a default is shown only where the field has one (None means "unset")."""
     for name, field in model.model_fields.items():
         if name in skip:
             continue
@@ -37,31 +44,27 @@ def _add_config_flags(parser: argparse.ArgumentParser, model: Any, skip: set[str
             ann = next(a for a in args if a is not type(None))
             args = typing.get_args(ann)
         origin = typing.get_origin(ann)
-        default_txt = (
-            ""
-            if field.is_required()
-            else f" (default: {field.get_default(call_default_factory=True)})"
-        )
+        default = None if field.is_required() else field.get_default(call_default_factory=True)
+        default_txt = "" if default is None else f" (default: {default})"
         help_txt = ((field.description or name.replace("_", " ")) + default_txt).replace("%", "%%")
+        kw: dict[str, Any] = {"default": None, "help": help_txt, "dest": dest_prefix + name}
         if ann is bool:
-            parser.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=None, help=help_txt
-            )
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
         elif origin is list:
-            parser.add_argument(flag, nargs="+", default=None, help=help_txt)
+            parser.add_argument(flag, nargs="+", **kw)
         elif origin is tuple:
-            parser.add_argument(flag, nargs=len(args), type=args[0], default=None, help=help_txt)
+            parser.add_argument(flag, nargs=len(args), type=args[0], **kw)
         elif origin is typing.Literal:
-            parser.add_argument(flag, choices=list(args), default=None, help=help_txt)
+            parser.add_argument(flag, choices=list(args), **kw)
         else:
-            parser.add_argument(flag, type=ann, default=None, help=help_txt)
+            parser.add_argument(flag, type=ann, **kw)
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
     from zoo.models import PRESETS
     from zoo.objectives import OBJECTIVES
 
-    for plugin in args.plugin or []:
+    for plugin in args.plugins or []:
         from zoo.registry import load_plugin
 
         load_plugin(plugin)
@@ -88,10 +91,14 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 def cmd_pretrain(args: argparse.Namespace) -> int:
+    from zoo.objectives import LossOptions
     from zoo.train.config import PretrainConfig, load_config
     from zoo.train.pretrain import pretrain
 
-    overrides = {k: getattr(args, k) for k in PretrainConfig.model_fields if hasattr(args, k)}
+    overrides: dict[str, Any] = {
+        k: getattr(args, k) for k in PretrainConfig.model_fields if k != "loss" and hasattr(args, k)
+    }
+    overrides["loss"] = {k: getattr(args, LOSS_DEST + k) for k in LossOptions.model_fields}
     cfg = load_config(args.config, overrides)
     final = pretrain(cfg, resume=args.resume)
     print(f"checkpoint: {final}")
@@ -99,24 +106,24 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
 
 
 def cmd_finetune_causal(args: argparse.Namespace) -> int:
-    from zoo.train.finetune import finetune_causal
+    from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
+    from zoo.train.config import format_validation_error
 
-    final = finetune_causal(
-        args.checkpoint,
-        args.output_dir,
-        steps=args.steps,
-        lr=args.lr,
-        warmup_steps=args.warmup_steps,
-        batch_size=args.batch_size,
-        corpus=args.corpus,
-        probe=args.probe,
-        seed=args.seed,
-    )
+    values = {k: getattr(args, k) for k in CausalFinetuneConfig.model_fields}
+    try:
+        settings = CausalFinetuneConfig.model_validate(
+            {k: v for k, v in values.items() if v is not None}
+        )
+    except ValidationError as exc:
+        raise UserError(format_validation_error(exc, "command line")) from None
+    final = finetune_causal(args.checkpoint, args.output_dir, settings)
     print(f"checkpoint: {final}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from zoo.objectives import LossOptions
+    from zoo.train.causal_finetune import CausalFinetuneConfig
     from zoo.train.config import PretrainConfig
 
     parser = argparse.ArgumentParser(
@@ -126,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     p = sub.add_parser("ls", help="list objectives, presets and task types")
-    p.add_argument("--plugin", nargs="+", help="Python files that register objectives / tasks")
+    p.add_argument("--plugins", nargs="+", help="Python files that register objectives / tasks")
     p.set_defaults(func=cmd_ls)
 
     p = sub.add_parser(
@@ -139,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", action="store_true", help="continue from the last checkpoint in --output-dir"
     )
-    _add_config_flags(p, PretrainConfig, skip=set())
+    _add_config_flags(p, PretrainConfig, skip={"loss", "pretrain_key"})
+    _add_config_flags(p, LossOptions, skip=set(), dest_prefix=LOSS_DEST)
     p.set_defaults(func=cmd_pretrain)
 
     p = sub.add_parser(
@@ -150,20 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("checkpoint", help="a headless decoder checkpoint folder (e.g. runs/x/final)")
     p.add_argument("output_dir", help="where to write the fine-tuned run")
-    p.add_argument("--steps", type=int, default=1000, help="fine-tuning steps (default: 1000)")
-    p.add_argument(
-        "--lr",
-        type=float,
-        default=1e-4,
-        help="constant learning rate after warm-up (default: 1e-4)",
-    )
-    p.add_argument(
-        "--warmup-steps", type=int, default=100, help="linear warm-up steps (default: 100)"
-    )
-    p.add_argument("--batch-size", type=int, help="micro-batch size (default: the pretraining one)")
-    p.add_argument("--corpus", nargs="+", help="corpus sources (default: the pretraining corpus)")
-    p.add_argument("--probe", action="store_true", help="train only the LM head (body frozen)")
-    p.add_argument("--seed", type=int, default=0)
+    _add_config_flags(p, CausalFinetuneConfig, skip=set())
     p.set_defaults(func=cmd_finetune_causal)
 
     try:
@@ -187,6 +182,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     transformers.utils.logging.disable_progress_bar()
     transformers.utils.logging.set_verbosity_error()
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbs = _verbs(parser)
+    if argv and not argv[0].startswith("-") and argv[0] not in verbs:
+        from zoo.registry import unknown_name_message
+
+        print(
+            f"hlm: error: {unknown_name_message('verb', argv[0], sorted(verbs))}", file=sys.stderr
+        )
+        return 2
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
@@ -197,6 +201,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"hlm {args.verb}: interrupted; finished work is kept", file=sys.stderr)
         return 130
+
+
+def _verbs(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.suite import resolve_suite_path
+from harness.suite import expand_suite_refs, resolve_suite_path
 
 
 def _suite_name(ref: str) -> str:
@@ -25,12 +25,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from harness.suite import SuiteError, load_suite
 
     problems: list[str] = []
-    for ref in args.suites:
+    for path in expand_suite_refs(args.suites):
         try:
-            suite = load_suite(resolve_suite_path(ref))
+            suite = load_suite(path)
             cells = expand(suite)
             print(
-                f"{ref}: ok ({len(suite.models)} models, {len(suite.tasks)} tasks, {len(cells)} cells)"
+                f"{path}: ok ({len(suite.models)} models, {len(suite.tasks)} tasks, {len(cells)} cells)"
             )
         except SuiteError as exc:
             problems += exc.problems
@@ -48,6 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         root=Path(args.leaderboards),
         progress=not args.no_progress,
         only=args.model,
+        publish=args.publish,
     )
     print(
         f"{summary.total} cells: {summary.skipped} already done, {summary.computed} computed, "
@@ -70,7 +71,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(f"no results in {directory} (run `hlm run {args.suite}` first)", file=sys.stderr)
         return 1
     if args.task:
-        df = df[df["task"] == args.task]
+        df = df[select_task(df["task"], args.task)]
     agg = aggregate(df)
     if args.format == "md" and not args.all:  # a readable table: no informational or @best columns
         agg = agg[agg["higher_is_better"].notna() & ~agg["metric"].str.contains("@")]
@@ -84,6 +85,19 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             "values are mean ± std over seeds at the latest step."
         )
     return 0
+
+
+def select_task(tasks: Any, name: str) -> Any:
+    """Rows of task `name` or of its sub-tasks (`lm_eval` selects `lm_eval/hlm_lambada`...);
+    an unknown name gets the close-match error."""
+    from zoo.registry import check_name
+
+    known = sorted(set(tasks))
+    families = sorted({t.split("/", 1)[0] for t in known})
+    if name in known:
+        return tasks == name
+    check_name("task", name, sorted({*known, *families}))
+    return tasks.str.startswith(name + "/")
 
 
 def _default_baseline(directory: Path) -> str | None:
@@ -148,16 +162,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from harness.bench import profile_headless_step, run_bench
-    from harness.bench_timing import format_rows
+    from harness.bench import format_rows, profile_headless_step, run_bench, run_cuda_bench
 
     if args.profile:
         print(profile_headless_step())
         return 0
     parts = tuple(args.only) if args.only else ("cwt", "steps")
     if args.device == "cuda":
-        from harness.bench_cuda import run_cuda_bench
-
         rows = run_cuda_bench(quick=args.quick, parts=parts)
     else:
         rows = run_bench(quick=args.quick, parts=parts)
@@ -259,7 +270,7 @@ def add_harness_verbs(sub: Any) -> None:
         help="measure loss kernels and training steps side by side, against targets",
         description="Speed and memory of the CWT kernels (plain, chunked, recompute, torch), the "
         "duplicate modes, and whole training steps (hf-default, fair vanilla, headless, sparse "
-        "embeddings, bf16), with ratios measured in the same run against the issue's targets and "
+        "embeddings, bf16), with ratios measured in the same run against the project's goals (docs/PERFORMANCE.md) and "
         "an fp32 matmul roofline measured in the same run.",
     )
     p.add_argument("--quick", action="store_true", help="smaller shapes: a few minutes")
@@ -275,7 +286,7 @@ def add_harness_verbs(sub: Any) -> None:
         "--device",
         choices=["cpu", "cuda"],
         default="cpu",
-        help="cpu (default): the issue's targets, fp32; cuda: the same comparisons on a GPU under "
+        help="cpu (default): the goals of docs/PERFORMANCE.md, fp32; cuda: the same comparisons on a GPU under "
         "bf16 autocast, with cut-cross-entropy / Liger kernels where installed (INFO rows)",
     )
     p.set_defaults(func=cmd_bench)

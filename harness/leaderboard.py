@@ -3,7 +3,9 @@
 `leaderboards/<suite>/<cell_id>.parquet` holds the rows of one cell. Files are written under a
 dot-prefixed temporary name and renamed, so a crash never leaves a half file and two runs at
 once never lose rows; readers (pandas, pyarrow, duckdb) skip dot- and underscore-prefixed
-names, which is where temporaries and `_plots/` live.
+names, which is where temporaries, `_plots/` and `_cells.json` live. `_cells.json` lists the
+cells of the suite as last run: rows of other cells (an edited suite's old configurations)
+stay on disk but `read_leaderboard` leaves them out unless asked for them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pyarrow.parquet as pq
 from scipy import stats
 
 from harness.metrics import direction
+from zoo.registry import check_name
 
 SCHEMA = pa.schema(
     [
@@ -117,24 +120,54 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
     return final
 
 
+CURRENT = "_cells.json"
+
+
 def done_cells(directory: Path) -> set[str]:
     return {p.stem for p in directory.glob("*.parquet") if not p.name.startswith((".", "_"))}
 
 
-def read_leaderboard(directory: Path) -> pd.DataFrame:
-    files = sorted(p for p in directory.glob("*.parquet") if not p.name.startswith((".", "_")))
+def write_current_cells(directory: Path, cell_ids: list[str]) -> None:
+    """Record the suite's current cells (atomically)."""
+    tmp = directory / f".tmp-cells-{os.getpid()}.json"
+    tmp.write_text(json.dumps(sorted(set(cell_ids))))
+    os.replace(tmp, directory / CURRENT)
+
+
+def current_cells(directory: Path) -> set[str] | None:
+    """The suite's current cell ids, or None for a folder no run has recorded them in."""
+    f = directory / CURRENT
+    return set(json.loads(f.read_text())) if f.is_file() else None
+
+
+def stale_cells(directory: Path) -> set[str]:
+    """Cells on disk that the suite, as last run, no longer has."""
+    current = current_cells(directory)
+    return set() if current is None else done_cells(directory) - current
+
+
+def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFrame:
+    """Every row of the suite's current cells (and of stale ones with `include_stale`)."""
+    stale = set() if include_stale else stale_cells(directory)
+    files = sorted(
+        p
+        for p in directory.glob("*.parquet")
+        if not p.name.startswith((".", "_")) and p.stem not in stale
+    )
     if not files:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
     return pa.concat_tables([pq.read_table(f, schema=SCHEMA) for f in files]).to_pandas()
 
 
 def latest_step(df: pd.DataFrame) -> pd.DataFrame:
-    """Keep, per model / sweep point / seed / task / metric, the row of the latest step."""
+    """Keep, per model / sweep point / seed / task / metric, the row of the latest step (the
+    newest one among rows of the same step: a stable sort on step, then timestamp)."""
     if df.empty:
         return df
     key = ["model", "sweep", "seed", "task", "metric"]
     d = df.assign(_step=df["step"].fillna(-1))
-    return d.sort_values("_step").groupby(key, dropna=False).tail(1).drop(columns="_step")
+    d = d.sort_values(["_step", "timestamp"], kind="mergesort")
+    return d.groupby(key, dropna=False).tail(1).drop(columns="_step")
 
 
 def aggregate(df: pd.DataFrame) -> pd.DataFrame:
@@ -214,9 +247,9 @@ def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
     ]
     table = a.pivot_table(index="row", columns="column", values="cell", aggfunc="first", sort=False)
     means = a.pivot_table(index="row", columns="column", values="mean", aggfunc="first", sort=False)
-    key = (
-        sort_by if sort_by in means.columns else (means.columns[0] if len(means.columns) else None)
-    )
+    if sort_by is not None:
+        check_name("--sort column", sort_by, sorted(means.columns))
+    key = sort_by if sort_by is not None else (means.columns[0] if len(means.columns) else None)
     if key is not None:
         metric = key.split("/")[-1]
         hib = _direction(metric)

@@ -1,14 +1,22 @@
-"""The metric registry: what each metric means and which direction is better.
+"""The metric registry: what each metric means, which direction is better, and (for the ones
+this project computes from predictions) the function that computes it.
 
 Leaderboards read the sort order and the direction of significance tests from here, never from
-the metric's name.
+the metric's name. Scores use scikit-learn / scipy (`evaluate.load` needs the Hub).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from scipy import stats
+from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
+
 from zoo.registry import Registry
+
+ScoreFn = Callable[[Sequence[float], Sequence[float]], float]  # (predictions, gold) -> score
 
 
 @dataclass(frozen=True)
@@ -17,69 +25,87 @@ class Metric:
     higher_is_better: bool | None  # None: informational (no "better")
     unit: str = ""
     description: str = ""
+    fn: ScoreFn | None = None  # for metrics computed from predictions here
+
+    def score(self, pred: Sequence[float], gold: Sequence[float]) -> float:
+        if self.fn is None:
+            raise ValueError(f"metric {self.name!r} is reported by its task, not computed here")
+        return self.fn(pred, gold)
+
+
+def accuracy(pred: Sequence[float], gold: Sequence[float]) -> float:
+    return float(accuracy_score(gold, pred))
+
+
+def f1(pred: Sequence[float], gold: Sequence[float]) -> float:
+    """Binary F1 of the positive class (id 1), as GLUE reports for MRPC and QQP."""
+    return float(f1_score(gold, pred, pos_label=1, average="binary", zero_division=0))
+
+
+def mcc(pred: Sequence[float], gold: Sequence[float]) -> float:
+    return float(matthews_corrcoef(gold, pred))
+
+
+def spearman(pred: Sequence[float], gold: Sequence[float]) -> float:
+    value = stats.spearmanr(pred, gold).statistic
+    return 0.0 if np.isnan(value) else float(value)
+
+
+def pearson(pred: Sequence[float], gold: Sequence[float]) -> float:
+    if np.std(pred) == 0 or np.std(gold) == 0:
+        return 0.0
+    return float(stats.pearsonr(pred, gold).statistic)
 
 
 METRICS: Registry[Metric] = Registry("metric")
 
-
-def register_builtin_metrics(registry: Registry[Metric]) -> None:
-    for m in (
-        Metric(
-            "val_loss",
-            False,
-            "nats",
-            "validation loss of the training objective (CWT loss depends on K)",
-        ),
-        Metric(
-            "val_ce",
-            False,
-            "nats",
-            "validation cross-entropy through the (tied or fine-tuned) LM head",
-        ),
-        Metric("val_ppl", False, "", "validation perplexity, exp(val_ce)"),
-        Metric("tokens_per_s", True, "tok/s", "training throughput"),
-        Metric("step_ms", False, "ms", "median training-step latency after warm-up"),
-        Metric(
-            "peak_rss_mb",
-            False,
-            "MiB",
-            "peak resident memory of a fresh process running training steps",
-        ),
-        Metric(
-            "speedup_vs_baseline",
-            True,
-            "x",
-            "tokens/s relative to the baseline, measured side by side",
-        ),
-        Metric("memory_vs_baseline", False, "x", "peak memory relative to the baseline"),
-        Metric("flops_per_token", None, "FLOP", "analytic training FLOPs per token"),
-        Metric("achieved_tflops", True, "TFLOP/s", "analytic FLOPs / measured step time"),
-        Metric("mfu", True, "", "achieved FLOP/s over the same-run fp32 matmul roofline"),
-        Metric("params", None, "", "parameters of the model as trained"),
-        # downstream fine-tuning (a "@best" suffix: the best epoch instead of the last)
-        Metric("accuracy", True, "", "accuracy"),
-        Metric("f1", True, "", "F1 of the positive class"),
-        Metric("mcc", True, "", "Matthews correlation (CoLA)"),
-        Metric("spearman", True, "", "Spearman correlation (STS-B)"),
-        Metric("pearson", True, "", "Pearson correlation (STS-B)"),
-        Metric("average", True, "", "mean of the sub-tasks' primary metrics"),
-        # lm-eval
-        Metric("acc", True, "", "lm-eval accuracy"),
-        Metric("acc_norm", True, "", "lm-eval length-normalised accuracy"),
-        Metric("perplexity", False, "", "lm-eval perplexity (LAMBADA: of the last word)"),
-        Metric("word_perplexity", False, "", "lm-eval word perplexity"),
-        Metric("byte_perplexity", False, "", "lm-eval byte perplexity"),
-        Metric("bits_per_byte", False, "", "lm-eval bits per byte"),
-        Metric("likelihood_diff", False, "", "CrowS-Pairs: mean |log-likelihood difference|"),
-        Metric(
-            "pct_stereotype", False, "", "CrowS-Pairs: share of stereotyped sentences preferred"
-        ),
-        Metric("exact_match", True, "", "lm-eval exact match"),
-    ):
-        registry.add(m.name, m)
-
-
-register_builtin_metrics(METRICS)
+BUILTIN_METRICS = (
+    Metric(
+        "val_loss",
+        False,
+        "nats",
+        "validation loss of the training objective (CWT loss depends on K)",
+    ),
+    Metric(
+        "val_ce", False, "nats", "validation cross-entropy through the (tied or fine-tuned) LM head"
+    ),
+    Metric("val_ppl", False, "", "validation perplexity, exp(val_ce)"),
+    Metric("tokens_per_s", True, "tok/s", "training throughput"),
+    Metric("step_ms", False, "ms", "median training-step latency after warm-up"),
+    Metric(
+        "peak_rss_mb",
+        False,
+        "MiB",
+        "peak resident memory of a fresh process running training steps",
+    ),
+    Metric(
+        "speedup_vs_baseline", True, "x", "tokens/s relative to the baseline, measured side by side"
+    ),
+    Metric("memory_vs_baseline", False, "x", "peak memory relative to the baseline"),
+    Metric("flops_per_token", None, "FLOP", "analytic training FLOPs per token"),
+    Metric("achieved_tflops", True, "TFLOP/s", "analytic FLOPs / measured step time"),
+    Metric("mfu", True, "", "achieved FLOP/s over the same-run fp32 matmul roofline"),
+    Metric("params", None, "", "parameters of the model as trained"),
+    # downstream fine-tuning (a "@best" suffix: the best epoch instead of the last)
+    Metric("accuracy", True, "", "accuracy", accuracy),
+    Metric("f1", True, "", "F1 of the positive class", f1),
+    Metric("mcc", True, "", "Matthews correlation (CoLA)", mcc),
+    Metric("spearman", True, "", "Spearman correlation (STS-B)", spearman),
+    Metric("pearson", True, "", "Pearson correlation (STS-B)", pearson),
+    Metric("average", True, "", "mean of the sub-tasks' primary metrics"),
+    # lm-eval
+    Metric("acc", True, "", "lm-eval accuracy"),
+    Metric("acc_norm", True, "", "lm-eval length-normalised accuracy"),
+    Metric("perplexity", False, "", "lm-eval perplexity (LAMBADA: of the last word)"),
+    Metric("word_perplexity", False, "", "lm-eval word perplexity"),
+    Metric("byte_perplexity", False, "", "lm-eval byte perplexity"),
+    Metric("bits_per_byte", False, "", "lm-eval bits per byte"),
+    Metric("likelihood_diff", False, "", "CrowS-Pairs: mean |log-likelihood difference|"),
+    Metric("pct_stereotype", False, "", "CrowS-Pairs: share of stereotyped sentences preferred"),
+    Metric("exact_match", True, "", "lm-eval exact match"),
+)
+for _metric in BUILTIN_METRICS:
+    METRICS.add(_metric.name, _metric)
 
 
 def direction(metric: str, fallback: bool | None = None) -> bool | None:

@@ -3,7 +3,7 @@
 - `curves-<metric>.png`: a metric along pretraining, vs tokens seen and vs training FLOPs, one
   line per model (paper Figs. 3-5), when rows at several steps exist;
 - `sweep-<key>.png`: throughput, memory and quality vs a sweep key (vocab size, batch size),
-  one line per objective (paper Figs. 2, 6, 7);
+  one line per model (paper Figs. 2, 6, 7);
 - `bars-<task>.png`: each metric of a task per model (mean ± std over seeds) otherwise.
 """
 
@@ -67,23 +67,37 @@ def plot_curves(df: pd.DataFrame, out: Path) -> list[Path]:
     return files
 
 
+def _point_value(sweep_json: str, key: str) -> object:
+    point = json.loads(sweep_json)
+    return point[key] if key in point else None
+
+
+def sweep_series(df: pd.DataFrame, key: str, metric: str) -> dict[str, pd.DataFrame]:
+    """One line per model (never merged across models that share an objective): the mean and
+    std over seeds of `metric` at each value `x` of sweep key `key` (latest step)."""
+    d = latest_step(df[df["metric"] == metric]).copy()
+    d["x"] = [_point_value(s, key) for s in d["sweep"]]  # type: ignore[assignment]
+    d = d[d["x"].notna()]
+    return {
+        str(model): g.groupby("x")["value"].agg(["mean", "std"]).reset_index().sort_values("x")
+        for model, g in d.groupby("model")
+    }
+
+
 def plot_sweeps(df: pd.DataFrame, out: Path) -> list[Path]:
     files = []
     points = [json.loads(s) for s in df["sweep"].unique()]
     keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})
     for key in keys:
-        d = latest_step(df).copy()
-        d["x"] = [json.loads(s).get(key) for s in d["sweep"]]
-        d = d[d["x"].notna()]
+        d = df[[_point_value(s, key) is not None for s in df["sweep"]]]
         metrics = [m for m in d["metric"].unique() if direction(m) is not None] if len(d) else []
         if not metrics:
             continue
         fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.8), squeeze=False)
         for ax, metric in zip(axes[0], metrics, strict=True):
-            for obj, g in d[d["metric"] == metric].groupby("objective"):
-                g = g.groupby("x")["value"].agg(["mean", "std"]).reset_index().sort_values("x")
+            for model, g in sweep_series(d, key, metric).items():
                 ax.errorbar(
-                    g["x"], g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=obj
+                    g["x"], g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=model
                 )
             ax.set_xlabel(key)
             ax.set_ylabel(_label(metric))

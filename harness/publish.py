@@ -24,7 +24,9 @@ import yaml
 
 from harness.leaderboard import COLUMN_DOCS, COLUMNS, SCHEMA, aggregate, read_leaderboard, render
 from zoo.errors import UserError
-from zoo.train.checkpoint import METADATA, STATE, read_metadata
+from zoo.models import FAMILIES
+from zoo.train.checkpoint import STATE
+from zoo.train.metadata import CheckpointMetadata, read_metadata
 
 PAPER = (
     "Godey, de la Clergerie, Sagot. Headless Language Models: Learning without Predicting with "
@@ -64,75 +66,86 @@ def rows_for_checkpoint(
     finetuned = cp.parent.name.startswith("finetune-causal-")
     key = (cp.parent.parent if finetuned else cp.parent).name
     cfg = df["config"].map(json.loads)
-    mask = cfg.map(
-        lambda c: c.get("pretrain_key") == key and bool(c.get("finetune_causal")) == finetuned
-    )
+    mask = cfg.map(lambda c: c["pretrain_key"] == key and bool(c["finetune_causal"]) == finetuned)
     return df[mask]
+
+
+def _kind_text(meta: CheckpointMetadata) -> str:
+    if meta.causal_finetune is not None:
+        return "headless decoder with a causally fine-tuned LM head"
+    return ("headless " if meta.headless else "") + meta.kind
+
+
+def _facts(meta: CheckpointMetadata) -> list[str]:
+    """The card's table of what the checkpoint is and how it was made."""
+    r, ft = meta.recipe, meta.causal_finetune
+    finetune = (
+        f"yes: {ft.steps} steps at lr {ft.lr}, {ft.tokens} tokens, LM head initialised from the "
+        "input embeddings"
+        if ft is not None
+        else "no"
+    )
+    headless = " (headless: no vocabulary projection in pretraining)" if meta.headless else ""
+    return [
+        "| | |",
+        "|---|---|",
+        f"| preset | `{meta.preset}` ({meta.family}) |",
+        f"| pretraining objective | `{meta.objective}`{headless} |",
+        f"| causal fine-tuning | {finetune} |",
+        f"| parameters | {meta.params} |",
+        f"| vocabulary | {meta.vocab_size} (tokenizer: {meta.tokenizer.vocab_size} entries) |",
+        f"| corpus | {', '.join(meta.corpus)} |",
+        f"| steps / batch / sequence | {meta.steps} / {meta.batch_size} / {meta.seq_len} |",
+        f"| tokens seen | {meta.tokens_seen} |",
+        f"| training FLOPs | {meta.train_flops:.3e} |",
+        f"| wall seconds | {meta.wall_seconds:.1f} |",
+        f"| seed | {meta.seed} |",
+        f"| recipe | lr {r.lr}, {r.schedule} schedule, warm-up {r.warmup_steps}, weight decay {r.weight_decay} |",
+        f"| versions | {', '.join(f'{k} {v}' for k, v in meta.versions.items())} |",
+    ]
 
 
 def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, license: str) -> str:
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
     meta = read_metadata(checkpoint)
-    config = json.loads((checkpoint / "config.json").read_text())
-    decoder = config.get("model_type") != "bert"
-    headless = bool(meta.get("headless"))
-    finetuned = bool(meta.get("finetuned_causal"))
-    auto = "AutoModelForCausalLM" if decoder else "AutoModelForMaskedLM"
-    tags = ["headless-zoo", f"objective-{meta.get('objective', 'unknown')}"]
-    if headless or finetuned:
+    family = FAMILIES.get(meta.family)
+    auto = family.auto_class.__name__
+    tags = ["headless-zoo", f"objective-{meta.objective}"]
+    if meta.headless:
         tags += ["headless-lm", "contrastive-weight-tying"]
-    eval_results = []
     latest = (
         rows.sort_values("step").groupby(["task", "metric", "seed"], dropna=False).tail(1)
         if not rows.empty
         else rows
     )
-    for r in latest.to_dict("records"):
-        eval_results.append(
-            EvalResult(
-                task_type="text-generation" if decoder else "fill-mask",
-                task_name=str(r["task"]),
-                dataset_type=f"headless-zoo/{r['suite']}",
-                dataset_name=f"{r['suite']}: {r['task']}",
-                metric_type=str(r["metric"]),
-                metric_value=float(r["value"]),
-                metric_name=f"{r['metric']} (seed {r['seed']})",
-            )
+    eval_results = [
+        EvalResult(
+            task_type=family.pipeline_tag,
+            task_name=str(r["task"]),
+            dataset_type=f"headless-zoo/{r['suite']}",
+            dataset_name=f"{r['suite']}: {r['task']}",
+            metric_type=str(r["metric"]),
+            metric_value=float(r["value"]),
+            metric_name=f"{r['metric']} (seed {r['seed']})",
         )
+        for r in latest.to_dict("records")
+    ]
     data = ModelCardData(
         license=license,
         library_name="transformers",
         tags=tags,
-        pipeline_tag="text-generation" if decoder else "fill-mask",
+        pipeline_tag=family.pipeline_tag,
         model_name=repo.split("/")[-1],
         eval_results=eval_results or None,
     )
-    kind = ("headless " if headless else "") + ("decoder" if decoder else "encoder")
-    if finetuned:
-        kind = "headless decoder with a causally fine-tuned LM head"
-    recipe = meta.get("recipe", {})
     lines = [
         f"# {repo.split('/')[-1]}",
         "",
-        f"A {kind} pretrained with the `{meta.get('objective')}` objective "
-        f"(preset `{meta.get('preset')}`) by [headless-zoo](https://github.com/), following {PAPER}",
+        f"A {_kind_text(meta)} pretrained with the `{meta.objective}` objective "
+        f"(preset `{meta.preset}`) by headless-zoo, following {PAPER}",
         "",
-        "| | |",
-        "|---|---|",
-        f"| preset | `{meta.get('preset')}` ({config.get('model_type')}) |",
-        f"| objective | `{meta.get('objective')}`{' (headless: no vocabulary projection in pretraining)' if headless else ''} |",
-        f"| causal fine-tuning | {'yes, LM head initialised from the input embeddings' if finetuned else 'no'} |",
-        f"| parameters | {meta.get('params')} |",
-        f"| vocabulary | {meta.get('vocab_size')} |",
-        f"| corpus | {', '.join(map(str, meta.get('corpus', [])))} |",
-        f"| steps / batch / sequence | {meta.get('steps')} / {meta.get('batch_size')} / {meta.get('seq_len')} |",
-        f"| tokens seen | {meta.get('tokens_seen')} |",
-        f"| training FLOPs | {float(meta.get('train_flops', 0)):.3e} |",
-        f"| wall seconds | {float(meta.get('wall_seconds', 0)):.1f} |",
-        f"| seed | {meta.get('seed')} |",
-        f"| recipe | lr {recipe.get('lr')}, {recipe.get('schedule')} schedule, warm-up {recipe.get('warmup_steps')}, weight decay {recipe.get('weight_decay')} |",
-        f"| versions | {', '.join(f'{k} {v}' for k, v in meta.get('versions', {}).items())} |",
+        *_facts(meta),
         "",
         "## How to load",
         "",
@@ -144,7 +157,7 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, license: str) ->
         "```",
         "",
     ]
-    if headless and not finetuned:
+    if meta.headless and meta.causal_finetune is None:
         lines += [
             "The LM head is the input embedding matrix (weight tying): this is the paper's "
             '"headless" evaluation; `hlm finetune-causal` gives a decoder a trained head.',
@@ -187,7 +200,7 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
     parts = [
         f"# headless-zoo leaderboard: {name}",
         "",
-        str(suite.get("description", "")).strip(),
+        str(suite["description"] if "description" in suite else "").strip(),
         "",
         f"{len(df)} rows from {df['cell_id'].nunique() if not df.empty else 0} cells; one Parquet file per cell in `data/`.",
         "",
@@ -274,10 +287,7 @@ def publish_model(
     ckpt = Path(checkpoint)
     if not (ckpt / "config.json").is_file():
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
-    if not (ckpt / METADATA).is_file():
-        raise UserError(
-            f"{checkpoint}: no {METADATA}; publish checkpoints written by hlm pretrain / finetune-causal"
-        )
+    read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
     rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
     card = model_card(ckpt, repo, rows, license)
 
@@ -295,7 +305,7 @@ def publish_model(
         revision,
         dry_run,
         endpoint,
-        f"Upload {ckpt.name} ({read_metadata(ckpt).get('objective')})",
+        f"Upload {ckpt.name} ({read_metadata(ckpt).objective})",
         f"hlm publish model {checkpoint} --repo {repo}",
     )
 

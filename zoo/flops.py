@@ -2,15 +2,15 @@
 
 Per token of the body: 2 x (non-embedding matmul parameters) + 4 x T x D per layer (QK^T and
 attention x V). With the encoder's last layer pruned to Q query rows (`last_layer_queries`),
-that layer computes keys and values for every token but the rest only for the Q rows. Loss
-term for K selected positions: CE 2 K D V (+ 2 K D^2 for BERT's head transform); CWT / NCE
-2 K^2 D; CE+CWT both.
+that layer computes keys and values for every token but the rest only for the Q rows. The
+loss term for K selected positions is the objective's own declared cost (`Objective.flops`):
+CE 2 K D V (+ 2 K D^2 for BERT's head transform); CWT / NCE 2 K^2 D; CE+CWT both.
 """
 
 from __future__ import annotations
 
 from zoo.models.spec import ModelSpec
-from zoo.objectives.base import Objective
+from zoo.objectives.base import LossShape, Objective
 
 
 def body_forward_flops(
@@ -27,13 +27,8 @@ def body_forward_flops(
 
 
 def loss_forward_flops(spec: ModelSpec, objective: Objective, k: int) -> float:
-    d, v = spec.hidden_size, spec.vocab_size
-    total = 0.0
-    if objective.needs_head:
-        total += 2.0 * k * d * v + (2.0 * k * d * d if spec.is_encoder else 0.0)
-    if objective.name != "ce":  # every built-in except ce has a contrastive term
-        total += 2.0 * k * k * d
-    return total
+    shape = LossShape(k, spec.hidden_size, spec.vocab_size, head_transform=spec.is_encoder)
+    return objective.flops(shape)
 
 
 def train_step_flops(

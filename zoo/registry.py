@@ -1,11 +1,12 @@
 """A small generic registry: decorator registration, no duplicates, helpful unknown-name errors.
 
-    OBJECTIVES: Registry[Objective] = Registry("objective")
+    PRESETS: Registry[PresetBuilder] = Registry("preset")
 
-    @OBJECTIVES.register("cwt")
-    def _cwt() -> Objective: ...
+    @PRESETS.register("bert-tiny")
+    def bert_tiny(vocab_size: int = 4096) -> BertSpec: ...
 
-    OBJECTIVES.get("cwtt")   # UserError: unknown objective 'cwtt'; did you mean 'cwt'? known: ce, cwt, ...
+    OBJECTIVES.add("cwt", Objective("cwt", cwt_objective, needs_head=False, flops=contrastive_flops))
+    OBJECTIVES.get("cwtt")   # UserError: unknown objective 'cwtt'; did you mean 'cwt'? (known: ...)
 
 Registration happens in the module that defines the registry's built-ins, which the package
 imports explicitly (see `zoo.objectives.__init__`), never as a hidden side effect. Users add
@@ -56,9 +57,7 @@ class Registry(Generic[T]):
             raise UserError(self.unknown_message(name)) from None
 
     def unknown_message(self, name: str) -> str:
-        close = difflib.get_close_matches(name, list(self._entries), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
+        return unknown_name_message(self.kind, name, self.names())
 
     def names(self) -> list[str]:
         return sorted(self._entries)
@@ -74,6 +73,20 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def unknown_name_message(kind: str, name: str, known: list[str]) -> str:
+    """`unknown KIND 'name'; did you mean 'x'? (known: ...)`, for any list of names."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown {kind} {name!r}{hint} (known: {', '.join(known)})"
+
+
+def check_name(kind: str, name: str, known: list[str]) -> str:
+    """`name` if it is in `known`, else a UserError with close matches."""
+    if name not in known:
+        raise UserError(unknown_name_message(kind, name, known))
+    return name
 
 
 def load_plugin(path: str | Path) -> None:

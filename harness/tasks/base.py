@@ -3,6 +3,7 @@
 A task type declares its parameters (a pydantic model, unknown keys rejected), the metrics it
 produces, whether it needs a pretrained checkpoint, and which model kinds it accepts. `run`
 receives a `TaskContext` and returns `Result`s; the runner turns them into leaderboard rows.
+Each task file registers its types in `TASKS` where it defines them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from zoo.models.spec import ModelSpec
+from zoo.registry import Registry
 from zoo.train.config import PretrainConfig
 
 
@@ -61,3 +63,6 @@ class TaskType:
     kinds: tuple[str, ...] = ("encoder", "decoder")
     # extra checks of validated params: (params, suite_dir) -> [(key under params, message)]
     check: Callable[[Any, Path], list[tuple[str, str]]] | None = None
+
+
+TASKS: Registry[TaskType] = Registry("task type")

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.tasks.base import Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
 
@@ -112,9 +112,12 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     from lm_eval.tasks import TaskManager
     from transformers import AutoConfig
 
+    from zoo.models import family_of
+
     p: LMEvalParams = ctx.params
-    assert ctx.checkpoint is not None
-    if AutoConfig.from_pretrained(ctx.checkpoint).model_type == "bert":
+    if ctx.checkpoint is None:
+        raise UserError("lm_eval needs a checkpoint")
+    if family_of(AutoConfig.from_pretrained(ctx.checkpoint)).kind != "decoder":
         raise UserError(f"{ctx.checkpoint}: lm_eval scores causal LMs; this is an encoder")
     root = Path(p.data_dir) if p.data_dir else data_root()
     with tempfile.TemporaryDirectory(prefix="hlm-lm-eval-") as tmp:
@@ -157,3 +160,4 @@ LM_EVAL_TASK = TaskType(
     kinds=("decoder",),
     check=_check,
 )
+TASKS.add(LM_EVAL_TASK.name, LM_EVAL_TASK)

@@ -1,24 +1,28 @@
 """`validation` task: validation loss / perplexity of a checkpoint on held-out text.
 
-Reports the objective's loss (CWT for headless models, computed at the pretraining micro-batch
-size since it depends on K) and, where an LM head is meaningful, cross-entropy and perplexity
-through it: every decoder (a headless decoder's tied head is the paper's "headless" row) and
-encoders trained with a vocabulary head.
+Reports the loss of the objective the checkpoint was last trained with (CWT for headless
+models, with their loss options, computed at the pretraining micro-batch size since it depends
+on K; CE after causal fine-tuning) and, where an LM head is meaningful, cross-entropy and
+perplexity through it: every decoder (a headless decoder's tied head is the paper's "headless"
+row) and encoders trained with a vocabulary head.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.tasks.base import Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.batches import MaskingConfig, pack
-from zoo.data.corpus import load_documents
-from zoo.models import spec_for_model_type
-from zoo.objectives import OBJECTIVES, ObjectiveOptions
+from zoo.data.corpus import load_documents, training_documents
+from zoo.models import family_of
+from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.tokenizers import load_tokenizer, special_ids
-from zoo.train.checkpoint import load_model, read_metadata
+from zoo.train.checkpoint import load_model
+from zoo.train.config import resolve_recipe
 from zoo.train.evaluate import validation_metrics
-from zoo.train.pretrain import prepare_documents, resolve_recipe
+from zoo.train.metadata import find_metadata
 
 
 class ValidationParams(BaseModel):
@@ -31,47 +35,64 @@ class ValidationParams(BaseModel):
     batch_size: int | None = Field(None, gt=0, description="default: the pretraining micro-batch")
 
 
-def run_validation(ctx: TaskContext) -> list[Result]:
+def _documents(ctx: TaskContext) -> list[str]:
     params: ValidationParams = ctx.params
-    cfg = ctx.pretrain
-    recipe = resolve_recipe(cfg, ctx.spec)
-    _, val_docs = prepare_documents(cfg)
     if params.corpus:
-        val_docs = load_documents(params.corpus)
+        return load_documents(params.corpus)
+    cfg = ctx.pretrain
+    return training_documents(
+        cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
+    )[1]
+
+
+def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
+    params: ValidationParams = ctx.params
+    recipe = resolve_recipe(ctx.pretrain, ctx.spec)
+    meta = find_metadata(path)
+    model = load_model(str(path))
+    spec = family_of(model.config)
+    tokenizer = load_tokenizer(str(path))
+    objective, options = OBJECTIVES.get(ctx.objective), ctx.pretrain.loss
+    seq_len = recipe.seq_len
+    if meta is not None:
+        seq_len = meta.seq_len
+        if meta.causal_finetune is not None:  # a causal LM now: judged by its CE
+            objective, options = OBJECTIVES.get("ce"), LossOptions()
+        else:
+            objective, options = OBJECTIVES.get(meta.objective), meta.loss_options()
+    m = validation_metrics(
+        model,
+        spec,
+        objective,
+        options,
+        pack(docs, tokenizer, seq_len, spec.kind),
+        params.batch_size or recipe.batch_size,
+        params.batches,
+        special_ids(tokenizer, spec.kind),
+        MaskingConfig(probability=ctx.pretrain.mlm_probability),
+    )
+    names = ["val_loss"]
+    if spec.kind == "decoder" or objective.needs_head:
+        names += ["val_ce", "val_ppl"]
+    if meta is None:
+        return [Result(metric=n, value=m[n]) for n in names]
+    return [
+        Result(
+            metric=n,
+            value=m[n],
+            step=meta.steps,
+            tokens_seen=meta.tokens_seen,
+            train_flops=meta.train_flops,
+            train_seconds=meta.wall_seconds,
+        )
+        for n in names
+    ]
+
+
+def run_validation(ctx: TaskContext) -> list[Result]:
+    docs = _documents(ctx)
     points = ctx.checkpoints or ([(0, ctx.checkpoint)] if ctx.checkpoint else [])
-    results: list[Result] = []
-    for _, path in points:
-        assert path is not None
-        meta = read_metadata(path)
-        model = load_model(str(path))
-        spec = spec_for_model_type(model.config.model_type)
-        tokenizer = load_tokenizer(str(path))
-        seq_len = int(meta.get("seq_len") or recipe.seq_len)
-        blocks = pack(val_docs, tokenizer, seq_len, spec.kind)
-        objective = OBJECTIVES.get(meta.get("objective", ctx.objective))
-        batch_size = params.batch_size or recipe.batch_size
-        m = validation_metrics(
-            model,
-            spec,
-            objective,
-            ObjectiveOptions(temperature=cfg.temperature, duplicates=cfg.duplicates),  # type: ignore[arg-type]
-            blocks,
-            batch_size,
-            params.batches,
-            special_ids(tokenizer, spec.kind),
-            MaskingConfig(probability=cfg.mlm_probability),
-        )
-        names = ["val_loss"]
-        if spec.kind == "decoder" or objective.needs_head:
-            names += ["val_ce", "val_ppl"]
-        common = dict(
-            step=meta.get("steps"),
-            tokens_seen=meta.get("tokens_seen"),
-            train_flops=meta.get("train_flops"),
-            train_seconds=meta.get("wall_seconds"),
-        )
-        results += [Result(metric=n, value=m[n], **common) for n in names]
-    return results
+    return [r for _, path in points if path is not None for r in _evaluate(ctx, path, docs)]
 
 
 VALIDATION = TaskType(
@@ -81,3 +102,4 @@ VALIDATION = TaskType(
     params=ValidationParams,
     metrics=("val_loss", "val_ce", "val_ppl"),
 )
+TASKS.add(VALIDATION.name, VALIDATION)

@@ -6,10 +6,10 @@ import json
 
 import torch
 
-from harness.bench import probe
-from harness.bench_timing import Roofline, Row, check, format_rows, interleaved, settled
-from harness.machine import copy_bandwidth, cpu_info, machine_rows
-from harness.memory import peak_mb, reset_peak, rss_mb
+from harness.bench.machine import copy_bandwidth, cpu_info, machine_rows
+from harness.bench.memory import peak_mb, reset_peak, rss_mb
+from harness.bench.probe import probe
+from harness.bench.timing import Roofline, Row, check, format_rows, interleaved, settled
 
 
 def test_check_and_json_rows() -> None:

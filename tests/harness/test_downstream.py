@@ -11,10 +11,10 @@ import torch
 import yaml
 
 from harness.downstream.benchmarks import GLUE, SUPERGLUE, xnli
+from harness.downstream.classifier import balanced_cross_entropy
 from harness.downstream.data import load_examples
-from harness.downstream.finetune import balanced_cross_entropy
-from harness.downstream.metrics import accuracy, f1, mcc, pearson, spearman
 from harness.leaderboard import read_leaderboard
+from harness.metrics import accuracy, f1, mcc, pearson, spearman
 from harness.runner import run_suite
 from harness.suite import SuiteError, load_suite
 from zoo.errors import UserError

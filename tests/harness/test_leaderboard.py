@@ -113,3 +113,27 @@ def test_write_cell_rejects_incomplete_rows_and_is_atomic(tmp_path) -> None:
     df = read_leaderboard(tmp_path)
     assert len(df) == 40 and not any(p.name.startswith(".tmp") for p in tmp_path.iterdir())
     assert json.loads(df["config"].iloc[0]) == {}
+
+
+def test_stale_cells_stay_on_disk_but_are_not_shown(tmp_path) -> None:
+    from harness.leaderboard import stale_cells, write_current_cells
+
+    write_cell(tmp_path, "old", [row("a", "val_loss", 9.0)])
+    write_cell(tmp_path, "new", [row("a", "val_loss", 1.0)])
+    assert sorted(read_leaderboard(tmp_path)["value"]) == [1.0, 9.0]  # no run recorded yet
+    write_current_cells(tmp_path, ["new"])  # the suite was edited: cell "old" is gone from it
+    assert list(read_leaderboard(tmp_path)["value"]) == [1.0]
+    assert stale_cells(tmp_path) == {"old"} and (tmp_path / "old.parquet").is_file()
+    assert sorted(read_leaderboard(tmp_path, include_stale=True)["value"]) == [1.0, 9.0]
+
+
+def test_latest_step_prefers_the_newest_row_of_a_step() -> None:
+    import pandas as pd
+
+    from harness.leaderboard import latest_step
+
+    old, new = row("a", "val_loss", 9.0), row("a", "val_loss", 1.0)
+    old["timestamp"] = datetime(2020, 1, 1, tzinfo=UTC)
+    for order in ([new, old], [old, new]):
+        df = pd.DataFrame(order)
+        assert list(latest_step(df)["value"]) == [1.0]

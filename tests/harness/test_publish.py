@@ -96,6 +96,7 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
     assert "model-index:" in card and "headless-lm" in card and "contrastive-weight-tying" in card
     assert 'AutoModelForMaskedLM.from_pretrained("tester/tiny-cwt")' in card
     assert "val_loss" in card  # its leaderboard rows, as a table and in the model-index
+    assert "https://github.com/)" not in card  # no placeholder link
     # unchanged re-publish: no new commit
     n_commits = len(repo.commits["main"])
     assert (
@@ -262,3 +263,29 @@ def test_suite_publish_step_is_off_unless_asked(tmp_path, hub, monkeypatch) -> N
         load_suite(suite)
     assert any("publish.models.nobody: not a model label" in p for p in err.value.problems)
     assert any("publish.models.nobody: expected OWNER/NAME" in p for p in err.value.problems)
+
+
+def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
+    from harness.publish import model_card
+    from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
+    from zoo.train.config import PretrainConfig
+    from zoo.train.pretrain import pretrain
+
+    tiny = dict(
+        corpus=["synthetic:300"], vocab_size=600, steps=3, batch_size=4, seq_len=32, progress=False
+    )
+    final = pretrain(
+        PretrainConfig(
+            preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "p"), **tiny
+        )
+    )
+    ft = finetune_causal(
+        str(final),
+        str(tmp_path / "ft"),
+        CausalFinetuneConfig(steps=2, warmup_steps=1, progress=False),
+    )
+    import pandas as pd
+
+    card = model_card(ft, "me/x", pd.DataFrame(), "apache-2.0")
+    assert "pretrained with the `cwt` objective" in card and "objective-cwt" in card  # was `ce`
+    assert "| causal fine-tuning | yes: 2 steps" in card

@@ -174,3 +174,43 @@ def test_quickstart_suite_end_to_end(isolated) -> None:
         "model"
     )["value"]
     assert (thr > 0).all()
+
+
+def test_editing_a_plugin_changes_every_key(tmp_path) -> None:
+    plugin = tmp_path / "obj.py"
+    plugin.write_text(
+        (ROOT / "examples" / "cosine_cwt.py").read_text().replace("cosine-cwt", "cos2")
+    )
+    suite_file = tmp_path / "s.yaml"
+    suite_file.write_text(
+        "name: s\nplugins: [obj.py]\nmodels: [{preset: bert-tiny, objective: cos2}]\n"
+        "tasks: [{type: validation}]\n"
+    )
+    before = expand(load_suite(suite_file))[0]
+    plugin.write_text(plugin.read_text() + "\n# a change that alters the loss\n")
+    after = expand(load_suite(suite_file))[0]
+    assert before.cell_id != after.cell_id and before.pretrain_key != after.pretrain_key
+
+
+def test_loss_options_merge_from_recipe_model_and_sweep(tmp_path) -> None:
+    suite_file = tmp_path / "s.yaml"
+    suite_file.write_text(
+        "name: s\nrecipe: {loss: {chunk: 64}}\n"
+        "models: [{preset: bert-tiny, objective: cwt, recipe: {loss: {duplicates: mask}}}]\n"
+        "sweep: {loss.temperature: [0.5, 2.0]}\ntasks: [{type: validation}]\n"
+    )
+    cells = expand(load_suite(suite_file))
+    got = sorted(
+        (c.pretrain.loss.chunk, c.pretrain.loss.duplicates, c.pretrain.loss.temperature)
+        for c in cells
+        if c.pretrain
+    )
+    assert got == [(64, "mask", 0.5), (64, "mask", 2.0)]
+    assert len({c.pretrain_key for c in cells}) == 2
+
+
+def test_run_only_a_mistyped_model_gets_close_matches(isolated) -> None:
+    from zoo.errors import UserError
+
+    with pytest.raises(UserError, match="unknown model label 'bert-tiny-cw'; did you mean"):
+        run_suite(TINY, root=isolated / "lb", progress=False, only="bert-tiny-cw")

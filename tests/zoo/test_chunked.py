@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from zoo.models import get_spec
-from zoo.objectives import OBJECTIVES, ObjectiveOptions, cwt_loss
+from zoo.objectives import OBJECTIVES, LossOptions, cwt_loss
 from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.train.step import TrainModule
 
@@ -106,9 +106,9 @@ def test_vanilla_ce_impls_equal_plain_in_the_model(ce_impl: str) -> None:
     grads = {}
     for impl in ("plain", ce_impl):
         model.zero_grad()
-        out = TrainModule(
-            model, spec, OBJECTIVES.get("ce"), ObjectiveOptions(ce_impl=impl, chunk=4)
-        )(ids, labels)["loss"]
+        out = TrainModule(model, spec, OBJECTIVES.get("ce"), LossOptions(ce_impl=impl, chunk=4))(
+            ids, labels
+        )["loss"]
         out.backward()
         losses[impl] = out.detach()
         grads[impl] = model.get_input_embeddings().weight.grad.clone()

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from zoo.objectives import ObjectiveOptions, cwt_loss
+from zoo.objectives import LossOptions, cwt_loss
 from zoo.objectives.base import LossInputs, VocabHead
 from zoo.objectives.builtin import ce_loss
 
@@ -96,7 +96,7 @@ def test_vanilla_ce_kernels_match_plain_on_cuda(impl: str) -> None:
         hh, ww, bb = (t.clone().requires_grad_() for t in (h, w, b))
         head = VocabHead(transform=lambda x: x, weight=ww, bias=bb)
         emb = torch.nn.Embedding(1, 1)
-        loss = ce_loss(LossInputs(hh, y, emb, head=head), ObjectiveOptions(ce_impl=i))["loss"]
+        loss = ce_loss(LossInputs(hh, y, emb, head=head), LossOptions(ce_impl=i))["loss"]
         loss.backward()
         return loss.detach(), hh.grad, ww.grad, bb.grad
 
@@ -140,10 +140,10 @@ def test_pretraining_on_cuda_learns_and_saves_a_plain_checkpoint(tmp_path) -> No
 
 
 def test_bench_steppers_run_on_cuda() -> None:
-    from harness.tasks.throughput import Stepper
+    from harness.bench.stepper import Stepper, Variant
     from zoo.models import get_spec
 
     spec = get_spec("bert-tiny", 1000)
-    for kw in ({"objective": "ce", "hf_default": True}, {"objective": "cwt", "sparse": True}):
-        s = Stepper(spec, str(kw.pop("objective")), 4, 32, 0, bf16=True, device="cuda", **kw)  # type: ignore[arg-type]
+    for v in (Variant("ce", hf_default=True, bf16=True), Variant("cwt", sparse=True, bf16=True)):
+        s = Stepper(spec, v, 4, 32, 0, device="cuda")
         assert s.step() > 0 and next(s.model.parameters()).is_cuda

@@ -43,8 +43,8 @@ def test_pretraining_refuses_them_before_computing_anything(tmp_path, key: str, 
         corpus=["synthetic:400"],
         progress=False,
         device="cpu",
-        **{key: impl},
+        loss={key: impl},
     )
-    with pytest.raises(UserError, match=f"^{key}: "):
+    with pytest.raises(UserError, match=f"^loss.{key}: "):
         pretrain(cfg)
     assert not (tmp_path / "run").exists()  # nothing written, no tokenizer trained

@@ -11,7 +11,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from zoo.data.batches import IGNORE, clm_labels
 from zoo.errors import UserError
 from zoo.models import get_spec
-from zoo.objectives import OBJECTIVES, ObjectiveOptions
+from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.train.step import TrainModule, prepare_for_objective
 
 V = 1031  # a vocabulary size no other dimension in these tiny models has
@@ -32,7 +32,7 @@ def test_ce_objective_equals_transformers_loss(preset: str) -> None:
     torch.manual_seed(0)
     spec = get_spec(preset, vocab_size=V)
     model = spec.build().eval()
-    module = TrainModule(model, spec, OBJECTIVES.get("ce"), ObjectiveOptions())
+    module = TrainModule(model, spec, OBJECTIVES.get("ce"), LossOptions())
     if spec.is_encoder:
         inputs, labels = _encoder_batch(spec)
         expected = model(input_ids=inputs, labels=labels).loss
@@ -73,7 +73,7 @@ def test_headless_step_builds_no_vocabulary_projection(preset: str, objective: s
     obj = OBJECTIVES.get(objective)
     model = spec.build(tie_word_embeddings=not obj.needs_output_embeddings)
     prepare_for_objective(model, spec, obj)
-    module = TrainModule(model, spec, obj, ObjectiveOptions())
+    module = TrainModule(model, spec, obj, LossOptions())
     inputs, labels = (
         _encoder_batch(spec)
         if spec.is_encoder
@@ -84,7 +84,7 @@ def test_headless_step_builds_no_vocabulary_projection(preset: str, objective: s
     k = int((labels != IGNORE).sum())
     assert _vocab_projections(rec.shapes, k) == []
     # the recorder does see vocabulary projections when they exist (the test can fail):
-    ce = TrainModule(model, spec, OBJECTIVES.get("ce"), ObjectiveOptions())
+    ce = TrainModule(model, spec, OBJECTIVES.get("ce"), LossOptions())
     if obj.needs_output_embeddings:
         return
     with ShapeRecorder() as rec2:
@@ -98,7 +98,7 @@ def test_vanilla_ce_projects_only_selected_positions() -> None:
     inputs, labels = _encoder_batch(spec)
     k = int((labels != IGNORE).sum())
     with ShapeRecorder() as rec:
-        TrainModule(model, spec, OBJECTIVES.get("ce"), ObjectiveOptions())(inputs, labels)
+        TrainModule(model, spec, OBJECTIVES.get("ce"), LossOptions())(inputs, labels)
     vocab_shapes = {s for _, s in _vocab_projections(rec.shapes, k)}
     assert vocab_shapes == {(k, V)}  # never [B, T, V]
 
@@ -128,7 +128,7 @@ def test_ce_plus_cwt_is_the_sum() -> None:
     ids = torch.randint(0, V, (2, 16))
     labels = clm_labels(ids)
     parts = {
-        n: TrainModule(model, spec, OBJECTIVES.get(n), ObjectiveOptions())(ids, labels)["loss"]
+        n: TrainModule(model, spec, OBJECTIVES.get(n), LossOptions())(ids, labels)["loss"]
         for n in ("ce", "cwt", "ce+cwt")
     }
     assert_close(parts["ce+cwt"], parts["ce"] + parts["cwt"])

@@ -16,8 +16,9 @@ from torch.testing import assert_close
 
 from harness.cli import main as hlm
 from zoo.errors import TrainingDiverged, UserError
+from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
 from zoo.train.config import PretrainConfig
-from zoo.train.finetune import finetune_causal
+from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
 
 TINY = dict(
@@ -65,7 +66,7 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
     plugin = tmp_path / "nan_obj.py"
     plugin.write_text(
         "import torch\n"
-        "from zoo.objectives import OBJECTIVES, Objective\n"
+        "from zoo.objectives import OBJECTIVES, Objective, contrastive_flops\n"
         "from zoo.objectives.builtin import cwt_objective\n"
         "def loss(batch, options):\n"
         "    out = cwt_objective(batch, options)\n"
@@ -74,7 +75,7 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
         "    loss.calls += 1\n"
         "    return out\n"
         "loss.calls = 0\n"
-        "OBJECTIVES.add('test-nan-after-6', Objective('test-nan-after-6', loss, needs_head=False))\n"
+        "OBJECTIVES.add('test-nan-after-6', Objective('test-nan-after-6', loss, needs_head=False, flops=contrastive_flops))\n"
     )
     cfg = PretrainConfig(
         preset="pythia-tiny",
@@ -180,17 +181,23 @@ def test_finetune_causal_unties_head_and_lowers_ce(tmp_path) -> None:
             **{**TINY, "steps": 30},
         )
     )
-    before = json.loads((final / "hlm_metadata.json").read_text())["val_ce"]
-    ft = finetune_causal(str(final), str(tmp_path / "ft"), steps=30, warmup_steps=3, progress=False)
-    meta = json.loads((ft / "hlm_metadata.json").read_text())
-    assert meta["finetuned_causal"] is True and meta["objective"] == "ce"
-    assert meta["val_ce"] < before
+    before = read_metadata(final)
+    settings = CausalFinetuneConfig(steps=30, warmup_steps=3, progress=False)
+    ft = finetune_causal(str(final), str(tmp_path / "ft"), settings)
+    meta = read_metadata(ft)
+    # the pretraining objective is kept; the fine-tuning is recorded beside it
+    assert meta.objective == "cwt" and meta.headless
+    assert meta.causal_finetune is not None and meta.causal_finetune.steps == 30
+    assert meta.causal_finetune.tokens == meta.tokens_seen - before.tokens_seen > 0
+    assert meta.validation["val_ce"] < before.validation["val_ce"]
     from transformers import AutoModelForCausalLM
 
     m = AutoModelForCausalLM.from_pretrained(ft)
     assert m.get_output_embeddings().weight.data_ptr() != m.get_input_embeddings().weight.data_ptr()
     probe = finetune_causal(
-        str(final), str(tmp_path / "probe"), steps=3, warmup_steps=1, probe=True, progress=False
+        str(final),
+        str(tmp_path / "probe"),
+        CausalFinetuneConfig(steps=3, warmup_steps=1, probe=True, progress=False),
     )
     pb = load_file(str(probe / "model.safetensors"))
     base = load_file(str(final / "model.safetensors"))
@@ -205,7 +212,7 @@ def test_finetune_causal_rejects_encoders(tmp_path) -> None:
         PretrainConfig(preset="bert-tiny", objective="cwt", output_dir=str(tmp_path / "e"), **TINY)
     )
     with pytest.raises(UserError, match="applies to decoders"):
-        finetune_causal(str(final), str(tmp_path / "x"), steps=2)
+        finetune_causal(str(final), str(tmp_path / "x"), CausalFinetuneConfig(steps=2))
 
 
 def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:

@@ -10,7 +10,7 @@ from torch.testing import assert_close
 from zoo.data.batches import IGNORE
 from zoo.flops import body_forward_flops, train_step_flops
 from zoo.models import get_spec
-from zoo.objectives import OBJECTIVES, ObjectiveOptions
+from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.train.step import TrainModule
 
 
@@ -62,7 +62,7 @@ def test_train_step_loss_is_the_same_with_and_without_pruning(objective: str) ->
     labels = ids.masked_fill(~selected, IGNORE)
     obj = OBJECTIVES.get(objective)
     losses = [
-        TrainModule(model, spec, obj, ObjectiveOptions(), prune_last_layer=p)(ids, labels)["loss"]
+        TrainModule(model, spec, obj, LossOptions(), prune_last_layer=p)(ids, labels)["loss"]
         for p in (False, True)
     ]
     assert_close(losses[1], losses[0])

@@ -33,10 +33,10 @@ def test_unknown_name_suggests_close_matches_and_lists_known() -> None:
 def test_plugin_registers_objective_from_user_file(tmp_path) -> None:
     plugin = tmp_path / "my_obj.py"
     plugin.write_text(
-        "from zoo.objectives import OBJECTIVES, Objective\n"
+        "from zoo.objectives import OBJECTIVES, Objective, contrastive_flops\n"
         "def loss(batch, options):\n"
         "    return {'loss': (batch.hidden ** 2).mean()}\n"
-        "OBJECTIVES.add('test-l2', Objective('test-l2', loss, needs_head=False))\n"
+        "OBJECTIVES.add('test-l2', Objective('test-l2', loss, needs_head=False, flops=contrastive_flops))\n"
     )
     load_plugin(plugin)
     load_plugin(plugin)  # idempotent

@@ -137,3 +137,20 @@ def split_documents(docs: list[str], fraction: float, seed: int) -> tuple[list[s
     val = sorted(idx[:n_val])
     train = sorted(idx[n_val:])
     return [docs[i] for i in train], [docs[i] for i in val]
+
+
+def training_documents(
+    corpus: list[str],
+    validation: list[str] | None,
+    max_documents: int | None,
+    validation_fraction: float,
+    seed: int,
+) -> tuple[list[str], list[str]]:
+    """(train, validation) documents: the validation sources where given, else a held-out
+    `validation_fraction` of the (first `max_documents`) corpus documents."""
+    docs = load_documents(corpus)
+    if max_documents is not None:
+        docs = docs[:max_documents]
+    if validation:
+        return docs, load_documents(validation)
+    return split_documents(docs, validation_fraction, seed)

@@ -7,11 +7,11 @@ distilbert-base-multilingual-cased's shape).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import torch
 from torch import Tensor, nn
-from transformers import BertConfig, BertForMaskedLM, PreTrainedModel
+from transformers import AutoModelForMaskedLM, BertConfig, BertForMaskedLM, PreTrainedModel
 from transformers.masking_utils import create_bidirectional_mask
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.bert.modeling_bert import (
@@ -20,14 +20,18 @@ from transformers.models.bert.modeling_bert import (
     eager_attention_forward,
 )
 
+from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import Kind, ModelSpec, Recipe, padded_row_count
 from zoo.objectives.base import VocabHead
 
 
+@FAMILIES.register("bert")
 @dataclass(frozen=True)
 class BertSpec(ModelSpec):
     family: ClassVar[str] = "bert"
     kind: ClassVar[Kind] = "encoder"
+    auto_class: ClassVar[Any] = AutoModelForMaskedLM
+    pipeline_tag: ClassVar[str] = "fill-mask"
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
         config = BertConfig(
@@ -130,6 +134,7 @@ def _bert(
     )
 
 
+@PRESETS.register("bert-tiny")
 def bert_tiny(vocab_size: int = 4096) -> BertSpec:
     """CPU-test scale: L2 H128 A2 (google/bert_uncased_L-2_H-128_A-2 shape)."""
     recipe = Recipe(
@@ -138,12 +143,14 @@ def bert_tiny(vocab_size: int = 4096) -> BertSpec:
     return _bert("bert-tiny", 2, 128, 2, vocab_size, recipe)
 
 
+@PRESETS.register("bert-small")
 def bert_small(vocab_size: int = 30522) -> BertSpec:
     """L4 H512 A8 (google/bert_uncased_L-4_H-512_A-8), paper Appendix D.4 recipe."""
     recipe = Recipe(lr=2e-4, weight_decay=0.01, warmup_steps=10_000, steps=400_000, batch_size=64)
     return _bert("bert-small", 4, 512, 8, vocab_size, recipe)
 
 
+@PRESETS.register("bert-base")
 def bert_base(vocab_size: int = 50304) -> BertSpec:
     """bert-base-uncased shape with the Pythia 50k vocabulary, paper Appendix D.1 recipe."""
     recipe = Recipe(
@@ -152,6 +159,7 @@ def bert_base(vocab_size: int = 50304) -> BertSpec:
     return _bert("bert-base", 12, 768, 12, vocab_size, recipe)
 
 
+@PRESETS.register("distilbert-multilingual")
 def distilbert_multilingual(vocab_size: int = 119547) -> BertSpec:
     """6 layers, hidden 768 (distilbert-base-multilingual-cased shape), Appendix D.3 recipe."""
     recipe = Recipe(lr=2e-4, weight_decay=0.01, warmup_steps=10_000, steps=400_000, batch_size=64)

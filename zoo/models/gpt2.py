@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from torch import Tensor, nn
-from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedModel
+from transformers import (
+    AutoModelForCausalLM,
+    GPT2Config,
+    GPT2LMHeadModel,
+    PretrainedConfig,
+    PreTrainedModel,
+)
 
+from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import Kind, ModelSpec, Recipe
 from zoo.objectives.base import VocabHead
 
@@ -16,10 +23,23 @@ def _identity(x: Tensor) -> Tensor:
     return x
 
 
+@FAMILIES.register("gpt2")
 @dataclass(frozen=True)
 class GPT2Spec(ModelSpec):
     family: ClassVar[str] = "gpt2"
     kind: ClassVar[Kind] = "decoder"
+    auto_class: ClassVar[Any] = AutoModelForCausalLM
+    pipeline_tag: ClassVar[str] = "text-generation"
+
+    @classmethod
+    def dims_from_hf_config(cls, config: PretrainedConfig) -> dict[str, int]:
+        return {
+            "hidden_size": config.n_embd,
+            "num_layers": config.n_layer,
+            "num_heads": config.n_head,
+            "intermediate_size": config.n_inner or 4 * config.n_embd,
+            "max_positions": config.n_positions,
+        }
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
         config = GPT2Config(
@@ -54,6 +74,7 @@ class GPT2Spec(ModelSpec):
         return []
 
 
+@PRESETS.register("gpt2-11m")
 def gpt2_11m(vocab_size: int = 50257) -> GPT2Spec:
     """GPT-2 scaled down (Appendix D.5): 3 layers, hidden 192, 3 heads, ~11M parameters."""
     recipe = Recipe(

@@ -6,11 +6,12 @@ Numbers follow EleutherAI's Pythia configs (rotary on 25% of head dims, parallel
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from torch import Tensor, nn
-from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, PreTrainedModel
+from transformers import AutoModelForCausalLM, GPTNeoXConfig, GPTNeoXForCausalLM, PreTrainedModel
 
+from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import Kind, ModelSpec, Recipe
 from zoo.objectives.base import VocabHead
 
@@ -19,10 +20,13 @@ def _identity(x: Tensor) -> Tensor:
     return x
 
 
+@FAMILIES.register("gpt_neox")
 @dataclass(frozen=True)
 class GPTNeoXSpec(ModelSpec):
     family: ClassVar[str] = "gpt_neox"
     kind: ClassVar[Kind] = "decoder"
+    auto_class: ClassVar[Any] = AutoModelForCausalLM
+    pipeline_tag: ClassVar[str] = "text-generation"
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
         config = GPTNeoXConfig(
@@ -61,6 +65,7 @@ class GPTNeoXSpec(ModelSpec):
         return []
 
 
+@PRESETS.register("pythia-tiny")
 def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
     """CPU-test scale: 2 layers, hidden 128, 4 heads."""
     recipe = Recipe(
@@ -85,6 +90,7 @@ def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
     )
 
 
+@PRESETS.register("pythia-70m")
 def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
     """EleutherAI/pythia-70m-deduped shape: 6 layers, hidden 512, 8 heads; Appendix D.2 recipe."""
     recipe = Recipe(

@@ -2,17 +2,19 @@
 
 A spec says what to build (family, sizes, vocabulary); a `Recipe` says how the paper trained it
 (Appendix D). Family files (`bert.py`, `gpt_neox.py`, `gpt2.py`) subclass `ModelSpec` and know
-how to reach the body, the head and the embeddings of their Hugging Face model.
+how to build their Hugging Face model, reach its body, head and embeddings, which `Auto*`
+class loads it, and how to describe an existing checkpoint's config as a spec. Code outside
+a family file dispatches through these, never through the model type's name.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from torch import Tensor, nn
-from transformers import PreTrainedModel
+from transformers import PretrainedConfig, PreTrainedModel
 
 from zoo.objectives.base import VocabHead
 
@@ -40,8 +42,10 @@ class Recipe:
 class ModelSpec:
     """Base for every family; subclasses fill `family`, `kind` and the builder methods."""
 
-    family: ClassVar[str]
+    family: ClassVar[str]  # the Hugging Face config.model_type
     kind: ClassVar[Kind]
+    auto_class: ClassVar[Any]  # AutoModelForMaskedLM / AutoModelForCausalLM: how to load one
+    pipeline_tag: ClassVar[str]  # the Hub pipeline a trained-head checkpoint of it serves
 
     name: str
     vocab_size: int
@@ -56,6 +60,28 @@ class ModelSpec:
         return dataclasses.replace(self, vocab_size=vocab_size)
 
     # --- to be provided by each family -------------------------------------------------
+    @classmethod
+    def dims_from_hf_config(cls, config: PretrainedConfig) -> dict[str, int]:
+        """hidden_size, num_layers, num_heads, intermediate_size, max_positions of a config
+        (the common Hugging Face names; families with other names override this)."""
+        return {
+            "hidden_size": config.hidden_size,
+            "num_layers": config.num_hidden_layers,
+            "num_heads": config.num_attention_heads,
+            "intermediate_size": config.intermediate_size,
+            "max_positions": config.max_position_embeddings,
+        }
+
+    @classmethod
+    def from_hf_config(cls, config: PretrainedConfig, name: str, recipe: Recipe) -> ModelSpec:
+        """A spec describing an existing checkpoint's architecture (FLOP counts, evaluation)."""
+        return cls(
+            name=name,
+            vocab_size=config.vocab_size,
+            recipe=recipe,
+            **cls.dims_from_hf_config(config),
+        )
+
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
         """A randomly initialised Hugging Face model (ForMaskedLM / ForCausalLM)."""
         raise NotImplementedError

@@ -1,13 +1,24 @@
 """Pretraining objectives: the registry, the built-ins, and the public `cwt_loss`.
 
-Add your own from a file of yours (no package edit), then pass ``--plugin my_obj.py``:
+Add your own from a file of yours (no package edit), then pass ``--plugins my_obj.py``:
 
-    from zoo.objectives import OBJECTIVES, Objective
+    from zoo.objectives import OBJECTIVES, Objective, contrastive_flops
 
-    OBJECTIVES.add("my-obj", Objective("my-obj", my_loss, needs_head=False))
+    OBJECTIVES.add("my-obj", Objective("my-obj", my_loss, needs_head=False, flops=contrastive_flops))
+
+An objective with options of its own declares them as a `LossOptions` subclass
+(``options=MyOptions``); a suite or config sets them under ``loss:``.
 """
 
-from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions, VocabHead
+from zoo.objectives.base import (
+    LossInputs,
+    LossOptions,
+    LossShape,
+    Objective,
+    VocabHead,
+    contrastive_flops,
+    vocab_ce_flops,
+)
 from zoo.objectives.builtin import register_builtin_objectives
 from zoo.objectives.cwt import DUPLICATE_MODES, cwt_loss
 from zoo.registry import Registry
@@ -19,8 +30,11 @@ __all__ = [
     "DUPLICATE_MODES",
     "OBJECTIVES",
     "LossInputs",
+    "LossOptions",
+    "LossShape",
     "Objective",
-    "ObjectiveOptions",
     "VocabHead",
+    "contrastive_flops",
     "cwt_loss",
+    "vocab_ce_flops",
 ]

@@ -10,14 +10,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
+from zoo.objectives.base import (
+    LossInputs,
+    LossOptions,
+    LossShape,
+    Objective,
+    contrastive_flops,
+    vocab_ce_flops,
+)
 from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.objectives.cwt import cwt_loss
 from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
 from zoo.registry import Registry
 
 
-def ce_loss(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     """Classical cross-entropy through the weight-tied head, at the K selected positions only.
 
     batch.hidden (Tensor): [K, D]; logits [K, V] are computed in fp32.
@@ -58,7 +65,7 @@ def ce_loss(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
     return {"loss": loss, "ce": loss.detach()}
 
 
-def _contrast(batch: LossInputs, targets_e: Tensor, options: ObjectiveOptions) -> Tensor:
+def _contrast(batch: LossInputs, targets_e: Tensor, options: LossOptions) -> Tensor:
     """h [K, D] against target vectors [K, D] with in-batch negatives, per `options`."""
     return cwt_loss(
         batch.hidden,
@@ -72,25 +79,29 @@ def _contrast(batch: LossInputs, targets_e: Tensor, options: ObjectiveOptions) -
     )
 
 
-def cwt_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+def cwt_objective(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     """Headless: contrast h [K, D] against e(targets) [K, D]; never touches the head."""
     loss = _contrast(batch, batch.input_embeddings(batch.targets), options)  # e(targets): (K, D)
     return {"loss": loss, "cwt": loss.detach()}
 
 
-def ce_plus_cwt(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+def ce_plus_cwt(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     """The paper's ablation: CE + CWT, summed without weights."""
     ce = ce_loss(batch, options)["loss"]
     cwt = cwt_objective(batch, options)["loss"]
     return {"loss": ce + cwt, "ce": ce.detach(), "cwt": cwt.detach()}
 
 
-def nce_objective(batch: LossInputs, options: ObjectiveOptions) -> dict[str, Tensor]:
+def nce_objective(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     """NCE without weight tying: targets come from a separate [V, D] matrix, not e_theta."""
     if batch.output_embeddings is None:
         raise RuntimeError("the 'nce' objective needs the model's untied output embeddings")
     loss = _contrast(batch, F.embedding(batch.targets, batch.output_embeddings), options)  # (K, D)
     return {"loss": loss, "nce": loss.detach()}
+
+
+def _both_flops(s: LossShape) -> float:
+    return vocab_ce_flops(s) + contrastive_flops(s)
 
 
 def register_builtin_objectives(registry: Registry[Objective]) -> None:
@@ -99,24 +110,28 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             "ce",
             ce_loss,
             needs_head=True,
+            flops=vocab_ce_flops,
             description="classical LM: cross-entropy over the vocabulary through the weight-tied head",
         ),
         Objective(
             "cwt",
             cwt_objective,
             needs_head=False,
+            flops=contrastive_flops,
             description="headless: Contrastive Weight Tying with in-batch negatives (no vocabulary projection)",
         ),
         Objective(
             "ce+cwt",
             ce_plus_cwt,
             needs_head=True,
+            flops=_both_flops,
             description="ablation: cross-entropy + CWT, summed",
         ),
         Objective(
             "nce",
             nce_objective,
             needs_head=False,
+            flops=contrastive_flops,
             needs_output_embeddings=True,
             description="ablation: contrastive against a separate target-embedding matrix (no weight tying)",
         ),

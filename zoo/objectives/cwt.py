@@ -11,20 +11,18 @@ overflows for scores above ~88 in fp32). No [K, V] tensor is ever built.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import get_args
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from zoo.objectives.base import Duplicates, Impl, Negatives
 from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
 
-Duplicates = Literal["keep", "mask", "unique"]
-DUPLICATE_MODES: tuple[str, ...] = ("keep", "mask", "unique")
-Impl = Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"]
-IMPLS: tuple[str, ...] = ("auto", "plain", "chunked", "recompute", "torch", "cce", "liger")
-Negatives = Literal["local", "global"]
-NEGATIVES: tuple[str, ...] = ("local", "global")
+DUPLICATE_MODES: tuple[str, ...] = get_args(Duplicates)
+IMPLS: tuple[str, ...] = get_args(Impl)
+NEGATIVES: tuple[str, ...] = get_args(Negatives)
 AUTO_CHUNK_ABOVE = 4096  # K above which "auto" chunks (a [K, K] fp32 matrix is 64 MiB here)
 
 
@@ -63,23 +61,7 @@ def cwt_loss(
     Returns:
         Tensor: scalar fp32 loss (mean over the K rows).
     """
-    if hidden.ndim != 2 or target_embeddings.shape != hidden.shape:
-        raise ValueError(
-            f"cwt_loss expects hidden [K, D] and target_embeddings [K, D], got "
-            f"{tuple(hidden.shape)} and {tuple(target_embeddings.shape)}"
-        )
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    if duplicates not in DUPLICATE_MODES:
-        raise ValueError(f"duplicates must be one of {DUPLICATE_MODES}, got {duplicates!r}")
-    if duplicates != "keep" and (target_ids is None or target_ids.shape != hidden.shape[:1]):
-        raise ValueError(f"duplicates={duplicates!r} needs target_ids of shape [K]")
-    if impl not in IMPLS:
-        raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
-
-    if negatives not in NEGATIVES:
-        raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
-
+    _check_args(hidden, target_embeddings, temperature, duplicates, target_ids, impl, negatives)
     k = hidden.shape[0]
     if impl == "auto":
         impl = "chunked" if k > AUTO_CHUNK_ABOVE else "plain"
@@ -111,6 +93,32 @@ def cwt_loss(
             same[torch.arange(k, device=hidden.device), target] = False
             scores = scores.masked_fill(same, float("-inf"))
         return F.cross_entropy(scores, target)
+
+
+def _check_args(
+    hidden: Tensor,
+    target_embeddings: Tensor,
+    temperature: float,
+    duplicates: str,
+    target_ids: Tensor | None,
+    impl: str,
+    negatives: str,
+) -> None:
+    if hidden.ndim != 2 or target_embeddings.shape != hidden.shape:
+        raise ValueError(
+            f"cwt_loss expects hidden [K, D] and target_embeddings [K, D], got "
+            f"{tuple(hidden.shape)} and {tuple(target_embeddings.shape)}"
+        )
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    if duplicates not in DUPLICATE_MODES:
+        raise ValueError(f"duplicates must be one of {DUPLICATE_MODES}, got {duplicates!r}")
+    if duplicates != "keep" and (target_ids is None or target_ids.shape != hidden.shape[:1]):
+        raise ValueError(f"duplicates={duplicates!r} needs target_ids of shape [K]")
+    if impl not in IMPLS:
+        raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
+    if negatives not in NEGATIVES:
+        raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
 
 
 def gather_targets(

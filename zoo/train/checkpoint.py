@@ -1,52 +1,32 @@
 """Checkpoints: plain Hugging Face model folders, written atomically.
 
 A checkpoint folder holds `model.safetensors`, `config.json`, the tokenizer files and
-`hlm_metadata.json` (objective, preset, steps, tokens seen, FLOPs, wall seconds, seed,
-versions). Intermediate checkpoints also hold `training_state.pt` (optimizer, scheduler,
-counters) for `--resume`. The folder is written under a temporary name and renamed, so a killed
-run never leaves a half-written checkpoint.
+`hlm_metadata.json` (`zoo.train.metadata`). Intermediate checkpoints also hold
+`training_state.pt` (optimizer, scheduler, counters) for `--resume`. The folder is written
+under a temporary name and renamed, so a killed run never leaves a half-written checkpoint.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import platform
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import (
-    AutoConfig,
-    AutoModelForCausalLM,
-    AutoModelForMaskedLM,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
+from safetensors.torch import load_file
+from transformers import AutoConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from zoo.errors import UserError
+from zoo.models import family_of
+from zoo.train.metadata import CheckpointMetadata, write_metadata
 
-METADATA = "hlm_metadata.json"
 STATE = "training_state.pt"
+WEIGHTS = "model.safetensors"
 
 
-def versions() -> dict[str, str]:
-    import tokenizers
-    import transformers
-
-    import zoo
-
-    return {
-        "zoo": zoo.__version__,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "tokenizers": tokenizers.__version__,
-        "python": platform.python_version(),
-    }
-
-
-def atomic_dir_write(path: Path, write: Any) -> Path:
+def atomic_dir_write(path: Path, write: Callable[[Path], None]) -> Path:
     """Call write(tmp_dir), then move tmp_dir to `path` (replacing any previous folder)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,30 +52,37 @@ def save_checkpoint(
     path: Path,
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    metadata: dict[str, Any],
+    metadata: CheckpointMetadata,
     training_state: dict[str, Any] | None = None,
 ) -> Path:
     def write(tmp: Path) -> None:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        (tmp / METADATA).write_text(
-            json.dumps({**metadata, "versions": versions()}, indent=2, default=str)
-        )
+        write_metadata(tmp, metadata)
         if training_state is not None:
             torch.save(training_state, tmp / STATE)
 
     return atomic_dir_write(path, write)
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    f = Path(path) / METADATA
-    if not f.is_file():
-        return {}
-    return dict(json.loads(f.read_text()))
+def load_weights(model: PreTrainedModel, folder: Path) -> None:
+    """Load a checkpoint's weights into `model`, strictly: a missing or unexpected key is an
+    error naming the file, except a missing key whose parameter is tied to a loaded one (Hugging
+    Face saves a tied head once)."""
+    state = load_file(str(folder / WEIGHTS))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    params = dict(model.named_parameters(remove_duplicate=False))
+    loaded = {id(params[k]) for k in state if k in params}
+    untied = [k for k in missing if k not in params or id(params[k]) not in loaded]
+    if untied or unexpected:
+        raise UserError(
+            f"{folder / WEIGHTS}: does not fit the model (missing: {', '.join(untied) or 'none'}; "
+            f"unexpected: {', '.join(unexpected) or 'none'})"
+        )
 
 
 def load_model(name_or_path: str) -> PreTrainedModel:
-    """A checkpoint (local folder or hub id) as ForMaskedLM (encoder) or ForCausalLM (decoder)."""
+    """A checkpoint (local folder or hub id) through its family's Auto class."""
     p = Path(name_or_path)
     if not p.exists() and (
         name_or_path.startswith((".", "/"))
@@ -106,8 +93,8 @@ def load_model(name_or_path: str) -> PreTrainedModel:
         config = AutoConfig.from_pretrained(name_or_path)
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot load checkpoint {name_or_path!r}: {exc}") from None
-    auto = AutoModelForMaskedLM if config.model_type == "bert" else AutoModelForCausalLM
-    return auto.from_pretrained(name_or_path)
+    model: PreTrainedModel = family_of(config).auto_class.from_pretrained(name_or_path)
+    return model
 
 
 def list_checkpoints(output_dir: Path) -> list[Path]:
@@ -116,3 +103,8 @@ def list_checkpoints(output_dir: Path) -> list[Path]:
     if not d.is_dir():
         return []
     return sorted(p for p in d.iterdir() if p.name.startswith("step-") and (p / STATE).is_file())
+
+
+def checkpoint_step(path: Path) -> int:
+    """The step of an intermediate checkpoint folder `step-0000100`."""
+    return int(path.name.removeprefix("step-"))

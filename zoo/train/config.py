@@ -1,77 +1,104 @@
 """The pretraining configuration: one typed model, from a YAML file and/or CLI flags.
 
 Fields left as ``None`` take the preset's paper recipe (Appendix D) when resolved by
-`resolve()`; the resolved config is written next to the checkpoint, so every run records the
-numbers it actually used.
+`resolve_recipe`; the resolved config is written next to the checkpoint, so every run records
+the numbers it actually used. The loss knobs are one nested model (``loss:``), the options
+model of the chosen objective (`zoo.objectives.LossOptions` or its subclass). Every value is
+range-checked here, once.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from zoo.errors import UserError
-from zoo.objectives import DUPLICATE_MODES
+from zoo.models.spec import ModelSpec
+from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.registry import load_plugin
+
+Schedule = Literal["triangular", "cosine", "constant"]
 
 
 class PretrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="Python files that register objectives (imported when the config is "
+        "validated, before the objective is looked up)",
+    )
     preset: str = Field(description="model preset (hlm ls)")
     objective: str = Field("cwt", description="pretraining objective (hlm ls)")
+    loss: LossOptions = Field(
+        default_factory=LossOptions,
+        validate_default=True,
+        description="the objective's loss options (its own options model)",
+    )
     output_dir: str = Field(description="where checkpoints, metrics and logs go")
-    vocab_size: int | None = Field(None, description="vocabulary size (default: preset's)")
+    pretrain_key: str | None = Field(
+        None, description="the suite cache key of this run (set by hlm run; recorded only)"
+    )
+    vocab_size: int | None = Field(None, gt=0, description="vocabulary size; unset: the preset's")
     tokenizer: str | None = Field(
-        None, description="tokenizer folder/hub id; trained on the corpus if unset"
+        None, description="tokenizer folder or hub id; unset: trained on the corpus"
     )
-    corpus: list[str] = Field(default_factory=lambda: ["synthetic"], description="corpus sources")
+    corpus: list[str] = Field(
+        default_factory=lambda: ["synthetic"], min_length=1, description="corpus sources"
+    )
     validation: list[str] | None = Field(
-        None, description="validation sources (default: hold out a fraction)"
+        None, description="validation sources; unset: hold out validation_fraction of the corpus"
     )
-    validation_fraction: float = 0.02
+    validation_fraction: float = Field(
+        0.02, gt=0, lt=1, description="share of documents held out for validation"
+    )
     max_documents: int | None = Field(
-        None, description="use only the first N documents (quick runs)"
+        None, gt=0, description="use only the first N documents (quick runs)"
     )
     init_from: str | None = Field(
         None, description="start from this checkpoint instead of random init"
     )
 
-    steps: int | None = None
-    batch_size: int | None = Field(None, description="micro-batch size per process")
-    grad_accum: int = 1
-    seq_len: int | None = None
-    lr: float | None = None
-    weight_decay: float | None = None
-    betas: tuple[float, float] | None = None
-    eps: float | None = None
-    grad_clip: float | None = None
-    schedule: Literal["triangular", "cosine", "constant"] | None = None
-    warmup_steps: int | None = None
-    bf16: bool = False
-    seed: int = 0
+    steps: int | None = Field(None, gt=0, description="optimizer steps; unset: the preset's")
+    batch_size: int | None = Field(
+        None, gt=0, description="micro-batch size per process; unset: the preset's"
+    )
+    grad_accum: int = Field(1, gt=0, description="micro-batches per optimizer step")
+    seq_len: int | None = Field(None, gt=0, description="tokens per sequence; unset: the preset's")
+    lr: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="peak learning rate; unset: the preset's"
+    )
+    weight_decay: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="AdamW weight decay; unset: the preset's"
+    )
+    betas: tuple[float, float] | None = Field(None, description="AdamW betas; unset: the preset's")
+    eps: float | None = Field(None, gt=0, description="AdamW epsilon; unset: the preset's")
+    grad_clip: float | None = Field(
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="global-norm clipping, 0 = off; unset: the preset's",
+    )
+    schedule: Schedule | None = Field(
+        None, description="learning-rate schedule; unset: the preset's"
+    )
+    warmup_steps: int | None = Field(
+        None, ge=0, description="linear warm-up steps; unset: the preset's"
+    )
+    bf16: bool = Field(False, description="bf16 autocast for the body")
+    seed: int = Field(0, ge=0, description="seed of initialisation, batches and dropout")
 
-    mlm_probability: float = 0.15
-    temperature: float = 1.0
-    duplicates: str = "keep"
-    cwt_impl: Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"] = Field(
-        "auto",
-        description="contrastive loss kernel: plain [K, K], chunked, recompute, torch, auto by "
-        "size, or (CUDA, where installed) cce / liger",
-    )
-    ce_impl: Literal["plain", "chunked", "torch", "cce", "liger"] = Field(
-        "plain",
-        description="vocabulary CE at the selected positions: plain [K, V], chunked, torch, or "
-        "(CUDA, where installed) cce / liger",
-    )
-    loss_chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
-    negatives: Literal["local", "global"] = Field(
-        "local",
-        description="contrastive negatives: this process's batch, or every rank's batch "
-        "all-gathered (torchrun; same as local in one process)",
-    )
+    mlm_probability: float = Field(0.15, gt=0, lt=1, description="encoders: share of masked tokens")
     sparse_embeddings: bool = Field(
         False,
         description="sparse input-embedding gradients + SparseAdam (headless objectives): update cost "
@@ -103,36 +130,45 @@ class PretrainConfig(BaseModel):
         description="flush denormal floats to zero on the CPU (peaked softmaxes underflow into "
         "denormals, which x86 processes ~100x slower)",
     )
-    plugins: list[str] = Field(
-        default_factory=list, description="Python files that register objectives"
-    )
 
-    eval_every: int = 0
-    eval_batches: int = 8
-    save_every: int = 0
-    log_every: int = 10
-    progress: bool = True
+    eval_every: int = Field(0, ge=0, description="validation every N steps, 0 = only at the end")
+    eval_batches: int = Field(8, gt=0, description="validation batches per evaluation")
+    save_every: int = Field(0, ge=0, description="checkpoint every N steps, 0 = only final/")
+    log_every: int = Field(10, gt=0, description="metrics.jsonl line every N steps")
+    progress: bool = Field(True, description="progress bar")
 
-    @field_validator("duplicates")
+    @field_validator("plugins")
     @classmethod
-    def _dup(cls, v: str) -> str:
-        if v not in DUPLICATE_MODES:
-            raise ValueError(f"must be one of {', '.join(DUPLICATE_MODES)}")
+    def _import_plugins(cls, v: list[str]) -> list[str]:
+        for plugin in v:
+            load_plugin(plugin)
         return v
 
-    @field_validator("steps", "batch_size", "seq_len", "vocab_size", "grad_accum")
+    @field_validator("objective")
     @classmethod
-    def _positive(cls, v: int | None) -> int | None:
-        if v is not None and v <= 0:
-            raise ValueError("must be > 0")
+    def _known_objective(cls, v: str) -> str:
+        if v not in OBJECTIVES:
+            raise ValueError(OBJECTIVES.unknown_message(v))
         return v
 
-    @field_validator("mlm_probability", "validation_fraction")
+    @field_validator("loss", mode="before")
     @classmethod
-    def _fraction(cls, v: float) -> float:
-        if not 0 < v < 1:
-            raise ValueError("must be in (0, 1)")
-        return v
+    def _objective_options(cls, v: Any, info: ValidationInfo) -> Any:
+        """Validate `loss:` against the objective's own options model (a LossOptions subclass)."""
+        name = info.data["objective"] if "objective" in info.data else None
+        if name is None:
+            return v
+        options = OBJECTIVES.get(name).options
+        if isinstance(v, LossOptions):  # the default, or a copy: keep only what was set
+            v = v.model_dump(exclude_unset=True)
+        if options is LossOptions or not isinstance(v, dict):
+            return v  # validated by the field itself, with nested key paths
+        try:
+            return options.model_validate(v)
+        except ValidationError as exc:
+            raise ValueError(
+                "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            ) from None
 
 
 class ResolvedRecipe(BaseModel):
@@ -149,38 +185,65 @@ class ResolvedRecipe(BaseModel):
     betas: tuple[float, float]
     eps: float
     grad_clip: float
-    schedule: Literal["triangular", "cosine", "constant"]
+    schedule: Schedule
     warmup_steps: int
 
 
+def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec) -> ResolvedRecipe:
+    """The config's training numbers, each unset one taken from the preset's paper recipe."""
+    r = spec.recipe
+    return ResolvedRecipe(
+        steps=r.steps if cfg.steps is None else cfg.steps,
+        batch_size=r.batch_size if cfg.batch_size is None else cfg.batch_size,
+        grad_accum=cfg.grad_accum,
+        seq_len=r.seq_len if cfg.seq_len is None else cfg.seq_len,
+        lr=r.lr if cfg.lr is None else cfg.lr,
+        weight_decay=r.weight_decay if cfg.weight_decay is None else cfg.weight_decay,
+        betas=r.betas if cfg.betas is None else cfg.betas,
+        eps=r.eps if cfg.eps is None else cfg.eps,
+        grad_clip=r.grad_clip if cfg.grad_clip is None else cfg.grad_clip,
+        schedule=r.schedule if cfg.schedule is None else cfg.schedule,
+        warmup_steps=r.warmup_steps if cfg.warmup_steps is None else cfg.warmup_steps,
+    )
+
+
 def format_validation_error(exc: ValidationError, source: str) -> str:
+    """One `SOURCE: key.path: message` line per problem."""
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"]).replace(
             ".[", "["
         )
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        lines.append(f"{source}: {loc or '<root>'}: {msg}")
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        lines.append(f"{source}: {loc or '<root>'}: {msg.removeprefix('Value error, ')}")
     return "\n".join(lines)
 
 
-def load_config(path: str | None, overrides: dict[str, object]) -> PretrainConfig:
-    """A config from an optional YAML file, with CLI `overrides` (non-None values) on top."""
-    data: dict[str, object] = {}
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise UserError(f"config file not found: {path}")
-        try:
-            loaded = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as exc:
-            raise UserError(f"{path}: invalid YAML: {exc}") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise UserError(f"{path}: expected a mapping of config keys")
-        data.update(loaded or {})
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """A YAML file's top-level mapping, or a UserError naming the file."""
+    if not path.is_file():
+        raise UserError(f"config file not found: {path}")
+    try:
+        loaded = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: invalid YAML: {exc}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise UserError(f"{path}: expected a mapping of config keys")
+    return loaded
+
+
+def load_config(path: str | None, overrides: dict[str, Any]) -> PretrainConfig:
+    """A config from an optional YAML file, with CLI `overrides` (non-None values) on top.
+
+    `overrides` may hold a ``loss`` mapping; its keys are merged into the file's ``loss:``."""
+    data: dict[str, Any] = read_yaml_mapping(Path(path)) if path is not None else {}
+    loss = {**(data["loss"] if isinstance(data.get("loss"), dict) else {})}
+    loss.update({k: v for k, v in overrides.pop("loss", {}).items() if v is not None})
     data.update({k: v for k, v in overrides.items() if v is not None})
+    if loss:
+        data["loss"] = loss
     try:
         return PretrainConfig.model_validate(data)
     except ValidationError as exc:

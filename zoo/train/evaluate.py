@@ -16,7 +16,7 @@ from transformers import PreTrainedModel
 from zoo.data.batches import MaskingConfig, clm_labels, mlm_mask
 from zoo.models.spec import ModelSpec
 from zoo.objectives import OBJECTIVES
-from zoo.objectives.base import Objective, ObjectiveOptions
+from zoo.objectives.base import LossOptions, Objective
 from zoo.train.step import TrainModule
 
 EVAL_SEED = 1234
@@ -48,7 +48,7 @@ def validation_metrics(
     model: PreTrainedModel,
     spec: type[ModelSpec] | ModelSpec,
     objective: Objective,
-    options: ObjectiveOptions,
+    options: LossOptions,
     blocks: Tensor,
     batch_size: int,
     max_batches: int,

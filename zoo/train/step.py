@@ -12,7 +12,7 @@ from transformers import PreTrainedModel
 from zoo.data.batches import IGNORE
 from zoo.errors import UserError
 from zoo.models.spec import ModelSpec, padded_row_count
-from zoo.objectives.base import LossInputs, Objective, ObjectiveOptions
+from zoo.objectives.base import LossInputs, LossOptions, Objective
 
 
 def prepare_for_objective(
@@ -60,7 +60,7 @@ class TrainModule(nn.Module):
         model: PreTrainedModel,
         spec: type[ModelSpec] | ModelSpec,
         objective: Objective,
-        options: ObjectiveOptions,
+        options: LossOptions,
         prune_last_layer: bool = True,
     ) -> None:
         super().__init__()

@@ -25,9 +25,9 @@ from harness.downstream.benchmarks import (
     XNLI_LANGUAGES,
     xnli,
 )
+from harness.downstream.classifier import FinetuneConfig, finetune
 from harness.downstream.data import Example, TaskData, load_examples
-from harness.downstream.finetune import FinetuneConfig, finetune
-from harness.tasks.base import Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 
 # Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
 LOSS_DEFAULTS = {"balanced": (1e-5, 0.0), "ce": (5e-6, 0.01)}
@@ -295,3 +295,7 @@ XNLI_TASK = TaskType(
     kinds=("encoder",),
     check=_check_xnli,  # type: ignore[arg-type]
 )
+TASKS.add(GLUE_TASK.name, GLUE_TASK)
+TASKS.add(SUPERGLUE_TASK.name, SUPERGLUE_TASK)
+TASKS.add(SYNTHETIC_TASK.name, SYNTHETIC_TASK)
+TASKS.add(XNLI_TASK.name, XNLI_TASK)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from harness.bench_timing import Row
+from harness.bench.timing import Row
 
 # /proc/cpuinfo flags that decide how fast fp32 / bf16 matrix products run on x86
 ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")

@@ -1,10 +1,10 @@
 """`hlm bench --device cuda`: the same comparisons on a GPU, with the vendors' kernels.
 
-The issue's targets are stated for the CPU, so on CUDA every row is informative (INFO). Loss
+The benchmark's goals are stated for the CPU, so on CUDA every row is informative (INFO). Loss
 kernels run in fp32 (TF32 off, torch's default for matmuls); training steps run under bf16
 autocast, as GPU pretraining does, and their MFU is against a bf16 `torch.mm` roofline
 measured in the same run. Times come from `torch.cuda.synchronize` around each call, by the
-best of interleaved rounds (`harness.bench_timing.interleaved`); memory is the CUDA caching
+best of interleaved rounds (`harness.bench.timing.interleaved`); memory is the CUDA caching
 allocator's peak (`max_memory_allocated`) over the call, minus what was allocated before it.
 Cut Cross-Entropy (``cce``) and Liger-Kernel (``liger``) rows appear where their packages are
 installed (`zoo.objectives.external`).
@@ -18,10 +18,10 @@ from typing import Any
 
 import torch
 
-from harness.bench import steppers
-from harness.bench_timing import Row, interleaved, spread_row
-from harness.tasks.throughput import Stepper
-from zoo.objectives import ObjectiveOptions, cwt_loss
+from harness.bench.stepper import Stepper, Variant
+from harness.bench.steps import steppers
+from harness.bench.timing import Row, interleaved, spread_row
+from zoo.objectives import LossOptions, cwt_loss
 from zoo.objectives.base import LossInputs, VocabHead
 from zoo.objectives.builtin import ce_loss
 from zoo.objectives.external import EXTERNAL, external_available
@@ -62,7 +62,7 @@ def _externals() -> list[str]:
 
 
 def _ce_step(batch: LossInputs, impl: str) -> Callable[[], None]:
-    options = ObjectiveOptions(ce_impl=impl)  # type: ignore[arg-type]
+    options = LossOptions(ce_impl=impl)  # type: ignore[arg-type]
     return lambda: ce_loss(batch, options)["loss"].backward()
 
 
@@ -103,7 +103,7 @@ def bench_losses(quick: bool) -> list[Row]:
 
 
 def _step_rows(
-    tag: str, preset: str, vocab: int, batch: int, seq: int, configs: dict[str, dict[str, Any]]
+    tag: str, preset: str, vocab: int, batch: int, seq: int, configs: dict[str, Variant]
 ) -> tuple[list[Row], dict[str, float], dict[str, Stepper]]:
     st = steppers(preset, vocab, batch, seq, configs, device="cuda", bf16=True)
     t = interleaved({k: s.step for k, s in st.items()}, warmup=2, reps=5)
@@ -121,16 +121,13 @@ def _step_rows(
 
 def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
     ext = _externals()
-    enc: dict[str, dict[str, Any]] = {
-        "hf-default": {"objective": "ce", "hf_default": True},
-        "vanilla": {"objective": "ce"},
-        "vanilla-chunked": {"objective": "ce", "options": ObjectiveOptions(ce_impl="chunked")},
-        **{
-            f"vanilla-{x}": {"objective": "ce", "options": ObjectiveOptions(ce_impl=x)}  # type: ignore[arg-type]
-            for x in ext
-        },
-        "headless": {"objective": "cwt"},
-        "headless-sparse": {"objective": "cwt", "sparse": True},
+    enc: dict[str, Variant] = {
+        "hf-default": Variant("ce", hf_default=True),
+        "vanilla": Variant("ce"),
+        "vanilla-chunked": Variant("ce", LossOptions(ce_impl="chunked")),
+        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},  # type: ignore[arg-type]
+        "headless": Variant("cwt"),
+        "headless-sparse": Variant("cwt", sparse=True),
     }
     preset, batch = ("bert-small", 32) if quick else ("bert-base", 64)
     tag = f"cuda {preset} V=50k b={batch} s=128 bf16"
@@ -144,13 +141,10 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
     rows.append(
         Row(f"{tag}: headless MFU (bf16 roofline)", st["headless"].flops / head / bf16_peak, "x")
     )
-    dec: dict[str, dict[str, Any]] = {
-        "vanilla": {"objective": "ce"},
-        **{
-            f"vanilla-{x}": {"objective": "ce", "options": ObjectiveOptions(ce_impl=x)}  # type: ignore[arg-type]
-            for x in ext
-        },
-        "headless": {"objective": "cwt"},
+    dec: dict[str, Variant] = {
+        "vanilla": Variant("ce"),
+        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},  # type: ignore[arg-type]
+        "headless": Variant("cwt"),
     }
     dbatch = 4 if quick else 16
     dtag = f"cuda pythia-70m V=50k b={dbatch} s=512 bf16"
@@ -163,9 +157,7 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
     rows.append(
         Row(f"{dtag}: FLOP-predicted speed-up", dst["vanilla"].flops / dst["headless"].flops, "x")
     )
-    flat: dict[str, dict[str, Any]] = {
-        f"V={v}": {"objective": "cwt", "sparse": True} for v in (8_000, 120_000)
-    }
+    flat: dict[str, Variant] = {f"V={v}": Variant("cwt", sparse=True) for v in (8_000, 120_000)}
     ftimes: dict[str, float] = {}
     for name, c in flat.items():
         vocab = int(name.split("=")[1])

@@ -25,7 +25,7 @@ from transformers import (
 )
 
 from harness.downstream.data import Example, TaskData
-from harness.downstream.metrics import METRIC_FNS
+from harness.metrics import METRICS
 
 
 def balanced_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
@@ -118,7 +118,7 @@ def predict(
 
 
 def score(task: TaskData, preds: list[float], gold: list[float]) -> dict[str, float]:
-    return {m: METRIC_FNS[m](preds, gold) for m in task.metrics}
+    return {m: METRICS.get(m).score(preds, gold) for m in task.metrics}
 
 
 def finetune(

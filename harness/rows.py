@@ -1,0 +1,72 @@
+"""Leaderboard rows of a computed cell: its results, with the cell's and checkpoint's columns.
+
+A result's own step / tokens / FLOPs / seconds (a task that evaluated intermediate
+checkpoints) win over the checkpoint metadata's; everything else comes from the cell and the
+typed checkpoint metadata (`zoo.train.metadata`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from harness.leaderboard import git_sha, now
+from harness.metrics import direction
+from harness.tasks import Result, TaskContext
+from zoo.train.config import resolve_recipe
+from zoo.train.metadata import CheckpointMetadata, versions
+
+if TYPE_CHECKING:
+    from harness.runner import Cell
+
+
+def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> dict[str, Any]:
+    spec, recipe = ctx.spec, resolve_recipe(ctx.pretrain, ctx.spec)
+    return {
+        "suite": cell.suite.name,
+        "suite_version": cell.suite.version,
+        "cell_id": cell.cell_id,
+        "model": cell.label,
+        "preset": spec.name,
+        "objective": ctx.objective,
+        "scale": spec.name.split("-", 1)[-1],
+        "vocab_size": spec.vocab_size,
+        "batch_size": meta.batch_size
+        if meta is not None
+        else recipe.batch_size * recipe.grad_accum,
+        "seed": cell.seed,
+        "task": cell.task.label(),
+        "params": meta.params if meta is not None else None,
+        "sweep": json.dumps(cell.sweep, sort_keys=True),
+        "config": json.dumps(cell.config, sort_keys=True, default=str),
+        "git_sha": git_sha(),
+        "versions": json.dumps(versions()),
+        "timestamp": now(),
+    }
+
+
+def _first(value: Any, fallback: Any) -> Any:
+    return value if value is not None else fallback
+
+
+def cell_rows(
+    cell: Cell, ctx: TaskContext, results: list[Result], meta: CheckpointMetadata | None
+) -> list[dict[str, Any]]:
+    common = _common(cell, ctx, meta)
+    rows = []
+    for r in results:
+        rows.append(
+            {
+                **common,
+                "task": r.task or common["task"],
+                "metric": r.metric,
+                "value": float(r.value),
+                "stderr": r.stderr,
+                "higher_is_better": direction(r.metric, r.higher_is_better),
+                "step": _first(r.step, meta.steps if meta else None),
+                "tokens_seen": _first(r.tokens_seen, meta.tokens_seen if meta else None),
+                "train_flops": _first(r.train_flops, meta.train_flops if meta else None),
+                "train_seconds": _first(r.train_seconds, meta.wall_seconds if meta else None),
+            }
+        )
+    return rows

@@ -1,0 +1,231 @@
+"""Semantic checks of a parsed suite, one checker per section: models, loss options,
+baseline, publish, tasks, sweep.
+
+Each returns a list of ``FILE: KEY.PATH: message`` lines (empty when the section is valid);
+nothing here computes anything expensive or imports plugins (`harness.suite.loading` does,
+before calling `semantic_problems`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.metrics import METRICS
+from harness.suite.schema import (
+    LOSS_KEYS,
+    SWEEP_KEYS,
+    RecipeOverrides,
+    Suite,
+    pydantic_problems,
+)
+from harness.tasks import TASKS
+from zoo.data.corpus import resolve_local
+from zoo.models import PRESETS
+from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.tokenizers import min_vocab_size
+
+
+def _looks_local(ref: str) -> bool:
+    return ref.startswith((".", "/", "~")) or ref.count("/") != 1 or Path(ref).exists()
+
+
+def _corpus_problems(sources: list[str], src: str, key: str) -> list[str]:
+    return [
+        f"{src}: {key}[{i}]: no file matches {s!r} (relative paths are tried under . and $HLM_DATA_ROOT)"
+        for i, s in enumerate(sources)
+        if not (s == "synthetic" or s.startswith(("synthetic:", "hub:")) or resolve_local(s))
+    ]
+
+
+def model_kinds(suite: Suite) -> list[str | None]:
+    """Each model's kind (encoder / decoder), None where a preset is swept or a checkpoint."""
+    return [
+        PRESETS.get(m.preset)().kind if m.preset is not None and m.preset in PRESETS else None
+        for m in suite.models
+    ]
+
+
+def _checkpoint_problems(m: Any, src: str, key: str) -> list[str]:
+    out = []
+    if m.preset or m.objective:
+        out.append(f"{src}: {key}: give either checkpoint or preset + objective, not both")
+    if _looks_local(m.checkpoint) and not Path(m.checkpoint).expanduser().exists():
+        out.append(f"{src}: {key}.checkpoint: not found: {m.checkpoint}")
+    return out
+
+
+def _preset_problems(suite: Suite, m: Any, src: str, key: str) -> list[str]:
+    out = []
+    swept = set(suite.sweep) & {"preset", "objective"}
+    for field, reg in (("preset", PRESETS), ("objective", OBJECTIVES)):
+        value = getattr(m, field)
+        if value is None and field not in swept:
+            out.append(f"{src}: {key}.{field}: required (or give a checkpoint)")
+        elif value is not None and value not in reg:
+            out.append(f"{src}: {key}.{field}: {reg.unknown_message(value)}")
+    if m.finetune_causal:
+        if m.preset in PRESETS and PRESETS.get(m.preset)().kind != "decoder":
+            out.append(f"{src}: {key}.finetune_causal: only decoders are fine-tuned causally")
+        if m.objective in OBJECTIVES and not OBJECTIVES.get(m.objective).headless:
+            out.append(f"{src}: {key}.finetune_causal: only headless objectives need it")
+    return out
+
+
+def check_models(suite: Suite) -> list[str]:
+    src, problems, labels = suite.path, [], {}  # type: ignore[var-annotated]
+    for i, m in enumerate(suite.models):
+        key = f"models[{i}]"
+        if m.checkpoint is not None:
+            problems += _checkpoint_problems(m, src, key)
+        else:
+            problems += _preset_problems(suite, m, src, key)
+        if m.label() in labels:
+            problems.append(
+                f"{src}: {key}.name: duplicate model label {m.label()!r} (also models[{labels[m.label()]}])"
+            )
+        labels[m.label()] = i
+        if m.recipe.corpus:  # type: ignore[attr-defined]
+            problems += _corpus_problems(m.recipe.corpus, src, f"{key}.recipe.corpus")  # type: ignore[attr-defined]
+    if suite.recipe.corpus:  # type: ignore[attr-defined]
+        problems += _corpus_problems(suite.recipe.corpus, src, "recipe.corpus")  # type: ignore[attr-defined]
+    return problems
+
+
+def check_loss(suite: Suite) -> list[str]:
+    """Each model's `loss:` (suite recipe, then its own) against its objective's options."""
+    problems = []
+    for i, m in enumerate(suite.models):
+        if m.objective is None or m.objective not in OBJECTIVES:
+            continue
+        loss = {**(suite.recipe.loss or {}), **(m.recipe.loss or {})}  # type: ignore[attr-defined]
+        key = f"models[{i}].recipe.loss" if m.recipe.loss else "recipe.loss"  # type: ignore[attr-defined]
+        try:
+            OBJECTIVES.get(m.objective).options.model_validate(loss)
+        except ValidationError as exc:
+            problems += pydantic_problems(exc, suite.path, key)
+    return problems
+
+
+def check_baseline(suite: Suite) -> list[str]:
+    labels = [m.label() for m in suite.models]
+    if suite.baseline is None or suite.baseline in labels:
+        return []
+    return [
+        f"{suite.path}: baseline: {suite.baseline!r} is not a model label (labels: {', '.join(labels)})"
+    ]
+
+
+def check_publish(suite: Suite) -> list[str]:
+    if suite.publish is None:
+        return []
+    src, labels, problems = suite.path, [m.label() for m in suite.models], []
+    repos = (
+        [("publish.leaderboard", suite.publish.leaderboard)] if suite.publish.leaderboard else []
+    )
+    for label, repo in suite.publish.models.items():
+        if label not in labels:
+            problems.append(
+                f"{src}: publish.models.{label}: not a model label (labels: {', '.join(labels)})"
+            )
+        repos.append((f"publish.models.{label}", repo))
+    for key, repo in repos:
+        if repo.count("/") != 1 or not all(repo.split("/")):
+            problems.append(f"{src}: {key}: expected OWNER/NAME, got {repo!r}")
+    return problems
+
+
+def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
+    task, src, key = suite.tasks[t], suite.path, f"tasks[{t}]"
+    tt = TASKS.get(task.type)
+    labels = [m.label() for m in suite.models]
+    problems = []
+    try:
+        params = tt.params.model_validate(task.params)
+        if tt.check is not None:
+            problems += [
+                f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params, Path(src).parent)
+            ]
+    except ValidationError as exc:
+        problems += pydantic_problems(exc, src, f"{key}.params")
+    for j, metric in enumerate(task.metrics or []):
+        if metric.split("@", 1)[0] not in METRICS:
+            problems.append(f"{src}: {key}.metrics[{j}]: {METRICS.unknown_message(metric)}")
+        elif tt.metrics and metric not in tt.metrics:
+            problems.append(
+                f"{src}: {key}.metrics[{j}]: {task.type!r} does not produce {metric!r} (it gives {', '.join(tt.metrics)})"
+            )
+    for j, label in enumerate(task.models or []):
+        if label not in labels:
+            problems.append(
+                f"{src}: {key}.models[{j}]: {label!r} is not a model label (labels: {', '.join(labels)})"
+            )
+    for i, kind in enumerate(kinds):
+        applies = task.models is None or labels[i] in task.models
+        if applies and kind is not None and kind not in tt.kinds:
+            problems.append(
+                f"{src}: {key}.type: {task.type!r} applies to {'/'.join(tt.kinds)} models, "
+                f"but models[{i}] ({labels[i]}) is {'an' if kind == 'encoder' else 'a'} {kind}"
+                " (restrict the task with `models: [labels]`)"
+            )
+    return problems
+
+
+def check_tasks(suite: Suite) -> list[str]:
+    problems, kinds = [], model_kinds(suite)
+    for t, task in enumerate(suite.tasks):
+        if task.type not in TASKS:
+            problems.append(f"{suite.path}: tasks[{t}].type: {TASKS.unknown_message(task.type)}")
+        else:
+            problems += _task_problems(suite, t, kinds)
+    return problems
+
+
+def _sweep_value_problems(
+    src: str, key: str, skey: str, value: Any, kinds: list[str | None]
+) -> list[str]:
+    if skey in ("preset", "objective"):
+        reg = PRESETS if skey == "preset" else OBJECTIVES
+        return [] if value in reg else [f"{src}: {key}: {reg.unknown_message(str(value))}"]
+    try:
+        if skey in LOSS_KEYS:
+            LossOptions.model_validate({skey.removeprefix("loss."): value})
+        else:
+            RecipeOverrides.model_validate({skey: value})
+    except ValidationError as exc:
+        return [f"{src}: {key}: {e['msg']}" for e in exc.errors()]
+    if skey == "vocab_size":
+        need = max((min_vocab_size(k) for k in kinds if k is not None), default=0)
+        if int(value) < need:
+            return [
+                f"{src}: {key}: must be > number of special tokens (at least {need} for these models)"
+            ]
+    if skey == "corpus":
+        return _corpus_problems(list(value), src, key)
+    return []
+
+
+def check_sweep(suite: Suite) -> list[str]:
+    problems, kinds = [], model_kinds(suite)
+    for skey, values in suite.sweep.items():
+        key = f"sweep.{skey}"
+        if skey not in SWEEP_KEYS:
+            problems.append(
+                f"{suite.path}: {key}: not a sweepable key (choose from {', '.join(SWEEP_KEYS)})"
+            )
+        elif not values:
+            problems.append(f"{suite.path}: {key}: expected a non-empty list of values")
+        else:
+            for j, value in enumerate(values):
+                problems += _sweep_value_problems(suite.path, f"{key}[{j}]", skey, value, kinds)
+    return problems
+
+
+CHECKERS = (check_models, check_loss, check_baseline, check_publish, check_tasks, check_sweep)
+
+
+def semantic_problems(suite: Suite) -> list[str]:
+    """Every section's problems, in section order."""
+    return [p for check in CHECKERS for p in check(suite)]

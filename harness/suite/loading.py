@@ -1,0 +1,141 @@
+"""Reading suites: YAML files with `include:`, schema validation, plugins, semantic checks.
+
+    suite = load_suite("suites/quickstart.yaml")    # raises SuiteError listing every problem
+
+Every problem is reported as ``FILE: KEY.PATH: message``. ``include:`` reuses other suites:
+their models and tasks come first, mappings are merged with this file's keys winning, scalars
+are overridden. Plugin files are imported here, explicitly, before the semantic checks.
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness.suite.checks import semantic_problems
+from harness.suite.schema import Suite, pydantic_problems
+from zoo.errors import UserError
+from zoo.registry import load_plugin
+
+
+class SuiteError(UserError):
+    """All problems of a suite, one per line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if (
+            key in ("models", "tasks")
+            and isinstance(value, list)
+            and isinstance(out.get(key), list)
+        ):
+            out[key] = [*out[key], *value]
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise SuiteError([f"{path}: file not found"])
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "<root>"
+        raise SuiteError(
+            [f"{path}: {where}: invalid YAML ({getattr(exc, 'problem', exc)})"]
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise SuiteError(
+            [f"{path}: <root>: not UTF-8 text ({exc.reason} at byte {exc.start})"]
+        ) from None
+    if not isinstance(data, dict):
+        raise SuiteError(
+            [f"{path}: <root>: expected a mapping of suite keys, got {type(data).__name__}"]
+        )
+    return data
+
+
+def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The YAML mapping of `path` with its includes merged in."""
+    if path.resolve() in stack:
+        chain = " -> ".join(str(p) for p in (*stack, path.resolve()))
+        raise SuiteError([f"{path}: include: cycle ({chain})"])
+    data = _read_yaml(path)
+    includes = data["include"] if "include" in data else []
+    if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
+        raise SuiteError([f"{path}: include: expected a list of file paths"])
+    merged: dict[str, Any] = {}
+    for i, inc in enumerate(includes):
+        inc_path = (path.parent / inc) if not Path(inc).is_absolute() else Path(inc)
+        if not inc or not inc_path.is_file():
+            raise SuiteError([f"{path}: include[{i}]: file not found: {inc_path}"])
+        sub = read_raw(inc_path, (*stack, path.resolve()))
+        sub.pop("name", None)
+        sub.pop("include", None)
+        merged = _merge(merged, sub)
+    return _merge(merged, data)
+
+
+def load_plugins(suite: Suite) -> list[str]:
+    """Import the suite's plugin files; one problem line per file that fails."""
+    problems = []
+    for i, path in enumerate(suite.plugin_paths()):
+        try:
+            load_plugin(path)
+        except UserError as exc:
+            problems.append(f"{suite.path}: plugins[{i}]: {exc}")
+    return problems
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Parse a suite, import its plugins, and check every registry name, path, task parameter
+    and sweep value; a SuiteError lists every problem."""
+    p = Path(path)
+    raw = read_raw(p)
+    try:
+        suite = Suite.model_validate({**raw, "path": str(p)})
+    except ValidationError as exc:
+        raise SuiteError(pydantic_problems(exc, str(p))) from None
+    problems = load_plugins(suite)
+    if problems:
+        raise SuiteError(problems)
+    problems = semantic_problems(suite)
+    if problems:
+        raise SuiteError(problems)
+    return suite
+
+
+def resolve_suite_path(name_or_path: str, suites_dir: Path = Path("suites")) -> Path:
+    """`quickstart` -> suites/quickstart.yaml; a path is returned as is."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return p
+    return suites_dir / f"{name_or_path}.yaml"
+
+
+def expand_suite_refs(refs: list[str]) -> list[Path]:
+    """Suite files of names, paths, folders (their *.yaml) and globs, in order."""
+    out: list[Path] = []
+    for ref in refs:
+        p = Path(ref)
+        if p.is_dir():
+            out += sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+        elif glob.has_magic(ref):
+            matches = sorted(Path(m) for m in glob.glob(ref))
+            out += matches if matches else [p]  # reported as not found
+        else:
+            out.append(resolve_suite_path(ref))
+    return out

@@ -1,0 +1,140 @@
+"""The suite schema: typed models of a suite YAML file (pydantic, unknown keys rejected).
+
+A suite names models (presets x objectives, or existing checkpoints), a pretraining recipe,
+tasks, seeds and a sweep (a grid over model or recipe keys; ``loss.KEY`` sweeps one loss
+option). Semantic checks (registry names, paths, task parameters) live in
+`harness.suite.checks`; reading files and includes in `harness.suite.loading`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from zoo.objectives import LossOptions
+from zoo.train.config import PretrainConfig
+
+# Pretraining keys a suite may set (in `recipe`, per model, or in a sweep).
+_NOT_RECIPE = {
+    "preset",
+    "objective",
+    "output_dir",
+    "init_from",
+    "progress",
+    "plugins",
+    "seed",
+    "pretrain_key",
+    "loss",
+}
+RECIPE_KEYS = [k for k in PretrainConfig.model_fields if k not in _NOT_RECIPE]
+MODEL_KEYS = ["preset", "objective", "vocab_size"]
+LOSS_KEYS = [f"loss.{k}" for k in LossOptions.model_fields]
+SWEEP_KEYS = sorted({*RECIPE_KEYS, *MODEL_KEYS, *LOSS_KEYS})
+SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+# `loss` stays a mapping here: it is validated per model against its objective's options model.
+RecipeOverrides: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    "RecipeOverrides",
+    __config__=ConfigDict(extra="forbid", frozen=True),
+    loss=(Optional[dict[str, Any]], None),  # noqa: UP045
+    **{k: (Optional[PretrainConfig.model_fields[k].annotation], None) for k in RECIPE_KEYS},  # noqa: UP045
+)
+
+
+class ModelEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(None, pattern=SAFE_NAME)
+    preset: str | None = None
+    objective: str | None = None
+    checkpoint: str | None = Field(
+        None, description="an existing checkpoint folder or hub id (no pretraining)"
+    )
+    finetune_causal: bool = Field(
+        False, description="evaluate after `hlm finetune-causal` (headless decoders)"
+    )
+    finetune_steps: int = Field(200, gt=0)
+    recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)  # type: ignore[valid-type]
+
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        if self.checkpoint:
+            return Path(self.checkpoint).name
+        return f"{self.preset}-{self.objective}" + ("-ft" if self.finetune_causal else "")
+
+
+class TaskEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+    name: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    metrics: list[str] | None = None
+    every: int | None = Field(None, gt=0, description="also run at every N pretraining steps")
+    models: list[str] | None = Field(
+        None, description="model labels this task applies to (default: all)"
+    )
+
+    def label(self) -> str:
+        return self.name or self.type
+
+
+class PublishStep(BaseModel):
+    """Optional last step of `hlm run`: off unless `enabled: true` or `hlm run --publish`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = False
+    leaderboard: str | None = Field(None, description="OWNER/NAME dataset repo for the leaderboard")
+    models: dict[str, str] = Field(
+        default_factory=dict, description="model label -> OWNER/NAME model repo"
+    )
+    private: bool = False
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=SAFE_NAME, description="leaderboard folder name: a safe identifier")
+    version: int = 1
+    description: str = ""
+    include: list[str] = Field(default_factory=list)
+    plugins: list[str] = Field(default_factory=list)
+    baseline: str | None = Field(None, description="model label significance tests compare against")
+    models: list[ModelEntry] = Field(min_length=1)
+    recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)  # type: ignore[valid-type]
+    tasks: list[TaskEntry] = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    sweep: dict[str, list[Any]] = Field(default_factory=dict)
+    publish: PublishStep | None = None
+
+    path: str = Field("", exclude=True)
+
+    def plugin_paths(self) -> list[Path]:
+        """Plugin files, relative paths taken from the suite file's folder."""
+        base = Path(self.path).parent
+        return [(base / p) if not Path(p).is_absolute() else Path(p) for p in self.plugins]
+
+
+def _loc(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "<root>"
+
+
+def pydantic_problems(exc: ValidationError, source: str, prefix: str = "") -> list[str]:
+    """One `SOURCE: prefix.key.path: message` line per pydantic error."""
+    problems = []
+    for err in exc.errors():
+        loc = _loc(tuple(err["loc"]))
+        if prefix:
+            loc = (
+                prefix if loc == "<root>" else prefix + (loc if loc.startswith("[") else f".{loc}")
+            )
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append(f"{source}: {loc}: {msg.removeprefix('Value error, ')}")
+    return problems

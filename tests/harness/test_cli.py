@@ -1,0 +1,90 @@
+"""The `hlm` command line: verbs, generated flags and help, close-match errors, wiring."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import harness.runner
+from harness.cli import build_parser
+from harness.cli import main as hlm
+from harness.leaderboard import write_cell
+from tests.harness.test_leaderboard import row
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_a_mistyped_verb_gets_a_suggestion(capsys) -> None:
+    assert hlm(["rn", "suites/quickstart.yaml"]) == 2
+    assert "unknown verb 'rn'; did you mean 'run'" in capsys.readouterr().err
+
+
+def test_help_shows_no_generated_placeholders() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "verb")
+    text = sub.choices["pretrain"].format_help()  # type: ignore[attr-defined]
+    assert "(default: None)" not in text and "--duplicates" in text and "--cwt-impl" in text
+    assert "unset: the preset's" in text
+    ft = sub.choices["finetune-causal"].format_help()  # type: ignore[attr-defined]
+    assert "--warmup-steps" in ft and "(default: None)" not in ft
+
+
+def test_ls_takes_plugins_like_pretrain(capsys) -> None:
+    assert hlm(["ls", "--plugins", str(ROOT / "examples" / "cosine_cwt.py")]) == 0
+    assert "cosine-cwt" in capsys.readouterr().out
+
+
+def test_run_passes_publish(monkeypatch, tmp_path) -> None:
+    seen: dict[str, object] = {}
+
+    def fake(path, **kwargs):  # type: ignore[no-untyped-def]
+        seen.update(kwargs)
+        return harness.runner.RunSummary(0, 0, 0, [], tmp_path)
+
+    monkeypatch.setattr(harness.runner, "run_suite", fake)
+    assert hlm(["run", "suites/quickstart.yaml", "--publish"]) == 0
+    assert seen["publish"] is True  # the flag was parsed, then dropped
+
+
+def test_validate_accepts_folders_and_globs(capsys, tmp_path) -> None:
+    assert hlm(["validate", str(ROOT / "suites")]) == 0
+    out = capsys.readouterr().out
+    assert out.count(": ok (") == len(list((ROOT / "suites").glob("*.yaml")))
+    assert hlm(["validate", str(ROOT / "suites" / "q*.yaml")]) == 0
+    assert "quickstart.yaml: ok" in capsys.readouterr().out
+
+
+@pytest.fixture
+def board(tmp_path: Path) -> Path:
+    lb = tmp_path / "lb"
+    write_cell(lb / "demo", "c1", [row("a", "val_ppl", 3.0), row("b", "val_ppl", 2.0)])
+    shutil.copy(ROOT / "suites" / "quickstart.yaml", tmp_path / "demo.yaml")
+    return lb
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "close"),
+    [("--sort", "validation/val_pppl", "validation/val_ppl"), ("--task", "lm_eval", None)],
+)
+def test_leaderboard_typos_get_close_match_errors(
+    board: Path, capsys, flag: str, value: str, close: str | None
+) -> None:
+    assert hlm(["leaderboard", "demo", "--leaderboards", str(board), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert f"unknown {flag + ' column' if flag == '--sort' else 'task'} {value!r}" in err
+    if close:
+        assert f"did you mean {close!r}" in err
+
+
+def test_leaderboard_task_selects_sub_tasks(board: Path, capsys) -> None:
+    import pandas as pd
+
+    from harness.commands import select_task
+
+    tasks = pd.Series(["lm_eval/hlm_lambada", "lm_eval/hlm_boolq", "validation"])
+    assert list(select_task(tasks, "lm_eval")) == [True, True, False]  # was "no results yet"
+    assert list(select_task(tasks, "validation")) == [False, False, True]
+    assert hlm(["leaderboard", "demo", "--leaderboards", str(board), "--task", "validation"]) == 0
+    assert "val_ppl" in capsys.readouterr().out

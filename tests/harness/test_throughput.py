@@ -1,0 +1,46 @@
+"""The throughput task measures the cell's own step: its objective and loss options."""
+
+from __future__ import annotations
+
+import harness.tasks.throughput as throughput
+from harness.bench.stepper import Stepper, Variant
+from harness.tasks import TaskContext
+from harness.tasks.throughput import ThroughputParams, run_throughput
+from zoo.models import get_spec
+from zoo.train.config import PretrainConfig
+
+
+def test_throughput_uses_the_cells_loss_options(monkeypatch) -> None:
+    seen: list[Variant] = []
+
+    class Recording(Stepper):
+        def __init__(self, spec, variant, *args, **kwargs):  # type: ignore[no-untyped-def]
+            seen.append(variant)
+            super().__init__(spec, variant, *args, **kwargs)
+
+    monkeypatch.setattr(throughput, "Stepper", Recording)
+    cfg = PretrainConfig(
+        preset="bert-tiny",
+        objective="cwt",
+        output_dir="",
+        vocab_size=300,
+        batch_size=2,
+        seq_len=16,
+        loss={"duplicates": "mask", "chunk": 64},
+    )
+    ctx = TaskContext(
+        spec=get_spec("bert-tiny", 300),
+        objective="cwt",
+        pretrain=cfg,
+        params=ThroughputParams(steps=1, warmup=0, memory=False),
+        seed=0,
+    )
+    names = {r.metric for r in run_throughput(ctx)}
+    assert {"tokens_per_s", "speedup_vs_baseline"} <= names
+    model, baseline = seen
+    assert (model.objective, model.loss.duplicates, model.loss.chunk) == (
+        "cwt",
+        "mask",
+        64,
+    )  # was keep
+    assert (baseline.objective, baseline.loss.chunk) == ("ce", 64)

@@ -1,0 +1,74 @@
+"""The code's shape: module sizes, no import cycles, no loose-dict reads of metadata."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+PACKAGES = ("zoo", "harness")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for f in (ROOT / pkg).rglob("*.py"):
+            parts = list(f.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = f
+    return out
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """Project modules imported at module level (not inside functions or TYPE_CHECKING)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n in modules}
+    return found
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {m: n for m, f in _modules().items() if (n := len(f.read_text().splitlines())) > 400}
+    assert not long
+
+
+def test_no_import_cycles() -> None:
+    modules = _modules()
+    graph = {m: _imports(f, modules) - {m} for m, f in modules.items()}
+    # a package's __init__ importing its own submodules is the package, not a cycle
+    for m in graph:
+        graph[m] = {d for d in graph[m] if not d.startswith(m + ".")}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = 1
+        for d in graph[m]:
+            if state.get(d) == 1:
+                cycles.append([*stack[stack.index(d) :], d] if d in stack else [m, d])
+            elif d not in state:
+                visit(d, [*stack, d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles
+
+
+def test_metadata_and_variants_are_never_read_as_loose_dicts() -> None:
+    offenders = []
+    for f in [*(ROOT / "zoo").rglob("*.py"), *(ROOT / "harness").rglob("*.py")]:
+        for n, line in enumerate(f.read_text().splitlines(), 1):
+            if (
+                "meta.get(" in line or "metadata.get(" in line or "variant.get(" in line
+            ) and "#" not in line:
+                offenders.append(f"{f.relative_to(ROOT)}:{n}")
+    assert not offenders

@@ -1,0 +1,48 @@
+"""Model families dispatch through their registered spec: kind, Auto class, spec from config."""
+
+from __future__ import annotations
+
+import pytest
+
+from zoo.errors import UserError
+from zoo.models import FAMILIES, PRESETS, family_of, get_spec, spec_from_hf_config
+from zoo.train.checkpoint import load_model
+
+
+@pytest.mark.parametrize("preset", PRESETS.names())
+def test_every_preset_round_trips_through_its_family(preset: str) -> None:
+    spec = get_spec(preset, 512)
+    assert FAMILIES.get(spec.family) is type(spec)
+    config = spec.build().config
+    assert family_of(config) is type(spec)
+    back = spec_from_hf_config(config, name=preset)
+    assert (
+        back.hidden_size,
+        back.num_layers,
+        back.num_heads,
+        back.intermediate_size,
+        back.vocab_size,
+    ) == (spec.hidden_size, spec.num_layers, spec.num_heads, spec.intermediate_size, 512)
+
+
+@pytest.mark.parametrize(
+    ("preset", "auto", "kind"),
+    [("bert-tiny", "MaskedLM", "encoder"), ("gpt2-11m", "CausalLM", "decoder")],
+)
+def test_a_checkpoint_loads_through_its_family_auto_class(
+    tmp_path, preset: str, auto: str, kind: str
+) -> None:
+    spec = get_spec(preset, 300)
+    built = spec.build()
+    built.save_pretrained(tmp_path)
+    model = load_model(str(tmp_path))
+    assert type(model) is type(built) and family_of(model.config).kind == kind
+    assert auto in type(spec).auto_class.__name__
+
+
+def test_an_unknown_model_type_gets_close_matches() -> None:
+    class Config:
+        model_type = "bertt"
+
+    with pytest.raises(UserError, match=r"unknown model type 'bertt'; did you mean 'bert'"):
+        family_of(Config())  # type: ignore[arg-type]

@@ -1,0 +1,226 @@
+"""The training loop: `fit(run)` steps a set-up `Run` until its stopping rule says stop.
+
+    final_dir = fit(setup(cfg, resume, ctx))
+
+`train_step` is one optimizer step over the run's micro-batches, `Checkpointer` writes the
+intermediate and final checkpoints, `StopRule` decides when the run is done, and `MetricsLog`
+appends one JSON line per log or evaluation step. Batches and dropout are functions of (seed,
+step, micro-step, rank), so a resumed run reproduces the loss curve of an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from zoo.data.batches import IGNORE, BatchSampler
+from zoo.errors import TrainingDiverged
+from zoo.flops import train_step_flops
+from zoo.train.checkpoint import save_checkpoint
+from zoo.train.evaluate import make_labels, validation_metrics
+from zoo.train.optim import clip_grad_norm
+from zoo.train.run import Counters, Run, checkpoint_metadata
+from zoo.train.step import TrainModule, last_layer_queries
+
+
+def peak_rss_mb() -> float:
+    """High-water mark of this process's resident memory (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def step_seed(seed: int, step: int, micro: int, rank: int) -> int:
+    return ((seed * 1_000_003 + step) * 101 + micro) * 131 + rank
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When a run is done: after `max_steps` optimizer steps."""
+
+    max_steps: int
+
+    def done(self, counters: Counters) -> bool:
+        return counters.step >= self.max_steps
+
+
+class MetricsLog:
+    """metrics.jsonl, appended and flushed line by line (a killed run keeps what it logged).
+
+    A fresh run starts the file anew; a resumed one keeps the lines up to its step."""
+
+    def __init__(self, path: Path, enabled: bool, resumed_at: int | None) -> None:
+        self.path, self.enabled = path, enabled
+        if not (enabled and path.exists()):
+            return
+        if resumed_at is None:
+            path.unlink()
+            return
+        keep = [
+            ln
+            for ln in path.read_text().splitlines()
+            if ln and json.loads(ln)["step"] <= resumed_at
+        ]
+        path.write_text("".join(ln + "\n" for ln in keep))
+
+    def write(self, row: dict[str, Any]) -> None:
+        if self.enabled:
+            with self.path.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+
+
+class Checkpointer:
+    """Writes `checkpoints/step-N/` (with training state) every `save_every` steps, and
+    `final/`, on the main process only."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def maybe_save(self) -> None:
+        run, every = self.run, self.run.cfg.save_every
+        step = run.counters.step
+        if not (every and step % every == 0 and step != run.recipe.steps and run.ctx.is_main):
+            return
+        state = {
+            "optimizer": run.optimizer.state_dict(),
+            "scheduler": run.scheduler.state_dict(),
+            **run.counters.state(),
+        }
+        path = run.out / "checkpoints" / f"step-{step:07d}"
+        save_checkpoint(path, run.model, run.tokenizer, checkpoint_metadata(run), state)
+
+    def save_final(self, validation: dict[str, float]) -> Path:
+        run, final = self.run, self.run.out / "final"
+        if run.ctx.is_main:
+            save_checkpoint(final, run.model, run.tokenizer, checkpoint_metadata(run, validation))
+        run.ctx.barrier()
+        return final
+
+
+def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """(inputs [B, T], labels [B, T]) of each micro-batch of the run's current step."""
+    r, ctx, step, seed = run.recipe, run.ctx, run.counters.step, run.cfg.seed
+    for micro in range(r.grad_accum):
+        first = step * run.per_step + (micro * ctx.world_size + ctx.rank) * r.batch_size
+        idx = sampler.indices(first, r.batch_size)
+        gen = torch.Generator().manual_seed(step_seed(seed, step, micro, ctx.rank))
+        torch.manual_seed(step_seed(seed, step, micro, ctx.rank) + 7)  # dropout
+        inputs, labels = make_labels(
+            run.spec, run.blocks[idx], run.spec.vocab_size, run.special, run.masking, gen
+        )
+        yield inputs.to(ctx.device), labels.to(ctx.device)
+
+
+def train_step(run: Run, module: torch.nn.Module, sampler: BatchSampler) -> dict[str, float]:
+    """One optimizer step over the run's micro-batches; returns the logged losses (means)."""
+    r, cfg = run.recipe, run.cfg
+    run.optimizer.zero_grad(set_to_none=True)
+    logs: dict[str, float] = {}
+    for inputs, labels in micro_batches(run, sampler):
+        with torch.autocast(run.ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+            result = module(inputs, labels)
+        loss = result["loss"] / r.grad_accum
+        if not torch.isfinite(loss):
+            raise TrainingDiverged(
+                f"loss is {float(loss.detach())} at step {run.counters.step + 1}; last good "
+                f"checkpoint kept in {run.out}/checkpoints (lower the learning rate or enable "
+                "gradient clipping)"
+            )
+        loss.backward()
+        selected = labels != IGNORE  # (B, T)
+        queries = last_layer_queries(run.spec, selected, cfg.prune_last_layer)
+        k = int(selected.sum())
+        run.counters.flops += run.ctx.world_size * train_step_flops(
+            run.spec, run.objective, r.batch_size, r.seq_len, k, queries
+        )
+        for name, value in result.items():
+            logs[name] = logs.get(name, 0.0) + float(value.detach()) / r.grad_accum
+    if r.grad_clip > 0:
+        clip_grad_norm(run.trainable, r.grad_clip)
+    run.optimizer.step()
+    run.scheduler.step()
+    return logs
+
+
+def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
+    """Validation metrics at the run's current step, logged."""
+    c = run.counters
+    m = validation_metrics(
+        run.model,
+        run.spec,
+        run.objective,
+        run.options,
+        run.val_blocks,
+        run.recipe.batch_size,
+        run.cfg.eval_batches,
+        run.special,
+        run.masking,
+    )
+    log.write({"step": c.step, "tokens_seen": c.tokens_seen, "train_flops": c.flops, **m})
+    return m
+
+
+def _log_row(run: Run, logs: dict[str, float], loss: float, dt: float) -> dict[str, Any]:
+    tokens = run.per_step * run.recipe.seq_len
+    c = run.counters
+    return {
+        "step": c.step,
+        "loss": loss,
+        **{k: v for k, v in logs.items() if k != "loss"},
+        "lr": run.scheduler.get_last_lr()[0],
+        "tokens_per_s": tokens / dt,
+        "step_seconds": dt,
+        "tokens_seen": c.tokens_seen,
+        "train_flops": c.flops,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def fit(run: Run) -> Path:
+    """Train until the stopping rule says stop; evaluate, save `final/`, return its path."""
+    cfg, ctx, c = run.cfg, run.ctx, run.counters
+    stop = StopRule(run.recipe.steps)
+    log = MetricsLog(run.out / "metrics.jsonl", ctx.is_main, c.step if c.step else None)
+    module = ctx.wrap(
+        TrainModule(run.model, run.spec, run.objective, run.options, cfg.prune_last_layer)
+    )
+    sampler = BatchSampler(len(run.blocks), cfg.seed)
+    checkpointer = Checkpointer(run)
+    label = f"{run.spec.name}/{run.objective.name}"
+    bar = tqdm(
+        total=stop.max_steps, initial=c.step, disable=not (cfg.progress and ctx.is_main), desc=label
+    )
+    run.model.train()
+    if cfg.eval_every and c.step == 0:
+        evaluate(run, log)  # the curve's origin
+    while not stop.done(c):
+        t0 = time.perf_counter()
+        logs = train_step(run, module, sampler)
+        dt = time.perf_counter() - t0
+        c.wall_seconds += dt
+        c.tokens_seen += run.per_step * run.recipe.seq_len
+        c.step += 1
+        loss = ctx.all_reduce_mean(logs["loss"])
+        bar.set_postfix(loss=f"{loss:.3f}")
+        bar.update(1)
+        if c.step % cfg.log_every == 0 or stop.done(c) or c.step == 1:
+            log.write(_log_row(run, logs, loss, dt))
+        if cfg.eval_every and c.step % cfg.eval_every == 0 and not stop.done(c):
+            evaluate(run, log)
+        checkpointer.maybe_save()
+        ctx.barrier()
+    bar.close()
+    validation = evaluate(run, log)
+    final = checkpointer.save_final(validation)
+    if not math.isfinite(validation["val_loss"]):
+        raise TrainingDiverged(
+            f"validation loss is {validation['val_loss']} at the end of training"
+        )
+    return final

@@ -1,0 +1,136 @@
+"""Checkpoint metadata: `hlm_metadata.json`, one typed model with a schema version.
+
+Every checkpoint folder written by pretraining or causal fine-tuning holds it. It says what
+the weights are (kind, family, preset, vocabulary, tokenizer), how they were made (the
+*pretraining* objective and its loss options, recipe, corpus, seed, world size; a causal
+fine-tuning is recorded beside the objective, never in its place) and how much they cost
+(steps, tokens, FLOPs, seconds), with the library versions. Readers get a `CheckpointMetadata`
+or a clear error naming the file; nothing reads it as a loose dict.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from zoo.errors import UserError
+from zoo.models.spec import Kind
+from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.train.config import ResolvedRecipe, format_validation_error
+
+METADATA = "hlm_metadata.json"
+SCHEMA_VERSION = 1
+
+
+class TokenizerInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(description="'trained' (on the corpus) or the folder / hub id it came from")
+    vocab_size: int = Field(description="the tokenizer's real number of entries")
+
+
+class CausalFinetune(BaseModel):
+    """The causal fine-tuning a headless decoder received on top of its pretraining."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    from_checkpoint: str
+    steps: int
+    lr: float
+    warmup_steps: int
+    batch_size: int
+    tokens: int
+    probe: bool = False
+
+
+class CheckpointMetadata(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Kind
+    family: str
+    preset: str
+    objective: str = Field(description="the pretraining objective (kept after fine-tuning)")
+    headless: bool
+    loss: dict[str, Any] = Field(description="the objective's loss options as trained")
+    causal_finetune: CausalFinetune | None = None
+    pretrain_key: str | None = None
+    tokenizer: TokenizerInfo
+    vocab_size: int = Field(description="rows of the model's embedding matrix")
+    world_size: int
+    device: str
+    seq_len: int
+    batch_size: int = Field(description="sequences per optimizer step, all processes")
+    recipe: ResolvedRecipe
+    corpus: list[str]
+    seed: int
+    params: int
+    init_from: str | None = None
+    steps: int = Field(description="optimizer steps of the run that wrote this checkpoint")
+    tokens_seen: int = Field(description="training tokens so far, fine-tuning included")
+    train_flops: float
+    wall_seconds: float
+    validation: dict[str, float] = Field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=dict)
+
+    def loss_options(self) -> LossOptions:
+        """The loss options, as the objective's own options model (its plugin must be loaded)."""
+        return OBJECTIVES.get(self.objective).options.model_validate(self.loss)
+
+    @property
+    def negatives(self) -> str:
+        return str(self.loss_options().negatives)
+
+
+def versions() -> dict[str, str]:
+    """Versions of the libraries a result depends on (lm-eval's where installed)."""
+    out = {"python": platform.python_version()}
+    for dist in ("headless-zoo", "torch", "transformers", "tokenizers", "lm_eval"):
+        try:
+            out[dist] = importlib_metadata.version(dist)
+        except importlib_metadata.PackageNotFoundError:
+            out[dist] = "absent"
+    return out
+
+
+def write_metadata(folder: Path, meta: CheckpointMetadata) -> None:
+    data = meta.model_copy(update={"versions": versions()}).model_dump(mode="json")
+    (folder / METADATA).write_text(json.dumps(data, indent=2))
+
+
+def read_metadata(folder: str | Path) -> CheckpointMetadata:
+    """The metadata of a checkpoint folder, or a UserError naming the file and the problem."""
+    f = Path(folder) / METADATA
+    if not f.is_file():
+        raise UserError(
+            f"{f}: not found: {folder} is not a headless-zoo checkpoint (written by hlm pretrain "
+            "or hlm finetune-causal)"
+        )
+    try:
+        data = json.loads(f.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{f}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise UserError(f"{f}: no schema_version: written by an older or foreign tool")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise UserError(
+            f"{f}: schema_version {data['schema_version']!r} is unknown (this headless-zoo reads "
+            f"{SCHEMA_VERSION})"
+        )
+    try:
+        return CheckpointMetadata.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(format_validation_error(exc, str(f))) from None
+
+
+def find_metadata(folder: str | Path) -> CheckpointMetadata | None:
+    """The metadata where the folder has it; None for a foreign checkpoint (a hub id, a plain
+    HF folder). A metadata file that is present but unreadable is an error, never None."""
+    if not (Path(folder) / METADATA).is_file():
+        return None
+    return read_metadata(folder)

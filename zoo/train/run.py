@@ -1,0 +1,124 @@
+"""The state of one training run, built by `zoo.train.setup` and advanced by `zoo.train.loop`.
+
+`Run` holds what the stages produce (model, tokenizer, data, optimizer) and `Counters` what a
+checkpoint must carry to resume exactly (step, tokens, FLOPs, seconds). `checkpoint_metadata`
+turns a run into the typed `hlm_metadata.json` of its checkpoints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from zoo.data.batches import MaskingConfig
+from zoo.models.spec import ModelSpec
+from zoo.objectives import LossOptions, Objective
+from zoo.train.config import PretrainConfig, ResolvedRecipe
+from zoo.train.distributed import DistContext
+from zoo.train.metadata import CausalFinetune, CheckpointMetadata, TokenizerInfo
+
+
+@dataclass
+class Counters:
+    """Progress of a run; saved in every checkpoint's training state."""
+
+    step: int = 0
+    tokens_seen: int = 0
+    flops: float = 0.0
+    wall_seconds: float = 0.0
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "tokens_seen": self.tokens_seen,
+            "flops": self.flops,
+            "wall_seconds": self.wall_seconds,
+        }
+
+
+@dataclass
+class Lineage:
+    """What a run inherits from the checkpoint it starts from (causal fine-tuning)."""
+
+    objective: Objective  # the pretraining objective the metadata records
+    loss: dict[str, Any]
+    pretrain_key: str | None = None
+    causal_finetune: bool = False
+
+
+@dataclass
+class Run:
+    cfg: PretrainConfig
+    ctx: DistContext
+    out: Path
+    objective: Objective  # the objective this run trains with
+    options: LossOptions
+    spec: ModelSpec
+    recipe: ResolvedRecipe
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    tokenizer_source: str
+    special: dict[str, int]
+    blocks: torch.Tensor  # (N, T) packed training sequences
+    val_blocks: torch.Tensor  # (M, T)
+    masking: MaskingConfig
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    lineage: Lineage
+    counters: Counters = field(default_factory=Counters)
+    start_tokens: int = 0  # tokens seen before this run (the pretraining of a fine-tuned model)
+
+    @property
+    def per_step(self) -> int:
+        """Sequences per optimizer step, all processes and micro-batches."""
+        return self.recipe.batch_size * self.recipe.grad_accum * self.ctx.world_size
+
+    @property
+    def trainable(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+
+def checkpoint_metadata(run: Run, validation: dict[str, float] | None = None) -> CheckpointMetadata:
+    """The typed metadata of the run's current state."""
+    cfg, c, lin = run.cfg, run.counters, run.lineage
+    finetune = None
+    if lin.causal_finetune:
+        finetune = CausalFinetune(
+            from_checkpoint=str(cfg.init_from),
+            steps=c.step,
+            lr=run.recipe.lr,
+            warmup_steps=run.recipe.warmup_steps,
+            batch_size=run.per_step,
+            tokens=c.tokens_seen - run.start_tokens,
+            probe=cfg.freeze_body,
+        )
+    return CheckpointMetadata(
+        kind=run.spec.kind,
+        family=run.spec.family,
+        preset=run.spec.name,
+        objective=lin.objective.name,
+        headless=lin.objective.headless,
+        loss=lin.loss,
+        causal_finetune=finetune,
+        pretrain_key=lin.pretrain_key,
+        tokenizer=TokenizerInfo(source=run.tokenizer_source, vocab_size=len(run.tokenizer)),
+        vocab_size=run.spec.vocab_size,
+        world_size=run.ctx.world_size,
+        device=run.ctx.device.type,
+        seq_len=run.recipe.seq_len,
+        batch_size=run.per_step,
+        recipe=run.recipe,
+        corpus=cfg.corpus,
+        seed=cfg.seed,
+        params=sum(p.numel() for p in run.model.parameters()),
+        init_from=cfg.init_from,
+        steps=c.step,
+        tokens_seen=c.tokens_seen,
+        train_flops=c.flops,
+        wall_seconds=c.wall_seconds,
+        validation=validation or {},
+    )

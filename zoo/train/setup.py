@@ -1,0 +1,245 @@
+"""The set-up stages of a training run, each testable alone.
+
+    run = setup(cfg, resume, ctx)    # kernels, model, tokenizer, data, optimizer, resume state
+
+`setup_model` builds (or loads) the model and its spec, `setup_tokenizer` trains or loads the
+tokenizer, `setup_data` packs the documents, `setup_optimizer` makes the optimizer and
+schedule, and `restore` loads a checkpoint's training state for `--resume`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+import yaml
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from zoo.data.batches import MaskingConfig, pack
+from zoo.data.corpus import training_documents
+from zoo.errors import UserError
+from zoo.models import PRESETS, family_of, get_spec, spec_from_hf_config
+from zoo.models.fast_attention import use_fast_dropout
+from zoo.models.spec import ModelSpec
+from zoo.objectives import OBJECTIVES, Objective
+from zoo.objectives.external import EXTERNAL, check_external
+from zoo.registry import load_plugin
+from zoo.tokenizers import load_tokenizer, special_ids, train_tokenizer
+from zoo.train.checkpoint import (
+    STATE,
+    atomic_dir_write,
+    checkpoint_step,
+    list_checkpoints,
+    load_model,
+    load_weights,
+)
+from zoo.train.config import PretrainConfig, ResolvedRecipe, resolve_recipe
+from zoo.train.distributed import DistContext
+from zoo.train.metadata import find_metadata, read_metadata
+from zoo.train.optim import make_optimizer
+from zoo.train.run import Counters, Lineage, Run
+from zoo.train.schedule import make_scheduler
+from zoo.train.step import prepare_for_objective
+
+
+def check_kernels(cfg: PretrainConfig, device: str) -> None:
+    """Vendor CUDA kernels are refused before anything is computed where they cannot run."""
+    for key, impl in (("loss.ce_impl", cfg.loss.ce_impl), ("loss.cwt_impl", cfg.loss.cwt_impl)):
+        if impl in EXTERNAL:
+            check_external(impl, device, key)
+
+
+def resume_point(out: Path, resume: bool) -> Path | None:
+    """The checkpoint `--resume` continues from, or a clear error when there is none."""
+    if not resume:
+        return None
+    checkpoints = list_checkpoints(out)
+    if checkpoints:
+        return checkpoints[-1]
+    if (out / "final").is_dir():
+        raise UserError(
+            f"--resume: {out}/final holds a finished run and {out}/checkpoints has no step-* "
+            "folder with training state to continue from (set save_every to keep them)"
+        )
+    raise UserError(f"--resume: no checkpoint with training state under {out}/checkpoints")
+
+
+def _untie_head(model: PreTrainedModel) -> None:
+    """Give a weight-tied model its own LM head, initialised from a copy of the embeddings."""
+    emb = model.get_input_embeddings()
+    head = model.get_output_embeddings()
+    if not isinstance(emb, torch.nn.Embedding) or not isinstance(head, torch.nn.Linear):
+        raise UserError(f"{type(model).__name__} has no embedding and LM head to untie")
+    model.config.tie_word_embeddings = False
+    head.weight = torch.nn.Parameter(emb.weight.detach().clone())  # (V, D)
+
+
+def setup_model(
+    cfg: PretrainConfig, objective: Objective
+) -> tuple[PreTrainedModel | None, ModelSpec, Lineage]:
+    """The model loaded from `init_from` (None: built after seeding), its spec and lineage."""
+    loss = cfg.loss.model_dump(mode="json")
+    if cfg.init_from is None:
+        return (
+            None,
+            get_spec(cfg.preset, cfg.vocab_size),
+            Lineage(objective, loss, cfg.pretrain_key),
+        )
+    model = load_model(cfg.init_from)
+    base = find_metadata(cfg.init_from)
+    preset = base.preset if base is not None else cfg.preset
+    if preset in PRESETS:
+        spec = get_spec(preset, model.config.vocab_size)
+    else:
+        spec = spec_from_hf_config(model.config, name=preset)
+    if family_of(model.config) is not type(spec):
+        raise UserError(
+            f"{cfg.init_from}: a {model.config.model_type} model, not preset {preset!r}"
+        )
+    if cfg.untie_head:
+        _untie_head(model)
+        if base is None:
+            raise UserError(f"{cfg.init_from}: causal fine-tuning needs a headless-zoo checkpoint")
+        lineage = Lineage(OBJECTIVES.get(base.objective), base.loss, base.pretrain_key, True)
+        return model, spec, lineage
+    return model, spec, Lineage(objective, loss, cfg.pretrain_key)
+
+
+def setup_tokenizer(
+    cfg: PretrainConfig, spec: ModelSpec, train_docs: list[str], resume_from: Path | None
+) -> tuple[PreTrainedTokenizerBase, str]:
+    """(tokenizer, where it came from). A resumed run reloads the one its checkpoint holds;
+    any other run takes the configured one or trains one (`write_resolved_config` then
+    overwrites the output folder's `tokenizer/` with it)."""
+    if resume_from is not None:
+        return load_tokenizer(str(resume_from)), read_metadata(resume_from).tokenizer.source
+    if cfg.init_from is not None:
+        return load_tokenizer(cfg.init_from), cfg.init_from
+    if cfg.tokenizer is not None:
+        return load_tokenizer(cfg.tokenizer), cfg.tokenizer
+    return train_tokenizer(train_docs, spec.vocab_size, spec.kind), "trained"
+
+
+def setup_data(
+    tokenizer: PreTrainedTokenizerBase,
+    spec: ModelSpec,
+    recipe: ResolvedRecipe,
+    docs: tuple[list[str], list[str]],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train blocks [N, T], validation blocks [M, T]); a corpus under one batch is an error."""
+    if len(tokenizer) > spec.vocab_size:
+        raise UserError(
+            f"tokenizer has {len(tokenizer)} entries, more than the model's vocab_size {spec.vocab_size}"
+        )
+    blocks = pack(docs[0], tokenizer, recipe.seq_len, spec.kind)  # (N, T)
+    val_blocks = pack(docs[1], tokenizer, recipe.seq_len, spec.kind)  # (M, T)
+    if len(blocks) < recipe.batch_size:
+        raise UserError(
+            f"corpus too small: {len(blocks)} blocks of {recipe.seq_len} tokens, fewer than one "
+            f"batch of {recipe.batch_size}"
+        )
+    return blocks, val_blocks
+
+
+def prepare_model(
+    cfg: PretrainConfig,
+    model: PreTrainedModel,
+    spec: ModelSpec,
+    objective: Objective,
+    ctx: DistContext,
+) -> PreTrainedModel:
+    """Freeze what the objective never uses, move to the device, CPU dropout, probe mode."""
+    prepare_for_objective(model, spec, objective)
+    model.to(ctx.device)  # type: ignore[arg-type]  # transformers types .to as a wrapper
+    if cfg.fast_dropout:
+        use_fast_dropout(model)
+    if cfg.freeze_body:
+        model.requires_grad_(False)
+        model.get_output_embeddings().weight.requires_grad_(True)
+    return model
+
+
+def restore(run: Run, checkpoint: Path) -> None:
+    """Load a checkpoint's weights (strictly), optimizer, schedule and counters into `run`."""
+    state = torch.load(checkpoint / STATE, weights_only=False)
+    load_weights(run.model, checkpoint)
+    run.optimizer.load_state_dict(state["optimizer"])
+    run.scheduler.load_state_dict(state["scheduler"])
+    run.counters = Counters(
+        state["step"], state["tokens_seen"], state["flops"], state["wall_seconds"]
+    )
+    if run.counters.step != checkpoint_step(checkpoint):
+        raise UserError(f"{checkpoint / STATE}: holds step {run.counters.step}, not its folder's")
+
+
+def write_resolved_config(run: Run) -> None:
+    """`config.yaml` (every number as used) and `tokenizer/`, on the main process."""
+    if not run.ctx.is_main:
+        return
+    resolved = {
+        **run.cfg.model_dump(mode="json"),
+        "recipe": run.recipe.model_dump(mode="json"),
+        "kind": run.spec.kind,
+        "vocab_size": run.spec.vocab_size,
+        "tokenizer_source": run.tokenizer_source,
+    }
+    run.out.mkdir(parents=True, exist_ok=True)
+    (run.out / "config.yaml").write_text(
+        yaml.safe_dump(json.loads(json.dumps(resolved)), sort_keys=False)
+    )
+
+    def write_tokenizer(folder: Path) -> None:
+        run.tokenizer.save_pretrained(folder)
+
+    atomic_dir_write(run.out / "tokenizer", write_tokenizer)
+
+
+def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
+    """Every set-up stage in order; the returned run is ready for `zoo.train.loop.fit`."""
+    check_kernels(cfg, ctx.device.type)
+    for plugin in cfg.plugins:
+        load_plugin(plugin)
+    objective = OBJECTIVES.get(cfg.objective)
+    out = Path(cfg.output_dir)
+    checkpoint = resume_point(out, resume)
+    model, spec, lineage = setup_model(cfg, objective)
+    recipe = resolve_recipe(cfg, spec)
+    docs = training_documents(
+        cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
+    )
+    tokenizer, source = setup_tokenizer(cfg, spec, docs[0], checkpoint)
+    blocks, val_blocks = setup_data(tokenizer, spec, recipe, docs)
+    torch.manual_seed(cfg.seed)
+    if model is None:
+        model = spec.build(tie_word_embeddings=not objective.needs_output_embeddings)
+    model = prepare_model(cfg, model, spec, objective, ctx)
+    optimizer = make_optimizer(model, spec, objective, recipe, cfg.sparse_embeddings)
+    run = Run(
+        cfg=cfg,
+        ctx=ctx,
+        out=out,
+        objective=objective,
+        options=cfg.loss,
+        spec=spec,
+        recipe=recipe,
+        model=model,
+        tokenizer=tokenizer,
+        tokenizer_source=source,
+        special=special_ids(tokenizer, spec.kind),
+        blocks=blocks,
+        val_blocks=val_blocks,
+        masking=MaskingConfig(probability=cfg.mlm_probability),
+        optimizer=optimizer,
+        scheduler=make_scheduler(optimizer, recipe.schedule, recipe.warmup_steps, recipe.steps),
+        lineage=lineage,
+    )
+    if lineage.causal_finetune:  # fine-tuning continues the pretraining budget (paper Fig. 4)
+        base = read_metadata(str(cfg.init_from))
+        run.counters = Counters(0, base.tokens_seen, base.train_flops, base.wall_seconds)
+        run.start_tokens = base.tokens_seen
+    if checkpoint is not None:
+        restore(run, checkpoint)
+    else:
+        write_resolved_config(run)
+    return run
