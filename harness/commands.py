@@ -21,7 +21,7 @@ def _suite_name(ref: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from harness.runner import expand
+    from harness.cells import expand
     from harness.suite import SuiteError, load_suite
 
     problems: list[str] = []
@@ -62,7 +62,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from harness.leaderboard import aggregate, compare_to_baseline, read_leaderboard, render
+    from harness.leaderboard import aggregate, current_cells, read_leaderboard, render
+    from harness.samples import read_samples
+    from harness.significance import compare_to_baseline
 
     name = _suite_name(args.suite)
     directory = Path(args.leaderboards) / name
@@ -72,19 +74,45 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         return 1
     if args.task:
         df = df[select_task(df["task"], args.task)]
+    if args.at:
+        df = _at_budget(df, args.at)
     agg = aggregate(df)
     if args.format == "md" and not args.all:  # a readable table: no informational or @best columns
         agg = agg[agg["higher_is_better"].notna() & ~agg["metric"].str.contains("@")]
     baseline = args.baseline or _default_baseline(directory)
     if baseline is not None:
-        agg = compare_to_baseline(agg, baseline)
+        agg = compare_to_baseline(agg, baseline, read_samples(directory, current_cells(directory)))
     print(render(agg, args.format, args.sort))
     if args.format == "md" and baseline is not None:
-        print(
-            f"\n† significantly better than the baseline `{baseline}` (one-tailed Welch t-test over seeds, p < 0.05); "
-            "values are mean ± std over seeds at the latest step."
-        )
+        print(footnote(agg, baseline))
     return 0
+
+
+def footnote(agg: Any, baseline: str) -> str:
+    """What † means in this table: the tests that made its marks."""
+    tests = sorted({t for t, s in zip(agg["test"], agg["significant"], strict=True) if s and t})
+    how = (
+        "; ".join(tests)
+        if tests
+        else "one-tailed Welch t-test over seeds, or paired t-test over examples for one seed"
+    )
+    return (
+        f"\n† significantly better than the baseline `{baseline}` (one-tailed, p < 0.05: {how}); "
+        "values are mean ± std over seeds at the latest step."
+    )
+
+
+def _at_budget(df: Any, text: str) -> Any:
+    """The rows at budget `text` (tokens=T...), after printing which checkpoint each came from."""
+    from tabulate import tabulate
+
+    from harness.leaderboard import at_budget, budget_checkpoints, parse_budget
+
+    measure, value = parse_budget(text)
+    table = budget_checkpoints(df, measure, value)
+    print(f"each model at {measure} = {value:g}, from the first checkpoint that reached it:")
+    print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github") + "\n")
+    return at_budget(df, measure, value)
 
 
 def select_task(tasks: Any, name: str) -> Any:
@@ -122,7 +150,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
         print(f"no results in {directory}", file=sys.stderr)
         return 1
     out = Path(args.out) if args.out else directory / "_plots"
-    for f in make_plots(df, out):
+    from harness.leaderboard import current_cells
+    from harness.samples import read_samples
+
+    for f in make_plots(df, out, read_samples(directory, current_cells(directory))):
         print(f)
     return 0
 
@@ -176,7 +207,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if any(r.status == "FAIL" for r in rows) and args.strict else 0
 
 
-def add_harness_verbs(sub: Any) -> None:
+def _add_validate(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
         help="check suite YAML files without computing anything",
@@ -188,6 +219,8 @@ def add_harness_verbs(sub: Any) -> None:
     )
     p.set_defaults(func=cmd_validate)
 
+
+def _add_run(sub: Any) -> None:
     p = sub.add_parser(
         "run",
         help="run a suite: pretrain what is missing, evaluate, write the leaderboard",
@@ -211,6 +244,8 @@ def add_harness_verbs(sub: Any) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 
+
+def _add_leaderboard(sub: Any) -> None:
     p = sub.add_parser(
         "leaderboard", help="print a suite's leaderboard (seeds aggregated, models x metrics)"
     )
@@ -225,7 +260,13 @@ def add_harness_verbs(sub: Any) -> None:
         "--baseline", help="model label to test against (default: the suite's `baseline`)"
     )
     p.add_argument("--sort", help="column (task/metric) to sort by, in its better direction")
-    p.add_argument("--task", help="only this task")
+    p.add_argument("--task", help="only this task (or family of sub-tasks: lm_eval, glue)")
+    p.add_argument(
+        "--at",
+        metavar="BUDGET",
+        help="compare at a matched budget: steps=N, tokens=T, flops=F or seconds=S; each "
+        "model's rows come from its first checkpoint that reached it (see the suite's compare_at)",
+    )
     p.add_argument(
         "--all",
         action="store_true",
@@ -234,6 +275,8 @@ def add_harness_verbs(sub: Any) -> None:
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_leaderboard)
 
+
+def _add_publish(sub: Any) -> None:
     p = sub.add_parser(
         "publish",
         help="upload a checkpoint (model card) or a leaderboard (dataset card) to the Hub",
@@ -265,6 +308,8 @@ def add_harness_verbs(sub: Any) -> None:
         q.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_publish)
 
+
+def _add_bench(sub: Any) -> None:
     p = sub.add_parser(
         "bench",
         help="measure loss kernels and training steps side by side, against targets",
@@ -291,8 +336,19 @@ def add_harness_verbs(sub: Any) -> None:
     )
     p.set_defaults(func=cmd_bench)
 
+
+def _add_plot(sub: Any) -> None:
     p = sub.add_parser("plot", help="write PNG figures of a suite's leaderboard")
     p.add_argument("suite", help="suite name or YAML path")
     p.add_argument("--out", help="output folder (default: leaderboards/<suite>/_plots)")
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_plot)
+
+
+def add_harness_verbs(sub: Any) -> None:
+    _add_validate(sub)
+    _add_run(sub)
+    _add_leaderboard(sub)
+    _add_publish(sub)
+    _add_bench(sub)
+    _add_plot(sub)

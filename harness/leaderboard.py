@@ -15,7 +15,6 @@ import math
 import os
 import subprocess
 import uuid
-import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,9 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from scipy import stats
 
 from harness.metrics import direction
+from zoo.errors import UserError
 from zoo.registry import check_name
 
 SCHEMA = pa.schema(
@@ -39,6 +38,7 @@ SCHEMA = pa.schema(
         ("scale", pa.string()),
         ("vocab_size", pa.int64()),
         ("batch_size", pa.int64()),
+        ("negatives", pa.int64()),
         ("seed", pa.int64()),
         ("task", pa.string()),
         ("metric", pa.string()),
@@ -68,13 +68,14 @@ COLUMN_DOCS = {
     "scale": "preset size (tiny, small, base, 70m...)",
     "vocab_size": "vocabulary size",
     "batch_size": "pretraining batch size (all processes x accumulation)",
+    "negatives": "contrastive negatives per forward pass (K; x world size for global negatives)",
     "seed": "seed",
     "task": "task (or sub-task) label",
     "metric": "metric name",
     "value": "metric value",
     "stderr": "standard error or spread reported by the task, if any",
     "higher_is_better": "direction, from the metric registry (null: informational)",
-    "step": "pretraining step of the evaluated checkpoint",
+    "step": "pretraining step of the evaluated checkpoint (for a fine-tuned one: of its start)",
     "tokens_seen": "pretraining tokens seen",
     "train_flops": "analytic training FLOPs so far",
     "train_seconds": "training wall seconds so far",
@@ -141,9 +142,12 @@ def current_cells(directory: Path) -> set[str] | None:
 
 
 def stale_cells(directory: Path) -> set[str]:
-    """Cells on disk that the suite, as last run, no longer has."""
+    """Result files on disk (`<cell_id>` or `<cell_id>.step-N`) of cells that the suite, as
+    last run, no longer has."""
     current = current_cells(directory)
-    return set() if current is None else done_cells(directory) - current
+    if current is None:
+        return set()
+    return {f for f in done_cells(directory) if f.split(".", 1)[0] not in current}
 
 
 def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFrame:
@@ -156,7 +160,60 @@ def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFra
     )
     if not files:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
-    return pa.concat_tables([pq.read_table(f, schema=SCHEMA) for f in files]).to_pandas()
+    return pa.concat_tables([read_cell_file(f) for f in files]).to_pandas()
+
+
+def read_cell_file(path: Path) -> pa.Table:
+    """One result file in today's schema: a column that an older file lacks reads as null."""
+    table = pq.read_table(path)
+    for field in SCHEMA:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(len(table), field.type))
+    return table.select(SCHEMA.names).cast(SCHEMA)
+
+
+MEASURES = {
+    "steps": "step",
+    "tokens": "tokens_seen",
+    "flops": "train_flops",
+    "seconds": "train_seconds",
+}
+
+
+def parse_budget(text: str) -> tuple[str, float]:
+    """`tokens=2e6` -> ("tokens", 2e6); a bad name or value is a close-match error."""
+    name, _, value = text.partition("=")
+    check_name("budget", name, list(MEASURES))
+    try:
+        number = float(value)
+    except ValueError:
+        raise UserError(f"--at {text}: expected NAME=NUMBER, e.g. tokens=2e6") from None
+    if not number > 0:
+        raise UserError(f"--at {text}: the budget must be > 0")
+    return name, number
+
+
+def at_budget(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
+    """Per model / sweep point / seed / task / metric, the row of the first checkpoint whose
+    `measure` (steps, tokens, flops, seconds) reached `value`: evaluated there, not
+    interpolated. Models that never reached it have no row."""
+    column = MEASURES[measure]
+    d = df[df[column] >= value].sort_values([column, "timestamp"], kind="mergesort")
+    return d.groupby(["model", "sweep", "seed", "task", "metric"], dropna=False).head(1)
+
+
+def budget_checkpoints(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
+    """Which checkpoint each model's row at the budget comes from (step and all measures);
+    `reached: False` for a model that never reached it."""
+    cols = ["model", "sweep", "seed", "step", "tokens_seen", "train_flops", "train_seconds"]
+    picked = at_budget(df, measure, value)[cols].drop_duplicates()
+    missing = set(zip(df["model"], df["sweep"], strict=True)) - set(
+        zip(picked["model"], picked["sweep"], strict=True)
+    )
+    gone = pd.DataFrame(
+        [{"model": m, "sweep": s} for m, s in sorted(missing)], columns=["model", "sweep"]
+    )
+    return pd.concat([picked.assign(reached=True), gone.assign(reached=False)], ignore_index=True)
 
 
 def latest_step(df: pd.DataFrame) -> pd.DataFrame:
@@ -193,36 +250,6 @@ def _direction(metric: str, stored: Any = None) -> bool | None:
         else bool(stored)
     )
     return direction(metric, fallback)
-
-
-def welch_one_tailed(a: list[float], b: list[float], higher_is_better: bool) -> float:
-    """p-value that `a` is better than `b` (Welch's t-test, one-tailed); nan if undefined."""
-    if len(a) < 2 or len(b) < 2 or (max(a) == min(a) and max(b) == min(b)):
-        return math.nan  # undefined without variance
-    alternative = "greater" if higher_is_better else "less"
-    with warnings.catch_warnings():  # near-identical samples: scipy warns, the p-value stands
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = stats.ttest_ind(a, b, equal_var=False, alternative=alternative)
-    return float(res.pvalue)
-
-
-def compare_to_baseline(agg: pd.DataFrame, baseline: str, alpha: float = 0.05) -> pd.DataFrame:
-    """Adds delta, p_value and significant (better than the baseline at `alpha`) columns."""
-    agg = agg.copy()
-    records: list[dict[str, Any]] = agg.to_dict("records")  # type: ignore[assignment]
-    base = {(r["sweep"], r["task"], r["metric"]): r for r in records if r["model"] == baseline}
-    deltas, pvals, sig = [], [], []
-    for r in records:
-        b = base.get((r["sweep"], r["task"], r["metric"]))
-        delta = math.nan if b is None else float(r["mean"]) - float(b["mean"])
-        p = math.nan
-        if b is not None and r["model"] != baseline and r["higher_is_better"] is not None:
-            p = welch_one_tailed(list(r["values"]), list(b["values"]), bool(r["higher_is_better"]))
-        deltas.append(delta)
-        pvals.append(p)
-        sig.append(bool(p < alpha) if not math.isnan(p) else False)
-    agg["delta"], agg["p_value"], agg["significant"] = deltas, pvals, sig
-    return agg
 
 
 def _fmt(mean: float, std: float, n: int, sig: bool) -> str:

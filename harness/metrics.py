@@ -82,6 +82,9 @@ BUILTIN_METRICS = (
         "speedup_vs_baseline", True, "x", "tokens/s relative to the baseline, measured side by side"
     ),
     Metric("memory_vs_baseline", False, "x", "peak memory relative to the baseline"),
+    Metric("speedup_vs_hf", True, "x", "tokens/s relative to Hugging Face's full-projection step"),
+    Metric("cuda_peak_mb", False, "MiB", "CUDA allocator's peak over a training step"),
+    Metric("max_batch", True, "sequences", "largest batch whose training step fits (CUDA)"),
     Metric("flops_per_token", None, "FLOP", "analytic training FLOPs per token"),
     Metric("achieved_tflops", True, "TFLOP/s", "analytic FLOPs / measured step time"),
     Metric("mfu", True, "", "achieved FLOP/s over the same-run fp32 matmul roofline"),
@@ -103,6 +106,9 @@ BUILTIN_METRICS = (
     Metric("likelihood_diff", False, "", "CrowS-Pairs: mean |log-likelihood difference|"),
     Metric("pct_stereotype", False, "", "CrowS-Pairs: share of stereotyped sentences preferred"),
     Metric("exact_match", True, "", "lm-eval exact match"),
+    # representation analysis (Appendix A)
+    Metric("synonym_cosine", True, "", "mean cosine of WordNet synonyms' input embeddings"),
+    Metric("synonym_pairs", None, "", "WordNet synonym pairs whose words are single tokens"),
 )
 for _metric in BUILTIN_METRICS:
     METRICS.add(_metric.name, _metric)

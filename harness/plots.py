@@ -1,7 +1,8 @@
 """PNG figures from a leaderboard, where people would rather look than read.
 
-- `curves-<metric>.png`: a metric along pretraining, vs tokens seen and vs training FLOPs, one
-  line per model (paper Figs. 3-5), when rows at several steps exist;
+- `curves-<task>-<metric>.png`: a metric along pretraining, vs tokens seen, training FLOPs
+  and training seconds, one line per model (paper Figs. 3-5, 7), when rows at several steps
+  exist;
 - `sweep-<key>.png`: throughput, memory and quality vs a sweep key (vocab size, batch size),
   one line per model (paper Figs. 2, 6, 7);
 - `bars-<task>.png`: each metric of a task per model (mean ± std over seeds) otherwise.
@@ -17,9 +18,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 
 from harness.leaderboard import aggregate, latest_step
 from harness.metrics import METRICS, direction
+
+
+def _save(fig: Figure, title: str, path: Path) -> Path:
+    """Title, lay out, write and close a figure; its path."""
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _label(metric: str) -> str:
@@ -32,38 +43,44 @@ def _label(metric: str) -> str:
     return metric
 
 
+AXES = (
+    ("tokens_seen", "tokens seen"),
+    ("train_flops", "training FLOPs"),
+    ("train_seconds", "training seconds"),
+)
+
+
 def plot_curves(df: pd.DataFrame, out: Path) -> list[Path]:
+    """One figure per task and metric evaluated at several steps: the metric against tokens,
+    FLOPs and training seconds, one line per model."""
     files = []
     steps = df.groupby(["model", "sweep", "task", "metric"])["step"].nunique().reset_index()
-    for metric in sorted(set(steps[steps["step"] >= 2]["metric"])):
-        d = df[df["metric"] == metric]
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    along = steps[steps["step"] >= 2][["task", "metric"]].drop_duplicates()
+    for task, metric in along.itertuples(index=False):
+        d = df[(df["task"] == task) & (df["metric"] == metric)]
+        fig, axes = plt.subplots(1, len(AXES), figsize=(15, 4))
         for (model, sweep), g in d.groupby(["model", "sweep"]):
             g = (
                 g.groupby("step")
-                .agg(
-                    value=("value", "mean"),
-                    tokens=("tokens_seen", "first"),
-                    flops=("train_flops", "first"),
-                )
+                .agg(value=("value", "mean"), **{c: (c, "first") for c, _ in AXES})
                 .reset_index()
             )
             name = model if sweep in ("{}", "") else f"{model} {sweep}"
-            axes[0].plot(g["tokens"], g["value"], marker="o", label=name)
-            axes[1].plot(g["flops"], g["value"], marker="o", label=name)
-        axes[0].set_xlabel("tokens seen")
-        axes[1].set_xlabel("training FLOPs")
-        for ax in axes:
+            for ax, (column, _) in zip(axes, AXES, strict=True):
+                ax.plot(g[column], g["value"], marker="o", label=name)
+        for ax, (_, xlabel) in zip(axes, AXES, strict=True):
+            ax.set_xlabel(xlabel)
             ax.set_ylabel(_label(metric))
             ax.grid(alpha=0.3)
         axes[1].set_xscale("log")
         axes[0].legend(fontsize=8)
-        fig.suptitle(f"{metric} along pretraining")
-        fig.tight_layout()
-        path = out / f"curves-{metric}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(
+            _save(
+                fig,
+                f"{task}: {metric} along pretraining",
+                out / f"curves-{str(task).replace('/', '_')}-{metric}.png",
+            )
+        )
     return files
 
 
@@ -103,12 +120,7 @@ def plot_sweeps(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_ylabel(_label(metric))
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
-        fig.suptitle(f"sweep over {key}")
-        fig.tight_layout()
-        path = out / f"sweep-{key}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(_save(fig, f"sweep over {key}", out / f"sweep-{key}.png"))
     return files
 
 
@@ -134,17 +146,44 @@ def plot_bars(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_xticks(range(len(m)), names, rotation=35, ha="right", fontsize=7)
             ax.set_title(_label(metric), fontsize=8)
             ax.grid(axis="y", alpha=0.3)
-        fig.suptitle(f"{task}")
-        fig.tight_layout()
-        path = out / f"bars-{str(task).replace('/', '_')}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(_save(fig, f"{task}", out / f"bars-{str(task).replace('/', '_')}.png"))
     return files
 
 
-def make_plots(df: pd.DataFrame, out: Path) -> list[Path]:
+def plot_distributions(samples: pd.DataFrame, out: Path) -> list[Path]:
+    """`dist-<task>-<metric>.png`: the per-example scores of each model at its latest step,
+    as overlaid density histograms (paper Fig. 8 for the synonym cosines)."""
+    files = []
+    for (task, metric), d in samples.groupby(["task", "metric"]):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for model, g in d.groupby("model"):
+            last = g[g["step"].fillna(-1) == g["step"].fillna(-1).max()]
+            mean = float(last["value"].mean())
+            ax.hist(
+                last["value"],
+                bins=40,
+                density=True,
+                histtype="step",
+                linewidth=1.5,
+                label=f"{model} (mean {mean:.3f}, n={len(last)})",
+            )
+        ax.set_xlabel(_label(str(metric)))
+        ax.set_ylabel("density")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        files.append(
+            _save(
+                fig,
+                f"{task}: distribution of {metric}",
+                out / f"dist-{str(task).replace('/', '_')}-{metric}.png",
+            )
+        )
+    return files
+
+
+def make_plots(df: pd.DataFrame, out: Path, samples: pd.DataFrame | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     if df.empty:
         return []
-    return plot_curves(df, out) + plot_sweeps(df, out) + plot_bars(df, out)
+    dists = plot_distributions(samples, out) if samples is not None and not samples.empty else []
+    return plot_curves(df, out) + plot_sweeps(df, out) + plot_bars(df, out) + dists

@@ -332,9 +332,12 @@ def publish_leaderboard(
             shutil.copy2(f, d / "data" / f.name)
         plots_dir = d / "plots"
         plots_dir.mkdir()
+        from harness.leaderboard import current_cells
         from harness.plots import make_plots
+        from harness.samples import read_samples
 
-        plots = [p.name for p in make_plots(read_leaderboard(directory), plots_dir)]
+        kept = read_samples(directory, current_cells(directory))
+        plots = [p.name for p in make_plots(read_leaderboard(directory), plots_dir, kept)]
         if (directory / "_suite.yaml").is_file():
             shutil.copy2(directory / "_suite.yaml", d / "suite.yaml")
         (d / "README.md").write_text(dataset_card(suite, directory, repo, license, plots))

@@ -17,7 +17,7 @@ from zoo.train.config import resolve_recipe
 from zoo.train.metadata import CheckpointMetadata, versions
 
 if TYPE_CHECKING:
-    from harness.runner import Cell
+    from harness.cells import Cell
 
 
 def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> dict[str, Any]:
@@ -30,10 +30,9 @@ def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> di
         "preset": spec.name,
         "objective": ctx.objective,
         "scale": spec.name.split("-", 1)[-1],
-        "vocab_size": spec.vocab_size,
-        "batch_size": meta.batch_size
-        if meta is not None
-        else recipe.batch_size * recipe.grad_accum,
+        "vocab_size": meta.vocab_size if meta is not None else spec.vocab_size,
+        "batch_size": meta.batch_size if meta is not None else recipe.batch_size,
+        "negatives": meta.negatives if meta is not None else None,
         "seed": cell.seed,
         "task": cell.task.label(),
         "params": meta.params if meta is not None else None,
@@ -47,6 +46,24 @@ def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> di
 
 def _first(value: Any, fallback: Any) -> Any:
     return value if value is not None else fallback
+
+
+def sample_rows(
+    cell: Cell, results: list[Result], meta: CheckpointMetadata | None, task: str
+) -> list[dict[str, Any]]:
+    """The per-example scores of `results`, one row each (`harness.samples`)."""
+    common = {
+        "cell_id": cell.cell_id,
+        "model": cell.label,
+        "sweep": json.dumps(cell.sweep, sort_keys=True),
+        "seed": cell.seed,
+        "step": meta.pretrain_step if meta is not None else None,
+    }
+    return [
+        {**common, "task": r.task or task, "metric": r.metric, "key": key, "value": value}
+        for r in results
+        for key, value in (r.samples or {}).items()
+    ]
 
 
 def cell_rows(
@@ -63,7 +80,7 @@ def cell_rows(
                 "value": float(r.value),
                 "stderr": r.stderr,
                 "higher_is_better": direction(r.metric, r.higher_is_better),
-                "step": _first(r.step, meta.steps if meta else None),
+                "step": _first(r.step, meta.pretrain_step if meta else None),
                 "tokens_seen": _first(r.tokens_seen, meta.tokens_seen if meta else None),
                 "train_flops": _first(r.train_flops, meta.train_flops if meta else None),
                 "train_seconds": _first(r.train_seconds, meta.wall_seconds if meta else None),

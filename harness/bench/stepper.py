@@ -58,6 +58,7 @@ def _recipe(batch: int, seq: int) -> ResolvedRecipe:
     return ResolvedRecipe(
         steps=1,
         batch_size=batch,
+        micro_batch_size=batch,
         grad_accum=1,
         seq_len=seq,
         lr=1e-4,

@@ -45,17 +45,29 @@ class Roofline:
     each sample times `reps` back-to-back products (about half a second), so it is estimated
     over a stretch of time, like the multi-second steps it is compared with."""
 
-    def __init__(self, n: int = 4096, d: int = 768, reps: int = 12) -> None:
-        self.a, self.b = torch.randn(n, d), torch.randn(d, n)
+    def __init__(
+        self,
+        n: int = 4096,
+        d: int = 768,
+        reps: int = 12,
+        device: str = "cpu",
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        self.a = torch.randn(n, d, device=device, dtype=dtype)
+        self.b = torch.randn(d, n, device=device, dtype=dtype)
         self.flops = 2.0 * n * n * d * reps
-        self.reps = reps
+        self.reps, self.cuda = reps, device == "cuda"
         self.samples: list[float] = []
         torch.mm(self.a, self.b)
 
     def sample(self) -> float:
+        if self.cuda:
+            torch.cuda.synchronize()
         t = time.perf_counter()
         for _ in range(self.reps):
             torch.mm(self.a, self.b)
+        if self.cuda:
+            torch.cuda.synchronize()
         self.samples.append(self.flops / (time.perf_counter() - t))
         return self.samples[-1]
 

@@ -173,13 +173,31 @@ def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
     return problems
 
 
+def _along_problems(suite: Suite, t: int) -> list[str]:
+    """`every:` / `at:` only where the task reads checkpoints and the models pretrain."""
+    task, key = suite.tasks[t], f"{suite.path}: tasks[{t}]"
+    asked = [k for k in ("every", "at") if getattr(task, k) is not None]
+    if not asked:
+        return []
+    if not TASKS.get(task.type).needs_checkpoint:
+        return [
+            f"{key}.{k}: {task.type!r} reads no checkpoint, so it has none to evaluate along pretraining"
+            for k in asked
+        ]
+    return [
+        f"{key}.{asked[0]}: models[{i}] ({m.label()}) is an existing checkpoint, with no pretraining to follow"
+        for i, m in enumerate(suite.models)
+        if m.checkpoint is not None and (task.models is None or m.label() in task.models)
+    ]
+
+
 def check_tasks(suite: Suite) -> list[str]:
     problems, kinds = [], model_kinds(suite)
     for t, task in enumerate(suite.tasks):
         if task.type not in TASKS:
             problems.append(f"{suite.path}: tasks[{t}].type: {TASKS.unknown_message(task.type)}")
         else:
-            problems += _task_problems(suite, t, kinds)
+            problems += _task_problems(suite, t, kinds) + _along_problems(suite, t)
     return problems
 
 

@@ -9,12 +9,13 @@ option). Semantic checks (registry names, paths, task parameters) live in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from zoo.objectives import LossOptions
-from zoo.train.config import PretrainConfig
+from zoo.train.causal_finetune import CausalFinetuneConfig
+from zoo.train.config import BudgetMarks, PretrainConfig
 
 # Pretraining keys a suite may set (in `recipe`, per model, or in a sweep).
 _NOT_RECIPE = {
@@ -27,6 +28,7 @@ _NOT_RECIPE = {
     "seed",
     "pretrain_key",
     "loss",
+    "save_at",
 }
 RECIPE_KEYS = [k for k in PretrainConfig.model_fields if k not in _NOT_RECIPE]
 MODEL_KEYS = ["preset", "objective", "vocab_size"]
@@ -55,7 +57,10 @@ class ModelEntry(BaseModel):
     finetune_causal: bool = Field(
         False, description="evaluate after `hlm finetune-causal` (headless decoders)"
     )
-    finetune_steps: int = Field(200, gt=0)
+    finetune: CausalFinetuneConfig = Field(
+        default_factory=CausalFinetuneConfig,
+        description="the causal fine-tuning's settings (section 4.2 / Table 15 by default)",
+    )
     recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)  # type: ignore[valid-type]
 
     def label(self) -> str:
@@ -73,7 +78,12 @@ class TaskEntry(BaseModel):
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     metrics: list[str] | None = None
-    every: int | None = Field(None, gt=0, description="also run at every N pretraining steps")
+    every: int | None = Field(
+        None, gt=0, description="also evaluate the checkpoints of every N pretraining steps"
+    )
+    at: list[Annotated[float, Field(gt=0, le=1)]] | None = Field(
+        None, description="also evaluate the checkpoints at these fractions of the step budget"
+    )
     models: list[str] | None = Field(
         None, description="model labels this task applies to (default: all)"
     )
@@ -109,6 +119,11 @@ class Suite(BaseModel):
     tasks: list[TaskEntry] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     sweep: dict[str, list[Any]] = Field(default_factory=dict)
+    compare_at: BudgetMarks | None = Field(
+        None,
+        description="matched budgets (tokens, flops, seconds): every model keeps and evaluates "
+        "the checkpoint where it first reaches each; `hlm leaderboard --at tokens=T` shows them",
+    )
     publish: PublishStep | None = None
 
     path: str = Field("", exclude=True)

@@ -7,7 +7,13 @@ from a plugin file:
     TASKS.add("my-task", TaskType("my-task", "what it measures", run=my_run))
 """
 
-from harness.tasks import encoder_benchmarks, lm_eval_task, throughput, validation  # noqa: F401
+from harness.tasks import (  # noqa: F401  # each file registers its task types
+    encoder_benchmarks,
+    lm_eval_task,
+    synonyms,
+    throughput,
+    validation,
+)
 from harness.tasks.base import TASKS, NoParams, Result, TaskContext, TaskType
 
 __all__ = ["TASKS", "NoParams", "Result", "TaskContext", "TaskType"]

@@ -9,7 +9,7 @@ Each task file registers its types in `TASKS` where it defines them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ class Result:
     train_seconds: float | None = None
     higher_is_better: bool | None = None  # for metrics the registry does not know (lm-eval's own)
     task: str | None = None  # sub-task label (e.g. "glue/cola"); default: the suite's task label
+    # per-example scores (example key -> score), kept beside the leaderboard for paired tests
+    # and distributions (`harness.samples`)
+    samples: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,7 @@ class TaskContext:
     pretrain: PretrainConfig
     params: Any
     seed: int
-    checkpoint: Path | None = None  # the final checkpoint (tasks with needs_checkpoint)
-    checkpoints: list[tuple[int, Path]] = field(default_factory=list)  # along pretraining
+    checkpoint: Path | None = None  # the checkpoint to evaluate (tasks with needs_checkpoint)
     work_dir: Path | None = None
     suite_dir: Path = Path(".")  # relative paths in task params are relative to the suite file
 

@@ -80,7 +80,26 @@ def render_task_dirs(dirs: list[Path], root: Path, work: Path) -> list[str]:
     return out
 
 
+# metrics lm-eval averages over examples: their per-example values are kept as samples, for
+# the paired test of single-seed comparisons (perplexities aggregate otherwise: not kept)
+PER_EXAMPLE = ("acc", "acc_norm", "exact_match", "likelihood_diff", "pct_stereotype")
+
+
+def sample_scores(results: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, float]]:
+    """(task, metric, filter) -> {doc_id: score} from lm-eval's logged samples."""
+    out: dict[tuple[str, str, str], dict[str, float]] = {}
+    for task, rows in (results["samples"] if "samples" in results else {}).items():
+        for row in rows:
+            for name in PER_EXAMPLE:
+                value = row[name] if name in row else None
+                if isinstance(value, bool | int | float):
+                    key = (task, name, str(row["filter"]) if "filter" in row else "none")
+                    out.setdefault(key, {})[str(row["doc_id"])] = float(value)
+    return out
+
+
 def parse_results(results: dict[str, Any]) -> list[Result]:
+    samples = sample_scores(results)
     out = []
     directions = results.get("higher_is_better", {})
     for task, metrics in results["results"].items():
@@ -102,6 +121,7 @@ def parse_results(results: dict[str, Any]) -> list[Result]:
                     stderr=se,
                     task=label,
                     higher_is_better=directions.get(task, {}).get(name),
+                    samples=samples[(task, name, filt)] if (task, name, filt) in samples else None,
                 )
             )
     return out
@@ -138,6 +158,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
             random_seed=ctx.seed,
             numpy_random_seed=ctx.seed,
             torch_random_seed=ctx.seed,
+            log_samples=True,  # per-example scores: the paired test of single-seed comparisons
         )
     if results is None:
         raise UserError("lm-eval returned no results")

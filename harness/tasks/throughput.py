@@ -1,36 +1,43 @@
-"""`throughput` task: training-step speed and memory, side by side with a baseline objective.
+"""`throughput` task: training-step speed and memory, side by side with a baseline objective
+(paper Figure 2), on the device the run uses (`device: auto` follows the pretraining config).
 
-It measures on the CPU (its memory is a process's RSS); GPU figures come from
-`hlm bench --device cuda`.
+Speed: the model, its baseline twin (same preset, vocabulary and batch, `baseline`
+objective) and Hugging Face's own full-projection step (`hf_baseline`: the step the paper
+timed, which projects every position onto the vocabulary) are stepped alternately in this
+process; step latency is the median after warm-up, so all see the same machine state. FLOPs
+are analytic (`zoo.flops`); MFU is against the fp32 `torch.mm` roofline of `hlm bench`
+(`harness.bench.timing.Roofline`), sampled before and after the steps on the CPU, and
+against a bf16 `torch.mm` roofline on CUDA (where the steps run under bf16 autocast).
 
-Speed: the model and its baseline twin (same preset, vocabulary and batch, `baseline`
-objective) are stepped alternately in this process; step latency is the median after warm-up,
-so both see the same machine state. FLOPs are analytic (`zoo.flops`); MFU is against the
-fp32 `torch.mm` roofline of `hlm bench` (`harness.bench.timing.Roofline`), sampled before and
-after the steps.
+The steps use the cell's loss options (`loss:` in the suite: duplicates, kernels...) and
+embedding update, so an ablation row measures what it names.
 
-Both steps use the cell's loss options (`loss:` in the suite: duplicates, kernels...), so an
-ablation row measures what it names.
-
-Memory: the RSS high-water mark of a fresh process (`harness.bench.probe`) that builds the
-model and runs the same steps; `memory_vs_baseline` compares the growth of RSS during the
-steps (optimizer state, gradients, activations), which excludes the interpreter.
+Memory: on the CPU the RSS high-water mark of a fresh process (`harness.bench.probe`) that
+builds the model and runs the same steps; `memory_vs_baseline` compares the growth of RSS
+during the steps, which excludes the interpreter. On CUDA the caching allocator's peak over
+a step (`cuda_peak_mb`), and with `max_batch: true` the largest batch that fits
+(`max_batch`: doubling until out of memory, then bisection).
 """
 
 from __future__ import annotations
 
 import statistics
+from typing import Literal
 
+import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.bench.probe import probe
 from harness.bench.stepper import Stepper, Variant
 from harness.bench.timing import Roofline
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from zoo.errors import UserError
 from zoo.models import get_spec
+from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES
 from zoo.train.config import resolve_recipe
+from zoo.train.distributed import resolve_device
 
 
 class ThroughputParams(BaseModel):
@@ -39,18 +46,34 @@ class ThroughputParams(BaseModel):
     steps: int = Field(5, gt=0, description="measured steps per model")
     warmup: int = Field(2, ge=0)
     baseline: str | None = Field("ce", description="objective of the twin measured side by side")
-    memory: bool = Field(True, description="measure peak RSS in a fresh process")
-    batch_size: int | None = Field(None, gt=0, description="default: the recipe's micro-batch")
+    hf_baseline: bool = Field(
+        True, description="also time Hugging Face's full-projection step (speedup_vs_hf)"
+    )
+    memory: bool = Field(
+        True, description="measure peak memory (RSS on the CPU, allocator on CUDA)"
+    )
+    max_batch: bool = Field(False, description="CUDA: find the largest batch that fits")
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="where to measure; auto: the pretraining config's device"
+    )
+    batch_size: int | None = Field(
+        None, gt=0, description="sequences per measured step; default: the recipe's micro-batch"
+    )
     seq_len: int | None = Field(None, gt=0)
 
 
-def _variants(ctx: TaskContext, baseline: str | None) -> dict[str, Variant]:
-    """The cell's variant (its objective and loss options) and its baseline twin's."""
+def _variants(
+    ctx: TaskContext, baseline: str | None, p: ThroughputParams, cuda: bool
+) -> dict[str, Variant]:
+    """The cell's variant (its objective, loss options, embedding update), its baseline
+    twin's and Hugging Face's full-projection step; bf16 autocast on CUDA."""
     cfg = ctx.pretrain
-    variants = {"model": Variant(cfg.objective, cfg.loss, sparse=cfg.sparse_embeddings)}
+    variants = {"model": Variant(cfg.objective, cfg.loss, sparse=cfg.sparse_embeddings, bf16=cuda)}
     if baseline:
         loss = OBJECTIVES.get(baseline).options.model_validate(cfg.loss.model_dump())
-        variants["baseline"] = Variant(baseline, loss)
+        variants["baseline"] = Variant(baseline, loss, bf16=cuda)
+    if p.hf_baseline:
+        variants["hf"] = Variant("ce", hf_default=True, bf16=cuda)
     return variants
 
 
@@ -59,7 +82,9 @@ def run_throughput(ctx: TaskContext) -> list[Result]:
         return _run_throughput(ctx)
 
 
-def _memory(ctx: TaskContext, variants: dict[str, Variant], batch: int, seq: int) -> list[Result]:
+def _cpu_memory(
+    ctx: TaskContext, variants: dict[str, Variant], batch: int, seq: int
+) -> list[Result]:
     spec = ctx.spec
     mem = {
         k: probe(
@@ -73,6 +98,7 @@ def _memory(ctx: TaskContext, variants: dict[str, Variant], batch: int, seq: int
             variant=v,
         )
         for k, v in variants.items()
+        if k != "hf"
     }
     ratio = 1.0
     if "baseline" in mem:
@@ -80,26 +106,77 @@ def _memory(ctx: TaskContext, variants: dict[str, Variant], batch: int, seq: int
     return [Result("peak_rss_mb", mem["model"]["peak_mb"]), Result("memory_vs_baseline", ratio)]
 
 
-def _run_throughput(ctx: TaskContext) -> list[Result]:
-    p: ThroughputParams = ctx.params
-    recipe = resolve_recipe(ctx.pretrain, ctx.spec)
-    batch, seq = p.batch_size or recipe.batch_size, p.seq_len or recipe.seq_len
-    baseline = p.baseline if p.baseline and p.baseline != ctx.objective else None
-    variants = _variants(ctx, baseline)
-    spec = get_spec(ctx.spec.name, ctx.spec.vocab_size)
-    steppers = {k: Stepper(spec, v, batch, seq, ctx.seed) for k, v in variants.items()}
-    roofline = Roofline()
-    roofline.sample()
+def cuda_peak_mb(stepper: Stepper) -> float:
+    """The caching allocator's peak over one step, above what was allocated before it."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    stepper.step()
+    return (torch.cuda.max_memory_allocated() - before) / 2**20
+
+
+def _cuda_memory(steppers: dict[str, Stepper]) -> list[Result]:
+    peak = {k: cuda_peak_mb(s) for k, s in steppers.items() if k != "hf"}
+    ratio = peak["model"] / max(peak["baseline"], 1e-6) if "baseline" in peak else 1.0
+    return [Result("cuda_peak_mb", peak["model"]), Result("memory_vs_baseline", ratio)]
+
+
+def largest_batch(
+    spec: ModelSpec, variant: Variant, seq: int, start: int, limit: int = 1 << 16
+) -> int:
+    """CUDA: the largest batch whose training step fits in memory (doubling from `start`
+    until a step runs out of memory, then bisection)."""
+
+    def fits(batch: int) -> bool:
+        try:
+            Stepper(spec, variant, batch, seq, 0, "cuda").step()
+            return True
+        except torch.cuda.OutOfMemoryError:
+            return False
+        finally:
+            torch.cuda.empty_cache()
+
+    ok, bad = 0, start
+    while bad <= limit and fits(bad):
+        ok, bad = bad, bad * 2
+    while bad - ok > 1:
+        mid = (ok + bad) // 2
+        ok, bad = (mid, bad) if fits(mid) else (ok, mid)
+    return ok
+
+
+def _timed(steppers: dict[str, Stepper], p: ThroughputParams) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {k: [] for k in steppers}
     for i in range(p.warmup + p.steps):
-        for name, s in steppers.items():  # interleaved: same machine state for both
+        for name, s in steppers.items():  # interleaved: the same machine state for all
             dt = s.step()
             if i >= p.warmup:
                 times[name].append(dt)
+    return times
+
+
+def _roofline(cuda: bool) -> Roofline:
+    return Roofline(device="cuda", dtype=torch.bfloat16) if cuda else Roofline()
+
+
+def _run_throughput(ctx: TaskContext) -> list[Result]:
+    p: ThroughputParams = ctx.params
+    device = resolve_device(ctx.pretrain.device if p.device == "auto" else p.device)
+    cuda = device == "cuda"
+    if p.max_batch and not cuda:
+        raise UserError("throughput: max_batch finds the largest batch on CUDA only")
+    recipe = resolve_recipe(ctx.pretrain, ctx.spec)
+    batch, seq = p.batch_size or recipe.micro_batch_size, p.seq_len or recipe.seq_len
+    baseline = p.baseline if p.baseline and p.baseline != ctx.objective else None
+    variants = _variants(ctx, baseline, p, cuda)
+    spec = get_spec(ctx.spec.name, ctx.spec.vocab_size)
+    steppers = {k: Stepper(spec, v, batch, seq, ctx.seed, device) for k, v in variants.items()}
+    roofline = _roofline(cuda)
+    roofline.sample()
+    times = _timed(steppers, p)
     roofline.sample()
     med = {k: statistics.median(v) for k, v in times.items()}
-    model = steppers["model"]
-    tokens = batch * seq
+    model, tokens = steppers["model"], batch * seq
     achieved = model.flops / med["model"]
     out = [
         Result("tokens_per_s", tokens / med["model"]),
@@ -110,7 +187,13 @@ def _run_throughput(ctx: TaskContext) -> list[Result]:
         Result("params", float(model.n_params)),
         Result("speedup_vs_baseline", med["baseline"] / med["model"] if baseline else 1.0),
     ]
-    return out + (_memory(ctx, variants, batch, seq) if p.memory else [])
+    if p.hf_baseline:
+        out.append(Result("speedup_vs_hf", med["hf"] / med["model"]))
+    if p.memory:
+        out += _cuda_memory(steppers) if cuda else _cpu_memory(ctx, variants, batch, seq)
+    if p.max_batch:
+        out.append(Result("max_batch", float(largest_batch(spec, variants["model"], seq, batch))))
+    return out
 
 
 THROUGHPUT = TaskType(
@@ -128,6 +211,9 @@ THROUGHPUT = TaskType(
         "speedup_vs_baseline",
         "peak_rss_mb",
         "memory_vs_baseline",
+        "speedup_vs_hf",
+        "cuda_peak_mb",
+        "max_batch",
     ),
     needs_checkpoint=False,
 )

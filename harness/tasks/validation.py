@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.batches import MaskingConfig, pack
 from zoo.data.corpus import load_documents, training_documents
+from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.tokenizers import load_tokenizer, special_ids
@@ -32,7 +33,9 @@ class ValidationParams(BaseModel):
         None, description="held-out sources (default: the pretraining hold-out)"
     )
     batches: int = Field(8, gt=0)
-    batch_size: int | None = Field(None, gt=0, description="default: the pretraining micro-batch")
+    batch_size: int | None = Field(
+        None, gt=0, description="sequences per batch; default: the pretraining micro-batch"
+    )
 
 
 def _documents(ctx: TaskContext) -> list[str]:
@@ -53,9 +56,9 @@ def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
     spec = family_of(model.config)
     tokenizer = load_tokenizer(str(path))
     objective, options = OBJECTIVES.get(ctx.objective), ctx.pretrain.loss
-    seq_len = recipe.seq_len
-    if meta is not None:
-        seq_len = meta.seq_len
+    seq_len, batch = recipe.seq_len, recipe.micro_batch_size
+    if meta is not None:  # as trained: the contrastive loss depends on K per forward
+        seq_len, batch = meta.seq_len, meta.recipe.micro_batch_size
         if meta.causal_finetune is not None:  # a causal LM now: judged by its CE
             objective, options = OBJECTIVES.get("ce"), LossOptions()
         else:
@@ -66,7 +69,7 @@ def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
         objective,
         options,
         pack(docs, tokenizer, seq_len, spec.kind),
-        params.batch_size or recipe.batch_size,
+        params.batch_size or batch,
         params.batches,
         special_ids(tokenizer, spec.kind),
         MaskingConfig(probability=ctx.pretrain.mlm_probability),
@@ -80,7 +83,7 @@ def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
         Result(
             metric=n,
             value=m[n],
-            step=meta.steps,
+            step=meta.pretrain_step,
             tokens_seen=meta.tokens_seen,
             train_flops=meta.train_flops,
             train_seconds=meta.wall_seconds,
@@ -90,9 +93,9 @@ def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
 
 
 def run_validation(ctx: TaskContext) -> list[Result]:
-    docs = _documents(ctx)
-    points = ctx.checkpoints or ([(0, ctx.checkpoint)] if ctx.checkpoint else [])
-    return [r for _, path in points if path is not None for r in _evaluate(ctx, path, docs)]
+    if ctx.checkpoint is None:
+        raise UserError("validation needs a checkpoint")
+    return _evaluate(ctx, ctx.checkpoint, _documents(ctx))
 
 
 VALIDATION = TaskType(

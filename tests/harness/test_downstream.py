@@ -187,7 +187,20 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
             "pct_stereotype",
         }
     ft_tokens = dd[dd["model"] == "pythia-tiny-cwt-ft"]["tokens_seen"].iloc[0]
-    assert ft_tokens == 10 * 4 * 64 + 5 * 4 * 64  # fine-tuning tokens count on top of pretraining
+    # fine-tuning tokens count on top of pretraining; its batch is a quarter of pretraining's
+    assert ft_tokens == 10 * 4 * 64 + 5 * 1 * 64
+    from harness.samples import read_samples
+
+    kept = read_samples(tmp_path / "lb" / "ds-dec")  # lm-eval's per-example scores
+    boolq = kept[(kept["task"] == "lm_eval/hlm_boolq") & (kept["metric"] == "acc")]
+    assert set(boolq["value"]) <= {0.0, 1.0} and boolq.groupby("model").size().min() > 0
+    mean = boolq[boolq["model"] == "pythia-tiny-cwt"]["value"].mean()
+    acc = dd[
+        (dd["model"] == "pythia-tiny-cwt")
+        & (dd["task"] == "lm_eval/hlm_boolq")
+        & (dd["metric"] == "acc")
+    ]
+    assert mean == pytest.approx(acc["value"].iloc[0])
 
 
 def test_synthetic_agreement_task_is_balanced_deterministic_and_disjoint() -> None:

@@ -12,12 +12,11 @@ import pytest
 from harness.leaderboard import (
     COLUMNS,
     aggregate,
-    compare_to_baseline,
     pivot,
     read_leaderboard,
-    welch_one_tailed,
     write_cell,
 )
+from harness.significance import compare_to_baseline, welch_one_tailed
 
 
 def row(
@@ -137,3 +136,18 @@ def test_latest_step_prefers_the_newest_row_of_a_step() -> None:
     for order in ([new, old], [old, new]):
         df = pd.DataFrame(order)
         assert list(latest_step(df)["value"]) == [1.0]
+
+
+def test_a_file_written_before_a_column_existed_still_reads(tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.leaderboard import SCHEMA
+
+    r = row("a", "val_loss", 2.0)
+    old = pa.schema([f for f in SCHEMA if f.name != "negatives"])
+    pq.write_table(
+        pa.Table.from_pylist([{c: r[c] for c in old.names}], schema=old), tmp_path / "c.parquet"
+    )
+    df = read_leaderboard(tmp_path)
+    assert list(df["value"]) == [2.0] and df["negatives"].isna().all()

@@ -107,7 +107,8 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
     publish_leaderboard("tiny", "tester/tiny-lb", leaderboards=root / "lb", endpoint=hub.url)
     ds_files = hub.state.repos[("dataset", "tester/tiny-lb")].branches["main"]
     assert {"README.md", "suite.yaml"} <= set(ds_files)
-    assert sum(f.startswith("data/") and f.endswith(".parquet") for f in ds_files) == 8
+    # one file per evaluated checkpoint: 4 validation cells at steps 3 and 6, 4 throughput cells
+    assert sum(f.startswith("data/") and f.endswith(".parquet") for f in ds_files) == 12
     assert any(f.startswith("plots/") and f.endswith(".png") for f in ds_files)
     dcard = ds_files["README.md"].decode()
     assert "configs:" in dcard and "data/*.parquet" in dcard and "| `metric` |" in dcard

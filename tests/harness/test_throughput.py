@@ -36,11 +36,40 @@ def test_throughput_uses_the_cells_loss_options(monkeypatch) -> None:
         seed=0,
     )
     names = {r.metric for r in run_throughput(ctx)}
-    assert {"tokens_per_s", "speedup_vs_baseline"} <= names
-    model, baseline = seen
+    assert {"tokens_per_s", "speedup_vs_baseline", "speedup_vs_hf"} <= names
+    model, baseline, hf = seen
+    assert (
+        hf.hf_default and hf.objective == "ce"
+    )  # Hugging Face's full projection, as timed in the paper
     assert (model.objective, model.loss.duplicates, model.loss.chunk) == (
         "cwt",
         "mask",
         64,
     )  # was keep
     assert (baseline.objective, baseline.loss.chunk) == ("ce", 64)
+
+
+def _ctx(**params: object) -> TaskContext:
+    cfg = PretrainConfig(
+        preset="bert-tiny", objective="cwt", output_dir="", vocab_size=300, batch_size=2, seq_len=16
+    )
+    return TaskContext(
+        spec=get_spec("bert-tiny", 300),
+        objective="cwt",
+        pretrain=cfg,
+        params=ThroughputParams(steps=1, warmup=0, memory=False, **params),  # type: ignore[arg-type]
+        seed=0,
+    )
+
+
+def test_cuda_only_measures_are_refused_on_the_cpu() -> None:
+    import pytest
+    import torch
+
+    from zoo.errors import UserError
+
+    with pytest.raises(UserError, match="max_batch finds the largest batch on CUDA only"):
+        run_throughput(_ctx(max_batch=True, device="cpu"))
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="'cuda' asked for, but torch sees no CUDA device"):
+            run_throughput(_ctx(device="cuda"))

@@ -147,3 +147,53 @@ def test_bench_steppers_run_on_cuda() -> None:
     for v in (Variant("ce", hf_default=True, bf16=True), Variant("cwt", sparse=True, bf16=True)):
         s = Stepper(spec, v, 4, 32, 0, device="cuda")
         assert s.step() > 0 and next(s.model.parameters()).is_cuda
+
+
+def test_throughput_task_on_cuda_reports_allocator_peak_and_largest_batch() -> None:
+    from harness.tasks import TaskContext
+    from harness.tasks.throughput import ThroughputParams, run_throughput
+    from zoo.models import get_spec
+    from zoo.train.config import PretrainConfig
+
+    cfg = PretrainConfig(
+        preset="bert-tiny",
+        objective="cwt",
+        output_dir="",
+        vocab_size=1000,
+        batch_size=8,
+        seq_len=64,
+        device="cuda",
+    )
+    ctx = TaskContext(
+        spec=get_spec("bert-tiny", 1000),
+        objective="cwt",
+        pretrain=cfg,
+        params=ThroughputParams(steps=2, warmup=1, max_batch=True),
+        seed=0,
+    )
+    got = {r.metric: r.value for r in run_throughput(ctx)}
+    assert got["cuda_peak_mb"] > 0 and got["max_batch"] >= 8 and got["speedup_vs_hf"] > 0
+
+
+@pytest.mark.parametrize("preset", ["bert-tiny", "pythia-tiny"])
+def test_xformers_attention_matches_sdpa(preset: str) -> None:
+    pytest.importorskip("xformers")
+    from zoo.models import get_spec
+    from zoo.models.xformers_attention import use_xformers
+
+    spec = get_spec(preset, 500)
+    torch.manual_seed(0)
+    ref = spec.build().cuda().eval()
+    fast = spec.build().cuda().eval()
+    fast.load_state_dict(ref.state_dict())
+    use_xformers(fast)
+    ids = torch.randint(5, 500, (2, 40), device="cuda")
+    mask = torch.ones_like(ids)
+    mask[1, 30:] = 0  # padding: the bias path
+    for m in (None, mask):
+        assert_close(
+            fast(ids, attention_mask=m).logits,
+            ref(ids, attention_mask=m).logits,
+            rtol=2e-3,
+            atol=2e-3,
+        )

@@ -39,7 +39,17 @@ def test_metadata_is_typed_and_complete(decoder: Path) -> None:
     assert (
         meta.tokenizer.source == "trained" and meta.tokenizer.vocab_size <= meta.vocab_size == 600
     )
-    assert (meta.world_size, meta.negatives, meta.loss_options().duplicates) == (1, "local", "keep")
+    assert (meta.world_size, meta.loss_options().negatives, meta.loss_options().duplicates) == (
+        1,
+        "local",
+        "keep",
+    )
+    assert meta.negatives == 4 * 31  # K per forward: every next-token position of 4 x 32
+    assert (meta.recipe.batch_size, meta.recipe.micro_batch_size, meta.recipe.grad_accum) == (
+        4,
+        4,
+        1,
+    )
     assert meta.tokens_seen == 4 * 4 * 32 and meta.train_flops > 0 and meta.steps == 4
     assert {"torch", "transformers", "lm_eval", "headless-zoo"} <= set(meta.versions)
     assert "val_loss" in meta.validation
@@ -83,5 +93,7 @@ def test_causal_finetuning_keeps_the_pretraining_objective(decoder: Path, tmp_pa
     assert meta.objective == "cwt" and meta.headless  # was "ce" before
     assert meta.causal_finetune is not None
     assert meta.causal_finetune.from_checkpoint == str(decoder)
-    assert meta.causal_finetune.tokens == 2 * 4 * 32
-    assert meta.tokens_seen == read_metadata(decoder).tokens_seen + 2 * 4 * 32
+    # Table 15: a batch a quarter of pretraining's (4 // 4)
+    assert (meta.causal_finetune.batch_size, meta.causal_finetune.warmup_steps) == (1, 1)
+    assert meta.causal_finetune.tokens == 2 * 1 * 32
+    assert meta.tokens_seen == read_metadata(decoder).tokens_seen + 2 * 1 * 32

@@ -19,6 +19,7 @@ from zoo.train.pretrain import pretrain
 RECIPE = ResolvedRecipe(
     steps=1,
     batch_size=2,
+    micro_batch_size=2,
     grad_accum=1,
     seq_len=16,
     lr=1e-2,

@@ -182,13 +182,13 @@ def test_finetune_causal_unties_head_and_lowers_ce(tmp_path) -> None:
         )
     )
     before = read_metadata(final)
-    settings = CausalFinetuneConfig(steps=30, warmup_steps=3, progress=False)
+    settings = CausalFinetuneConfig(steps=30, warmup_steps=3, batch_size=4, progress=False)
     ft = finetune_causal(str(final), str(tmp_path / "ft"), settings)
     meta = read_metadata(ft)
     # the pretraining objective is kept; the fine-tuning is recorded beside it
     assert meta.objective == "cwt" and meta.headless
     assert meta.causal_finetune is not None and meta.causal_finetune.steps == 30
-    assert meta.causal_finetune.tokens == meta.tokens_seen - before.tokens_seen > 0
+    assert meta.causal_finetune.tokens == meta.tokens_seen - before.tokens_seen == 30 * 4 * 32
     assert meta.validation["val_ce"] < before.validation["val_ce"]
     from transformers import AutoModelForCausalLM
 
@@ -304,6 +304,8 @@ def test_torchrun_ddp_two_processes(tmp_path, preset: str, negatives: str, port:
         "--steps",
         "6",
         "--batch-size",
+        "8",
+        "--micro-batch-size",
         "2",
         "--seq-len",
         "32",
@@ -319,9 +321,13 @@ def test_torchrun_ddp_two_processes(tmp_path, preset: str, negatives: str, port:
         cmd, capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=300
     )
     assert res.returncode == 0, res.stderr[-2000:]
-    meta = json.loads((out / "final/hlm_metadata.json").read_text())
-    assert meta["batch_size"] == 4  # 2 per process x 2 processes
-    assert meta["tokens_seen"] == 6 * 4 * 32
+    meta = read_metadata(out / "final")
+    # the global batch = micro-batch x accumulation x world size
+    r = meta.recipe
+    assert (meta.batch_size, r.micro_batch_size, r.grad_accum, meta.world_size) == (8, 2, 2, 2)
+    assert meta.tokens_seen == 6 * 8 * 32
+    if negatives == "global":  # K over both ranks' forward passes
+        assert meta.negatives == 2 * round(2 * 30 * 0.15)
     losses = [r["loss"] for r in metrics(out) if "loss" in r]
     assert len(losses) == 6 and all(math.isfinite(x) for x in losses)
 

@@ -119,3 +119,56 @@ def test_an_objective_declares_its_flop_cost() -> None:
         == 2.0 * 64 * 128 * 1000 + 2.0 * 64 * 128 * 128
     )
     assert loss_forward_flops(spec, OBJECTIVES.get("cosine-cwt"), 64) == 2.0 * 64 * 64 * 128
+
+
+def test_an_unreachable_vocabulary_is_an_error_or_a_loud_warning(tmp_path: Path) -> None:
+    big = dict(TINY, vocab_size=20_000, corpus=["synthetic:100"])
+    with pytest.raises(
+        UserError,
+        match=r"^vocab_size: the tokenizer trained on synthetic:100 reaches only \d+ entries, not 20000",
+    ):
+        pretrain(
+            PretrainConfig(
+                preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "a"), **big
+            )
+        )
+    with pytest.warns(UserWarning, match="out of reach"):
+        final = pretrain(
+            PretrainConfig(
+                preset="pythia-tiny",
+                objective="cwt",
+                output_dir=str(tmp_path / "b"),
+                allow_smaller_vocab=True,
+                **big,
+            )
+        )
+    from zoo.train.metadata import read_metadata
+
+    meta = read_metadata(final)
+    assert meta.vocab_size == meta.tokenizer.vocab_size < 20_000  # no dead embedding rows
+
+
+def test_a_given_tokenizer_decides_the_vocabulary(tmp_path: Path) -> None:
+    from zoo.train.metadata import read_metadata
+
+    first = pretrain(
+        PretrainConfig(
+            preset="bert-tiny",
+            objective="cwt",
+            output_dir=str(tmp_path / "a"),
+            vocab_size=500,
+            **TINY,
+        )
+    )
+    meta = read_metadata(
+        pretrain(
+            PretrainConfig(
+                preset="bert-tiny",
+                objective="cwt",
+                output_dir=str(tmp_path / "b"),
+                tokenizer=str(first),
+                **TINY,
+            )
+        )
+    )
+    assert meta.vocab_size == 500 and meta.tokenizer.source == str(first)  # not the preset's 4096

@@ -41,7 +41,7 @@ class BertSpec(ModelSpec):
             num_attention_heads=self.num_heads,
             intermediate_size=self.intermediate_size,
             max_position_embeddings=self.max_positions,
-            tie_word_embeddings=tie_word_embeddings,
+            tie_word_embeddings=tie_word_embeddings and self.tied,
             pad_token_id=0,  # [PAD]
             attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
         )
@@ -152,9 +152,15 @@ def bert_small(vocab_size: int = 30522) -> BertSpec:
 
 @PRESETS.register("bert-base")
 def bert_base(vocab_size: int = 50304) -> BertSpec:
-    """bert-base-uncased shape with the Pythia 50k vocabulary, paper Appendix D.1 recipe."""
+    """bert-base-uncased shape with the Pythia 50k vocabulary, paper Appendix D.1 recipe
+    (Table 7: batch 256 vanilla / 512 headless)."""
     recipe = Recipe(
-        lr=1e-4, weight_decay=0.01, warmup_steps=10_000, steps=1_000_000, batch_size=256
+        lr=1e-4,
+        weight_decay=0.01,
+        warmup_steps=10_000,
+        steps=1_000_000,
+        batch_size=256,
+        headless=(("batch_size", 512),),
     )
     return _bert("bert-base", 12, 768, 12, vocab_size, recipe)
 

@@ -49,7 +49,7 @@ class GPT2Spec(ModelSpec):
             n_head=self.num_heads,
             n_inner=self.intermediate_size,
             n_positions=self.max_positions,
-            tie_word_embeddings=tie_word_embeddings,
+            tie_word_embeddings=tie_word_embeddings and self.tied,
             bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
             eos_token_id=0,
             pad_token_id=1,

@@ -42,7 +42,7 @@ class GPTNeoXSpec(ModelSpec):
                 "partial_rotary_factor": 0.25,
             },
             use_parallel_residual=True,
-            tie_word_embeddings=tie_word_embeddings,
+            tie_word_embeddings=tie_word_embeddings and self.tied,
             bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
             eos_token_id=0,
             pad_token_id=1,
@@ -67,7 +67,7 @@ class GPTNeoXSpec(ModelSpec):
 
 @PRESETS.register("pythia-tiny")
 def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
-    """CPU-test scale: 2 layers, hidden 128, 4 heads."""
+    """CPU-test scale: 2 layers, hidden 128, 4 heads; Pythia's recipe shape (cosine to 10%)."""
     recipe = Recipe(
         lr=1e-3,
         weight_decay=0.1,
@@ -77,6 +77,7 @@ def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
         steps=200,
         seq_len=128,
         batch_size=16,
+        min_lr_ratio=0.1,
     )
     return GPTNeoXSpec(
         name="pythia-tiny",
@@ -92,7 +93,9 @@ def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
 
 @PRESETS.register("pythia-70m")
 def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
-    """EleutherAI/pythia-70m-deduped shape: 6 layers, hidden 512, 8 heads; Appendix D.2 recipe."""
+    """EleutherAI/pythia-70m-deduped: 6 layers, hidden 512, 8 heads, a separate (untied) LM head
+    as Pythia has (70M parameters); Appendix D.2 recipe (Table 8), the cosine schedule ending
+    at Pythia's 10% of the peak learning rate."""
     recipe = Recipe(
         lr=1e-3,
         weight_decay=0.1,
@@ -102,6 +105,7 @@ def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
         steps=143_000,
         seq_len=2048,
         batch_size=1024,
+        min_lr_ratio=0.1,
     )
     return GPTNeoXSpec(
         name="pythia-70m",
@@ -112,4 +116,5 @@ def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
         intermediate_size=2048,
         max_positions=2048,
         recipe=recipe,
+        tied=False,
     )

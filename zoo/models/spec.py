@@ -24,7 +24,12 @@ Schedule = Literal["triangular", "cosine", "constant"]
 
 @dataclass(frozen=True)
 class Recipe:
-    """Pretraining hyper-parameters from the paper (Appendix D) for one preset."""
+    """Pretraining hyper-parameters from the paper (Appendix D) for one preset.
+
+    `batch_size` is the global batch (sequences per optimizer step). `headless` holds the
+    values the paper's tables give separately for headless models (Table 7: "vanilla /
+    headless"), applied by `for_objective`. `min_lr_ratio` is where the cosine schedule ends,
+    as a fraction of the peak (Pythia's 10%)."""
 
     lr: float
     weight_decay: float
@@ -36,6 +41,18 @@ class Recipe:
     steps: int = 1_000_000
     seq_len: int = 128
     batch_size: int = 64
+    min_lr_ratio: float = 0.0
+    headless: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        names = {f.name for f in dataclasses.fields(self)} - {"headless"}
+        unknown = [k for k, _ in self.headless if k not in names]
+        if unknown:
+            raise ValueError(f"Recipe.headless: unknown recipe fields {unknown}")
+
+    def for_objective(self, headless: bool) -> Recipe:
+        """This recipe with the headless values where the objective is headless."""
+        return dataclasses.replace(self, **dict(self.headless), headless=()) if headless else self
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,7 @@ class ModelSpec:
     intermediate_size: int
     max_positions: int
     recipe: Recipe
+    tied: bool = True  # the head shares the input embeddings (False: Pythia's separate head)
 
     def with_vocab(self, vocab_size: int) -> ModelSpec:
         return dataclasses.replace(self, vocab_size=vocab_size)
@@ -79,11 +97,13 @@ class ModelSpec:
             name=name,
             vocab_size=config.vocab_size,
             recipe=recipe,
+            tied=bool(config.tie_word_embeddings),
             **cls.dims_from_hf_config(config),
         )
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
-        """A randomly initialised Hugging Face model (ForMaskedLM / ForCausalLM)."""
+        """A randomly initialised Hugging Face model (ForMaskedLM / ForCausalLM); its head is
+        tied to the input embeddings where both `tie_word_embeddings` and `self.tied` are."""
         raise NotImplementedError
 
     @staticmethod

@@ -10,7 +10,7 @@ range-checked here, once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -28,6 +28,30 @@ from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
 
 Schedule = Literal["triangular", "cosine", "constant"]
+
+
+class BudgetMarks(BaseModel):
+    """Budgets at which a run keeps a checkpoint, the first step it reaches each (so that
+    models can be compared at equal tokens, FLOPs or seconds, paper Table 1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: list[Annotated[int, Field(gt=0)]] = Field(default_factory=list)
+    flops: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
+    seconds: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
+
+    def reached(self, tokens: int, flops: float, seconds: float) -> list[str]:
+        """Every mark at or below these counters, as `tokens=T` / `flops=F` / `seconds=S`."""
+        return [
+            f"{name}={mark:g}"
+            for name, marks, value in (
+                ("tokens", self.tokens, tokens),
+                ("flops", self.flops, flops),
+                ("seconds", self.seconds, seconds),
+            )
+            for mark in marks
+            if value >= mark
+        ]
 
 
 class PretrainConfig(BaseModel):
@@ -50,6 +74,11 @@ class PretrainConfig(BaseModel):
         None, description="the suite cache key of this run (set by hlm run; recorded only)"
     )
     vocab_size: int | None = Field(None, gt=0, description="vocabulary size; unset: the preset's")
+    allow_smaller_vocab: bool = Field(
+        False,
+        description="when the tokenizer trained on the corpus cannot reach vocab_size, train "
+        "with the size it reached (with a warning) instead of stopping",
+    )
     tokenizer: str | None = Field(
         None, description="tokenizer folder or hub id; unset: trained on the corpus"
     )
@@ -69,11 +98,39 @@ class PretrainConfig(BaseModel):
         None, description="start from this checkpoint instead of random init"
     )
 
-    steps: int | None = Field(None, gt=0, description="optimizer steps; unset: the preset's")
-    batch_size: int | None = Field(
-        None, gt=0, description="micro-batch size per process; unset: the preset's"
+    steps: int | None = Field(
+        None,
+        gt=0,
+        description="optimizer steps (the schedule's length, and the step budget); unset: the "
+        "preset's",
     )
-    grad_accum: int = Field(1, gt=0, description="micro-batches per optimizer step")
+    max_tokens: int | None = Field(
+        None, gt=0, description="stop once this many training tokens are seen (a budget)"
+    )
+    max_flops: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="stop at this many training FLOPs (a budget)"
+    )
+    max_seconds: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="stop after this much training-loop wall time (a budget)",
+    )
+    batch_size: int | None = Field(
+        None,
+        gt=0,
+        description="global batch: sequences per optimizer step, all processes and "
+        "micro-batches together (the paper's batch size); unset: the preset's",
+    )
+    micro_batch_size: int | None = Field(
+        None,
+        gt=0,
+        description="sequences per forward pass in each process; unset: the largest that "
+        "divides the process's share of the batch within micro_tokens",
+    )
+    micro_tokens: int = Field(
+        16384, gt=0, description="most tokens per forward pass when micro_batch_size is unset"
+    )
     seq_len: int | None = Field(None, gt=0, description="tokens per sequence; unset: the preset's")
     lr: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="peak learning rate; unset: the preset's"
@@ -95,6 +152,9 @@ class PretrainConfig(BaseModel):
     warmup_steps: int | None = Field(
         None, ge=0, description="linear warm-up steps; unset: the preset's"
     )
+    min_lr_ratio: float | None = Field(
+        None, ge=0, lt=1, description="cosine schedule's end, x the peak; unset: the preset's"
+    )
     bf16: bool = Field(False, description="bf16 autocast for the body")
     seed: int = Field(0, ge=0, description="seed of initialisation, batches and dropout")
 
@@ -113,6 +173,11 @@ class PretrainConfig(BaseModel):
         "auto",
         description="where to train: auto (cuda where torch sees a GPU, else cpu), cpu or cuda "
         "(under torchrun, one GPU per local rank, nccl)",
+    )
+    attention: Literal["sdpa", "xformers"] = Field(
+        "sdpa",
+        description="attention kernel: sdpa (torch's, everywhere) or xformers (CUDA, where "
+        "installed; the paper trained with it)",
     )
     fast_dropout: bool = Field(
         True,
@@ -134,6 +199,14 @@ class PretrainConfig(BaseModel):
     eval_every: int = Field(0, ge=0, description="validation every N steps, 0 = only at the end")
     eval_batches: int = Field(8, gt=0, description="validation batches per evaluation")
     save_every: int = Field(0, ge=0, description="checkpoint every N steps, 0 = only final/")
+    save_steps: list[int] = Field(
+        default_factory=list,
+        description="also checkpoint at these steps (evaluated along training)",
+    )
+    save_at: BudgetMarks = Field(
+        default_factory=BudgetMarks,
+        description="also checkpoint at the first step reaching each of these budgets",
+    )
     log_every: int = Field(10, gt=0, description="metrics.jsonl line every N steps")
     progress: bool = Field(True, description="progress bar")
 
@@ -177,8 +250,9 @@ class ResolvedRecipe(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     steps: int
-    batch_size: int
-    grad_accum: int
+    batch_size: int  # global: sequences per optimizer step
+    micro_batch_size: int  # per process and forward pass
+    grad_accum: int  # micro-batches per process and step
     seq_len: int
     lr: float
     weight_decay: float
@@ -187,16 +261,42 @@ class ResolvedRecipe(BaseModel):
     grad_clip: float
     schedule: Schedule
     warmup_steps: int
+    min_lr_ratio: float = 0.0
 
 
-def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec) -> ResolvedRecipe:
-    """The config's training numbers, each unset one taken from the preset's paper recipe."""
-    r = spec.recipe
+def split_batch(
+    batch_size: int, world_size: int, seq_len: int, micro: int | None, micro_tokens: int
+) -> tuple[int, int]:
+    """(micro-batch size, accumulation steps) with batch = micro x accumulation x world: the
+    given micro-batch, or the largest divisor of each process's share within `micro_tokens`."""
+    if batch_size % world_size:
+        raise UserError(f"batch_size {batch_size} does not split over {world_size} processes")
+    share = batch_size // world_size
+    if micro is None:
+        fits = [d for d in range(1, share + 1) if share % d == 0 and d * seq_len <= micro_tokens]
+        micro = max(fits, default=1)
+    if share % micro:
+        raise UserError(
+            f"micro_batch_size {micro} does not divide each process's {share} sequences "
+            f"(batch_size {batch_size} over {world_size} processes)"
+        )
+    return micro, share // micro
+
+
+def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec, world_size: int = 1) -> ResolvedRecipe:
+    """The config's training numbers, each unset one taken from the preset's paper recipe;
+    the global batch split into micro-batches and accumulation for `world_size` processes.
+    A headless objective takes the preset's headless values (`Recipe.for_objective`)."""
+    r = spec.recipe.for_objective(OBJECTIVES.get(cfg.objective).headless)
+    batch = r.batch_size if cfg.batch_size is None else cfg.batch_size
+    seq_len = r.seq_len if cfg.seq_len is None else cfg.seq_len
+    micro, accum = split_batch(batch, world_size, seq_len, cfg.micro_batch_size, cfg.micro_tokens)
     return ResolvedRecipe(
         steps=r.steps if cfg.steps is None else cfg.steps,
-        batch_size=r.batch_size if cfg.batch_size is None else cfg.batch_size,
-        grad_accum=cfg.grad_accum,
-        seq_len=r.seq_len if cfg.seq_len is None else cfg.seq_len,
+        batch_size=batch,
+        micro_batch_size=micro,
+        grad_accum=accum,
+        seq_len=seq_len,
         lr=r.lr if cfg.lr is None else cfg.lr,
         weight_decay=r.weight_decay if cfg.weight_decay is None else cfg.weight_decay,
         betas=r.betas if cfg.betas is None else cfg.betas,
@@ -204,6 +304,7 @@ def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec) -> ResolvedRecipe:
         grad_clip=r.grad_clip if cfg.grad_clip is None else cfg.grad_clip,
         schedule=r.schedule if cfg.schedule is None else cfg.schedule,
         warmup_steps=r.warmup_steps if cfg.warmup_steps is None else cfg.warmup_steps,
+        min_lr_ratio=r.min_lr_ratio if cfg.min_lr_ratio is None else cfg.min_lr_ratio,
     )
 
 

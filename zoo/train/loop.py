@@ -29,7 +29,7 @@ from zoo.train.checkpoint import save_checkpoint
 from zoo.train.evaluate import make_labels, validation_metrics
 from zoo.train.optim import clip_grad_norm
 from zoo.train.run import Counters, Run, checkpoint_metadata
-from zoo.train.step import TrainModule, last_layer_queries
+from zoo.train.step import TrainModule, head_from_embeddings, last_layer_queries
 
 
 def peak_rss_mb() -> float:
@@ -43,12 +43,34 @@ def step_seed(seed: int, step: int, micro: int, rank: int) -> int:
 
 @dataclass(frozen=True)
 class StopRule:
-    """When a run is done: after `max_steps` optimizer steps."""
+    """When a run is done: at the first of `max_steps` optimizer steps, `max_tokens` training
+    tokens, `max_flops` training FLOPs and `max_seconds` of training-loop wall time (the
+    budgets a comparison holds equal: paper Table 1). Unset budgets never stop a run."""
 
     max_steps: int
+    max_tokens: int | None = None
+    max_flops: float | None = None
+    max_seconds: float | None = None
 
-    def done(self, counters: Counters) -> bool:
-        return counters.step >= self.max_steps
+    def reason(self, c: Counters) -> str | None:
+        """The budget `c` has reached (steps first), or None while the run goes on."""
+        for name, limit, value in (
+            ("steps", self.max_steps, c.step),
+            ("tokens", self.max_tokens, c.tokens_seen),
+            ("flops", self.max_flops, c.flops),
+            ("seconds", self.max_seconds, c.wall_seconds),
+        ):
+            if limit is not None and value >= limit:
+                return name
+        return None
+
+    def done(self, c: Counters) -> bool:
+        return self.reason(c) is not None
+
+    @classmethod
+    def of(cls, run: Run) -> StopRule:
+        cfg = run.cfg
+        return cls(run.recipe.steps, cfg.max_tokens, cfg.max_flops, cfg.max_seconds)
 
 
 class MetricsLog:
@@ -77,16 +99,24 @@ class MetricsLog:
 
 
 class Checkpointer:
-    """Writes `checkpoints/step-N/` (with training state) every `save_every` steps, and
-    `final/`, on the main process only."""
+    """Writes `checkpoints/step-N/` (with training state) every `save_every` steps and at
+    each of `save_steps`, and `final/`, on the main process only."""
 
-    def __init__(self, run: Run) -> None:
-        self.run = run
+    def __init__(self, run: Run, stop: StopRule) -> None:
+        self.run, self.stop = run, stop
+        self.passed = set(self._reached())  # marks a resumed run had reached already
+
+    def _reached(self) -> list[str]:
+        c = self.run.counters
+        return self.run.cfg.save_at.reached(c.tokens_seen, c.flops, c.wall_seconds)
 
     def maybe_save(self) -> None:
         run, every = self.run, self.run.cfg.save_every
         step = run.counters.step
-        if not (every and step % every == 0 and step != run.recipe.steps and run.ctx.is_main):
+        marks = [m for m in self._reached() if m not in self.passed]
+        self.passed.update(marks)
+        wanted = (every and step % every == 0) or step in run.cfg.save_steps or marks
+        if not wanted or self.stop.done(run.counters) or not run.ctx.is_main:
             return
         state = {
             "optimizer": run.optimizer.state_dict(),
@@ -94,12 +124,17 @@ class Checkpointer:
             **run.counters.state(),
         }
         path = run.out / "checkpoints" / f"step-{step:07d}"
-        save_checkpoint(path, run.model, run.tokenizer, checkpoint_metadata(run), state)
+        head_from_embeddings(run.model, run.spec, run.lineage.objective)
+        meta = checkpoint_metadata(run, reached=marks)
+        save_checkpoint(path, run.model, run.tokenizer, meta, state)
 
     def save_final(self, validation: dict[str, float]) -> Path:
         run, final = self.run, self.run.out / "final"
+        marks = [m for m in self._reached() if m not in self.passed]
+        meta = checkpoint_metadata(run, validation, self.stop.reason(run.counters), marks)
+        head_from_embeddings(run.model, run.spec, run.lineage.objective)
         if run.ctx.is_main:
-            save_checkpoint(final, run.model, run.tokenizer, checkpoint_metadata(run, validation))
+            save_checkpoint(final, run.model, run.tokenizer, meta)
         run.ctx.barrier()
         return final
 
@@ -108,8 +143,8 @@ def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tenso
     """(inputs [B, T], labels [B, T]) of each micro-batch of the run's current step."""
     r, ctx, step, seed = run.recipe, run.ctx, run.counters.step, run.cfg.seed
     for micro in range(r.grad_accum):
-        first = step * run.per_step + (micro * ctx.world_size + ctx.rank) * r.batch_size
-        idx = sampler.indices(first, r.batch_size)
+        first = step * run.per_step + (micro * ctx.world_size + ctx.rank) * r.micro_batch_size
+        idx = sampler.indices(first, r.micro_batch_size)
         gen = torch.Generator().manual_seed(step_seed(seed, step, micro, ctx.rank))
         torch.manual_seed(step_seed(seed, step, micro, ctx.rank) + 7)  # dropout
         inputs, labels = make_labels(
@@ -138,7 +173,7 @@ def train_step(run: Run, module: torch.nn.Module, sampler: BatchSampler) -> dict
         queries = last_layer_queries(run.spec, selected, cfg.prune_last_layer)
         k = int(selected.sum())
         run.counters.flops += run.ctx.world_size * train_step_flops(
-            run.spec, run.objective, r.batch_size, r.seq_len, k, queries
+            run.spec, run.objective, r.micro_batch_size, r.seq_len, k, queries
         )
         for name, value in result.items():
             logs[name] = logs.get(name, 0.0) + float(value.detach()) / r.grad_accum
@@ -158,7 +193,7 @@ def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
         run.objective,
         run.options,
         run.val_blocks,
-        run.recipe.batch_size,
+        run.recipe.micro_batch_size,
         run.cfg.eval_batches,
         run.special,
         run.masking,
@@ -186,13 +221,13 @@ def _log_row(run: Run, logs: dict[str, float], loss: float, dt: float) -> dict[s
 def fit(run: Run) -> Path:
     """Train until the stopping rule says stop; evaluate, save `final/`, return its path."""
     cfg, ctx, c = run.cfg, run.ctx, run.counters
-    stop = StopRule(run.recipe.steps)
+    stop = StopRule.of(run)
     log = MetricsLog(run.out / "metrics.jsonl", ctx.is_main, c.step if c.step else None)
     module = ctx.wrap(
         TrainModule(run.model, run.spec, run.objective, run.options, cfg.prune_last_layer)
     )
     sampler = BatchSampler(len(run.blocks), cfg.seed)
-    checkpointer = Checkpointer(run)
+    checkpointer = Checkpointer(run, stop)
     label = f"{run.spec.name}/{run.objective.name}"
     bar = tqdm(
         total=stop.max_steps, initial=c.step, disable=not (cfg.progress and ctx.is_main), desc=label
@@ -203,7 +238,7 @@ def fit(run: Run) -> Path:
     while not stop.done(c):
         t0 = time.perf_counter()
         logs = train_step(run, module, sampler)
-        dt = time.perf_counter() - t0
+        dt = ctx.all_reduce_mean(time.perf_counter() - t0)  # one clock for every rank's budget
         c.wall_seconds += dt
         c.tokens_seen += run.per_step * run.recipe.seq_len
         c.step += 1

@@ -40,6 +40,7 @@ class CausalFinetune(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     from_checkpoint: str
+    from_step: int = Field(description="the pretraining step of the checkpoint it started from")
     steps: int
     lr: float
     warmup_steps: int
@@ -66,6 +67,10 @@ class CheckpointMetadata(BaseModel):
     device: str
     seq_len: int
     batch_size: int = Field(description="sequences per optimizer step, all processes")
+    negatives: int = Field(
+        description="contrastive negatives per forward pass: K selected positions, times the "
+        "world size with global negatives"
+    )
     recipe: ResolvedRecipe
     corpus: list[str]
     seed: int
@@ -75,16 +80,24 @@ class CheckpointMetadata(BaseModel):
     tokens_seen: int = Field(description="training tokens so far, fine-tuning included")
     train_flops: float
     wall_seconds: float
+    stopped_by: str | None = Field(
+        None, description="the budget that ended the run (steps, tokens, flops, seconds)"
+    )
+    reached: list[str] = Field(
+        default_factory=list,
+        description="the budget marks (save_at) first reached at this checkpoint: tokens=T...",
+    )
     validation: dict[str, float] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def pretrain_step(self) -> int:
+        """The pretraining step these weights come from (a fine-tuning's starting step)."""
+        return self.causal_finetune.from_step if self.causal_finetune is not None else self.steps
 
     def loss_options(self) -> LossOptions:
         """The loss options, as the objective's own options model (its plugin must be loaded)."""
         return OBJECTIVES.get(self.objective).options.model_validate(self.loss)
-
-    @property
-    def negatives(self) -> str:
-        return str(self.loss_options().negatives)
 
 
 def versions() -> dict[str, str]:

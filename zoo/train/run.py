@@ -15,6 +15,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from zoo.data.batches import MaskingConfig
+from zoo.flops import expected_k
 from zoo.models.spec import ModelSpec
 from zoo.objectives import LossOptions, Objective
 from zoo.train.config import PretrainConfig, ResolvedRecipe
@@ -48,6 +49,7 @@ class Lineage:
     loss: dict[str, Any]
     pretrain_key: str | None = None
     causal_finetune: bool = False
+    from_step: int = 0  # the pretraining step it starts from
 
 
 @dataclass
@@ -75,20 +77,34 @@ class Run:
     @property
     def per_step(self) -> int:
         """Sequences per optimizer step, all processes and micro-batches."""
-        return self.recipe.batch_size * self.recipe.grad_accum * self.ctx.world_size
+        return self.recipe.batch_size  # = micro x accumulation x world size
 
     @property
     def trainable(self) -> list[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
 
 
-def checkpoint_metadata(run: Run, validation: dict[str, float] | None = None) -> CheckpointMetadata:
+def negatives_per_forward(run: Run) -> int:
+    """K of one forward pass (the expected masked positions for an encoder), times the world
+    size where every rank's targets are gathered."""
+    r = run.recipe
+    k = expected_k(run.spec, r.micro_batch_size, r.seq_len, run.cfg.mlm_probability)
+    return k * (run.ctx.world_size if run.options.negatives == "global" else 1)
+
+
+def checkpoint_metadata(
+    run: Run,
+    validation: dict[str, float] | None = None,
+    stopped_by: str | None = None,
+    reached: list[str] | None = None,
+) -> CheckpointMetadata:
     """The typed metadata of the run's current state."""
     cfg, c, lin = run.cfg, run.counters, run.lineage
     finetune = None
     if lin.causal_finetune:
         finetune = CausalFinetune(
             from_checkpoint=str(cfg.init_from),
+            from_step=lin.from_step,
             steps=c.step,
             lr=run.recipe.lr,
             warmup_steps=run.recipe.warmup_steps,
@@ -111,6 +127,7 @@ def checkpoint_metadata(run: Run, validation: dict[str, float] | None = None) ->
         device=run.ctx.device.type,
         seq_len=run.recipe.seq_len,
         batch_size=run.per_step,
+        negatives=negatives_per_forward(run),
         recipe=run.recipe,
         corpus=cfg.corpus,
         seed=cfg.seed,
@@ -120,5 +137,7 @@ def checkpoint_metadata(run: Run, validation: dict[str, float] | None = None) ->
         tokens_seen=c.tokens_seen,
         train_flops=c.flops,
         wall_seconds=c.wall_seconds,
+        stopped_by=stopped_by,
+        reached=reached or [],
         validation=validation or {},
     )

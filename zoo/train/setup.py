@@ -10,6 +10,7 @@ schedule, and `restore` loads a checkpoint's training state for `--resume`.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import torch
@@ -22,6 +23,7 @@ from zoo.errors import UserError
 from zoo.models import PRESETS, family_of, get_spec, spec_from_hf_config
 from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
+from zoo.models.xformers_attention import check_xformers, use_xformers
 from zoo.objectives import OBJECTIVES, Objective
 from zoo.objectives.external import EXTERNAL, check_external
 from zoo.registry import load_plugin
@@ -48,6 +50,8 @@ def check_kernels(cfg: PretrainConfig, device: str) -> None:
     for key, impl in (("loss.ce_impl", cfg.loss.ce_impl), ("loss.cwt_impl", cfg.loss.cwt_impl)):
         if impl in EXTERNAL:
             check_external(impl, device, key)
+    if cfg.attention == "xformers":
+        check_xformers(device)
 
 
 def resume_point(out: Path, resume: bool) -> Path | None:
@@ -101,7 +105,9 @@ def setup_model(
         _untie_head(model)
         if base is None:
             raise UserError(f"{cfg.init_from}: causal fine-tuning needs a headless-zoo checkpoint")
-        lineage = Lineage(OBJECTIVES.get(base.objective), base.loss, base.pretrain_key, True)
+        lineage = Lineage(
+            OBJECTIVES.get(base.objective), base.loss, base.pretrain_key, True, base.pretrain_step
+        )
         return model, spec, lineage
     return model, spec, Lineage(objective, loss, cfg.pretrain_key)
 
@@ -121,6 +127,35 @@ def setup_tokenizer(
     return train_tokenizer(train_docs, spec.vocab_size, spec.kind), "trained"
 
 
+def fit_vocabulary(
+    cfg: PretrainConfig, spec: ModelSpec, tokenizer: PreTrainedTokenizerBase, source: str
+) -> ModelSpec:
+    """The spec whose vocabulary the model is built with. A given tokenizer decides it (no
+    dead embedding rows); a tokenizer trained on the corpus must reach the requested size,
+    unless `allow_smaller_vocab` (then the model takes the size it reached, with a warning)."""
+    n = len(tokenizer)
+    if n > spec.vocab_size:
+        raise UserError(
+            f"tokenizer has {n} entries, more than the model's vocab_size {spec.vocab_size}"
+        )
+    if n == spec.vocab_size or cfg.init_from is not None:
+        return spec
+    if source != "trained":
+        return spec.with_vocab(n)
+    if not cfg.allow_smaller_vocab:
+        raise UserError(
+            f"vocab_size: the tokenizer trained on {', '.join(cfg.corpus)} reaches only {n} "
+            f"entries, not {spec.vocab_size}: lower vocab_size, add text, or set "
+            f"allow_smaller_vocab to train with {n}"
+        )
+    warnings.warn(
+        f"vocab_size {spec.vocab_size} is out of reach of {', '.join(cfg.corpus)}: training "
+        f"with the {n} entries its tokenizer reached",
+        stacklevel=2,
+    )
+    return spec.with_vocab(n)
+
+
 def setup_data(
     tokenizer: PreTrainedTokenizerBase,
     spec: ModelSpec,
@@ -128,16 +163,12 @@ def setup_data(
     docs: tuple[list[str], list[str]],
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(train blocks [N, T], validation blocks [M, T]); a corpus under one batch is an error."""
-    if len(tokenizer) > spec.vocab_size:
-        raise UserError(
-            f"tokenizer has {len(tokenizer)} entries, more than the model's vocab_size {spec.vocab_size}"
-        )
     blocks = pack(docs[0], tokenizer, recipe.seq_len, spec.kind)  # (N, T)
     val_blocks = pack(docs[1], tokenizer, recipe.seq_len, spec.kind)  # (M, T)
-    if len(blocks) < recipe.batch_size:
+    if len(blocks) < recipe.micro_batch_size:
         raise UserError(
             f"corpus too small: {len(blocks)} blocks of {recipe.seq_len} tokens, fewer than one "
-            f"batch of {recipe.batch_size}"
+            f"micro-batch of {recipe.micro_batch_size}"
         )
     return blocks, val_blocks
 
@@ -154,6 +185,8 @@ def prepare_model(
     model.to(ctx.device)  # type: ignore[arg-type]  # transformers types .to as a wrapper
     if cfg.fast_dropout:
         use_fast_dropout(model)
+    if cfg.attention == "xformers":
+        use_xformers(model)
     if cfg.freeze_body:
         model.requires_grad_(False)
         model.get_output_embeddings().weight.requires_grad_(True)
@@ -204,11 +237,12 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
     out = Path(cfg.output_dir)
     checkpoint = resume_point(out, resume)
     model, spec, lineage = setup_model(cfg, objective)
-    recipe = resolve_recipe(cfg, spec)
+    recipe = resolve_recipe(cfg, spec, ctx.world_size)
     docs = training_documents(
         cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
     )
     tokenizer, source = setup_tokenizer(cfg, spec, docs[0], checkpoint)
+    spec = fit_vocabulary(cfg, spec, tokenizer, source)
     blocks, val_blocks = setup_data(tokenizer, spec, recipe, docs)
     torch.manual_seed(cfg.seed)
     if model is None:
@@ -231,7 +265,9 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
         val_blocks=val_blocks,
         masking=MaskingConfig(probability=cfg.mlm_probability),
         optimizer=optimizer,
-        scheduler=make_scheduler(optimizer, recipe.schedule, recipe.warmup_steps, recipe.steps),
+        scheduler=make_scheduler(
+            optimizer, recipe.schedule, recipe.warmup_steps, recipe.steps, recipe.min_lr_ratio
+        ),
         lineage=lineage,
     )
     if lineage.causal_finetune:  # fine-tuning continues the pretraining budget (paper Fig. 4)

@@ -6,6 +6,7 @@ loss) and gradient synchronisation sees every parameter the objective used.
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 from transformers import PreTrainedModel
 
@@ -33,6 +34,24 @@ def prepare_for_objective(
         head = spec.vocab_head(model)
         if head.bias is not None:
             head.bias.requires_grad_(False)
+        out = spec.output_embeddings(model)
+        untied = out is not spec.input_embeddings(model).weight
+        if untied and not objective.needs_output_embeddings:  # a head no headless loss reads
+            out.requires_grad_(False)
+
+
+def head_from_embeddings(
+    model: PreTrainedModel, spec: type[ModelSpec] | ModelSpec, objective: Objective
+) -> None:
+    """Before a headless model is saved: an untied head that no loss trained becomes a copy
+    of the input embeddings, so that the checkpoint's LM head is the paper's "headless"
+    evaluation head (e_theta^T), as it is for a tied model."""
+    if not objective.headless or objective.needs_output_embeddings:
+        return
+    out, emb = spec.output_embeddings(model), spec.input_embeddings(model).weight
+    if out is not emb:
+        with torch.no_grad():
+            out.copy_(emb)
 
 
 def last_layer_queries(

@@ -1,0 +1,60 @@
+"""Per-example scores beside a leaderboard: `leaderboards/<suite>/_samples/<result_id>.parquet`.
+
+A task that scores examples one by one (a synonym pair's cosine, an lm-eval item's accuracy)
+returns them in `Result.samples`; they are kept so that a single-seed comparison can be
+tested on paired examples (the paper's one-tailed test) and plotted as a distribution. The
+folder is underscore-prefixed, so Parquet readers of the leaderboard skip it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SAMPLES = "_samples"
+SAMPLE_SCHEMA = pa.schema(
+    [
+        ("cell_id", pa.string()),
+        ("model", pa.string()),
+        ("sweep", pa.string()),
+        ("seed", pa.int64()),
+        ("step", pa.int64()),
+        ("task", pa.string()),
+        ("metric", pa.string()),
+        ("key", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
+
+
+def write_samples(directory: Path, result_id: str, rows: list[dict[str, Any]]) -> Path | None:
+    """Atomically write one evaluated point's samples (SAMPLE_SCHEMA columns); none: no file."""
+    if not rows:
+        return None
+    folder = directory / SAMPLES
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(
+        [{c: r[c] for c in SAMPLE_SCHEMA.names} for r in rows], SAMPLE_SCHEMA
+    )
+    tmp = folder / f".tmp-{result_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
+    pq.write_table(table, tmp)
+    final = folder / f"{result_id}.parquet"
+    os.replace(tmp, final)
+    return final
+
+
+def read_samples(directory: Path, cell_ids: set[str] | None = None) -> pd.DataFrame:
+    """Every kept sample (of the given cells only, when given)."""
+    folder = directory / SAMPLES
+    files = sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
+    if cell_ids is not None:
+        files = [p for p in files if p.stem.split(".", 1)[0] in cell_ids]
+    if not files:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in SAMPLE_SCHEMA.names})
+    return pa.concat_tables([pq.read_table(f, schema=SAMPLE_SCHEMA) for f in files]).to_pandas()

@@ -1,0 +1,122 @@
+"""`synonyms` task (paper Appendix A, Figure 8): how close the input embeddings of synonyms are.
+
+For the WordNet synonym pairs whose two words are each a single token of the model's
+tokenizer, the cosine similarity of their input embeddings. It reports the mean
+(`synonym_cosine`, with its standard error) and the number of pairs, and keeps every pair's
+cosine as a sample: `hlm plot` draws their distribution per model (Figure 8) and `hlm
+leaderboard` tests the shift against the baseline model on the pairs both share (a paired
+one-tailed t-test; the paper reports +1.4 points for its encoder, about +7 for its decoders).
+
+WordNet 3.0 is read from `wordnet:` (a folder of `data.noun`, `data.verb`...: Debian's
+`wordnet-base`, or NLTK's `wordnet` corpus folder), by default `$HLM_DATA_ROOT/wordnet`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Literal, get_args
+
+import torch
+import torch.nn.functional as F
+from pydantic import BaseModel, ConfigDict, Field
+from transformers import PreTrainedTokenizerBase
+
+from harness.downstream.wordnet import synonym_pairs
+from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from zoo.data.corpus import data_root
+from zoo.errors import UserError
+from zoo.tokenizers import load_tokenizer
+from zoo.train.checkpoint import load_model
+
+PartOfSpeech = Literal["noun", "verb", "adj", "adv"]
+
+
+class SynonymParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wordnet: str | None = Field(
+        None, description="WordNet database folder (default: $HLM_DATA_ROOT/wordnet)"
+    )
+    pos: list[PartOfSpeech] = Field(
+        default_factory=lambda: list(get_args(PartOfSpeech)), min_length=1
+    )
+
+
+def single_token(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
+    """The id of `word` where the tokenizer keeps it whole: as it appears after a space in
+    running text (a byte-level BPE token carries the space), else on its own."""
+    special = set(tokenizer.all_special_ids)  # an unknown word is one [UNK]: not kept whole
+    for form in (" " + word, word):
+        ids = tokenizer(form, add_special_tokens=False)["input_ids"]
+        if len(ids) == 1 and ids[0] not in special:
+            return int(ids[0])
+    return None
+
+
+def pair_cosines(
+    embeddings: torch.Tensor, tokenizer: PreTrainedTokenizerBase, pairs: list[tuple[str, str]]
+) -> dict[str, float]:
+    """`a|b` -> cosine of the two words' embedding rows, for pairs of distinct single tokens.
+
+    embeddings (Tensor): [V, D] input embeddings."""
+    ids = {w: single_token(tokenizer, w) for pair in pairs for w in pair}
+    kept = [
+        (a, b) for a, b in pairs if ids[a] is not None and ids[b] is not None and ids[a] != ids[b]
+    ]
+    if not kept:
+        return {}
+    left = torch.tensor([ids[a] for a, _ in kept])  # (P,)
+    right = torch.tensor([ids[b] for _, b in kept])
+    cos = F.cosine_similarity(embeddings[left].float(), embeddings[right].float(), dim=-1)  # (P,)
+    return {f"{a}|{b}": float(c) for (a, b), c in zip(kept, cos, strict=True)}
+
+
+def _folder(p: SynonymParams, suite_dir: Path) -> Path:
+    if p.wordnet is None:
+        return data_root() / "wordnet"
+    folder = Path(p.wordnet).expanduser()
+    return folder if folder.is_absolute() else suite_dir / folder
+
+
+@torch.no_grad()
+def run_synonyms(ctx: TaskContext) -> list[Result]:
+    p: SynonymParams = ctx.params
+    if ctx.checkpoint is None:
+        raise UserError("synonyms needs a checkpoint")
+    pairs = synonym_pairs(_folder(p, ctx.suite_dir), tuple(p.pos))
+    model = load_model(str(ctx.checkpoint))
+    emb = model.get_input_embeddings()
+    if not isinstance(emb, torch.nn.Embedding):
+        raise UserError(f"{ctx.checkpoint}: no input embedding matrix")
+    cosines = pair_cosines(emb.weight, load_tokenizer(str(ctx.checkpoint)), pairs)
+    if len(cosines) < 2:
+        raise UserError(f"{ctx.checkpoint}: fewer than 2 WordNet synonym pairs are single tokens")
+    values = list(cosines.values())
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    return [
+        Result("synonym_cosine", mean, stderr=std / math.sqrt(len(values)), samples=cosines),
+        Result("synonym_pairs", float(len(values))),
+    ]
+
+
+def _check(p: SynonymParams, suite_dir: Path) -> list[tuple[str, str]]:
+    folder = _folder(p, suite_dir)
+    missing = [f"data.{pos}" for pos in p.pos if not (folder / f"data.{pos}").is_file()]
+    return (
+        [("wordnet", f"{folder}: no {', '.join(missing)} (a WordNet 3.0 database folder)")]
+        if missing
+        else []
+    )
+
+
+SYNONYMS = TaskType(
+    name="synonyms",
+    description="cosine of WordNet synonyms' input embeddings (paper Appendix A / Fig. 8), with the per-pair distribution",
+    run=run_synonyms,
+    params=SynonymParams,
+    metrics=("synonym_cosine", "synonym_pairs"),
+    check=_check,
+)
+TASKS.add(SYNONYMS.name, SYNONYMS)

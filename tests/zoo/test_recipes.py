@@ -1,0 +1,105 @@
+"""The paper's recipes: per-objective values, Pythia's untied head and cosine floor."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from zoo.models import get_spec
+from zoo.models.spec import Recipe
+from zoo.objectives import OBJECTIVES
+from zoo.train.config import PretrainConfig, resolve_recipe
+from zoo.train.metadata import read_metadata
+from zoo.train.pretrain import pretrain
+from zoo.train.schedule import lr_factor
+from zoo.train.step import head_from_embeddings, prepare_for_objective
+
+
+def test_headless_values_of_table_7() -> None:
+    spec = get_spec("bert-base")
+    vanilla = resolve_recipe(
+        PretrainConfig(preset="bert-base", objective="ce", output_dir="x"), spec
+    )
+    headless = resolve_recipe(
+        PretrainConfig(preset="bert-base", objective="cwt", output_dir="x"), spec
+    )
+    assert (vanilla.batch_size, headless.batch_size) == (256, 512)
+    assert (
+        resolve_recipe(
+            PretrainConfig(preset="bert-base", objective="cwt", output_dir="x", batch_size=64), spec
+        ).batch_size
+        == 64
+    )  # a config still wins
+    with pytest.raises(ValueError, match="unknown recipe fields"):
+        Recipe(lr=1e-3, weight_decay=0.0, headless=(("batchsize", 2),))
+
+
+def test_pythia_70m_is_untied_with_70m_parameters() -> None:
+    for objective in ("ce", "cwt"):
+        model = get_spec("pythia-70m").build()
+        assert model.get_output_embeddings().weight is not model.get_input_embeddings().weight
+        n = sum(p.numel() for p in model.parameters())
+        assert 69e6 < n < 72e6, (objective, n)
+
+
+def test_an_untied_headless_head_is_frozen_and_saved_as_the_embeddings() -> None:
+    spec = get_spec("pythia-70m", 300)
+    model = spec.build()
+    cwt = OBJECTIVES.get("cwt")
+    prepare_for_objective(model, spec, cwt)
+    head, emb = model.get_output_embeddings().weight, model.get_input_embeddings().weight
+    assert not head.requires_grad and emb.requires_grad
+    head_from_embeddings(model, spec, cwt)
+    torch.testing.assert_close(head, emb)
+
+
+def test_cosine_ends_at_the_floor() -> None:
+    assert math.isclose(lr_factor(999, "cosine", 10, 1000, floor=0.1), 0.1, abs_tol=1e-4)
+    assert math.isclose(lr_factor(505, "cosine", 10, 1000, floor=0.1), 0.55, abs_tol=1e-2)
+    assert lr_factor(999, "cosine", 10, 1000) < 1e-4
+    assert (
+        resolve_recipe(
+            PretrainConfig(preset="pythia-70m", output_dir="x"), get_spec("pythia-70m")
+        ).min_lr_ratio
+        == 0.1
+    )
+
+
+def test_an_untied_headless_decoder_trains_and_evaluates_through_its_embeddings(tmp_path) -> None:
+    import dataclasses
+
+    from zoo.models import PRESETS
+
+    untied = dataclasses.replace(
+        get_spec("pythia-tiny", 400), name="pythia-tiny-untied", tied=False
+    )
+    PRESETS.add(
+        "pythia-tiny-untied",
+        lambda vocab_size=400: dataclasses.replace(untied, vocab_size=vocab_size),
+    )
+    cfg = PretrainConfig(
+        preset="pythia-tiny-untied",
+        objective="cwt",
+        output_dir=str(tmp_path / "r"),
+        corpus=["synthetic:200"],
+        vocab_size=400,
+        steps=3,
+        batch_size=4,
+        seq_len=32,
+        progress=False,
+    )
+    final = pretrain(cfg)
+    from safetensors.torch import load_file
+
+    w = load_file(str(final / "model.safetensors"))
+    torch.testing.assert_close(w["embed_out.weight"], w["gpt_neox.embed_in.weight"])
+    assert math.isfinite(read_metadata(final).validation["val_ce"])
+
+
+def test_a_tied_headless_model_keeps_training_its_embeddings() -> None:
+    spec = get_spec("bert-tiny", 300)
+    model = spec.build()
+    prepare_for_objective(model, spec, OBJECTIVES.get("cwt"))
+    assert model.get_input_embeddings().weight.requires_grad  # the tied head is the embedding
