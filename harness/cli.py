@@ -50,14 +50,14 @@ def _add_config_flags(
         kw: dict[str, Any] = {"default": None, "help": help_txt, "dest": dest_prefix + name}
         if ann is bool:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
-        elif origin is list:
-            parser.add_argument(flag, nargs="+", **kw)
-        elif origin is tuple:
-            parser.add_argument(flag, nargs=len(args), type=args[0], **kw)
         elif origin is typing.Literal:
             parser.add_argument(flag, choices=list(args), **kw)
+        elif origin is list:
+            parser.add_argument(flag, nargs="+", metavar=name.upper(), **kw)
+        elif origin is tuple:
+            parser.add_argument(flag, nargs=len(args), type=args[0], metavar=name.upper(), **kw)
         else:
-            parser.add_argument(flag, type=ann, **kw)
+            parser.add_argument(flag, type=ann, metavar=name.upper(), **kw)
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
