@@ -15,6 +15,7 @@ import math
 import os
 import subprocess
 import uuid
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import pyarrow.parquet as pq
 from harness.metrics import direction
 from zoo.errors import UserError
 from zoo.registry import check_name
+from zoo.train.checkpoint import pid_alive, temporary_pid
 
 SCHEMA = pa.schema(
     [
@@ -115,7 +117,7 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
             raise ValueError(f"leaderboard row lacks {sorted(missing)}")
     table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows], schema=SCHEMA)
     final = directory / f"{cell_id}.parquet"
-    tmp = directory / f".tmp-{cell_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
+    tmp = directory / f".tmp-{cell_id}-pid{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
     pq.write_table(table, tmp)
     os.replace(tmp, final)
     return final
@@ -124,13 +126,33 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
 CURRENT = "_cells.json"
 
 
+# the columns a file must have to be a result file at all (later columns read as null)
+ESSENTIAL = ("cell_id", "model", "task", "metric", "value", "step")
+
+
+def result_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.parquet") if not p.name.startswith((".", "_")))
+
+
+def file_problem(path: Path) -> str | None:
+    """Why a result file does not read (truncated, empty, not Parquet, a foreign schema), or
+    None. Reads only the footer."""
+    try:
+        names = pq.read_schema(path).names
+    except (OSError, pa.ArrowException) as exc:
+        return f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:120]})"
+    missing = [c for c in ESSENTIAL if c not in names]
+    return f"not a leaderboard file (no {', '.join(missing)} column)" if missing else None
+
+
 def done_cells(directory: Path) -> set[str]:
-    return {p.stem for p in directory.glob("*.parquet") if not p.name.startswith((".", "_"))}
+    """Result ids whose file reads: an unreadable one is computed again."""
+    return {p.stem for p in result_files(directory) if file_problem(p) is None}
 
 
 def write_current_cells(directory: Path, cell_ids: list[str]) -> None:
     """Record the suite's current cells (atomically)."""
-    tmp = directory / f".tmp-cells-{os.getpid()}.json"
+    tmp = directory / f".tmp-cells-pid{os.getpid()}.json"
     tmp.write_text(json.dumps(sorted(set(cell_ids))))
     os.replace(tmp, directory / CURRENT)
 
@@ -139,6 +161,17 @@ def current_cells(directory: Path) -> set[str] | None:
     """The suite's current cell ids, or None for a folder no run has recorded them in."""
     f = directory / CURRENT
     return set(json.loads(f.read_text())) if f.is_file() else None
+
+
+def remove_temporaries(directory: Path) -> list[Path]:
+    """Delete `.tmp-*` files a killed writer left here and in `_samples/` (those of a
+    process still alive are kept)."""
+    removed = []
+    for p in [*directory.glob(".tmp-*"), *(directory / "_samples").glob(".tmp-*")]:
+        if p.is_file() and not pid_alive(temporary_pid(p.name)):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
 
 
 def stale_cells(directory: Path) -> set[str]:
@@ -153,14 +186,22 @@ def stale_cells(directory: Path) -> set[str]:
 def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFrame:
     """Every row of the suite's current cells (and of stale ones with `include_stale`)."""
     stale = set() if include_stale else stale_cells(directory)
-    files = sorted(
-        p
-        for p in directory.glob("*.parquet")
-        if not p.name.startswith((".", "_")) and p.stem not in stale
-    )
-    if not files:
+    tables = []
+    for f in result_files(directory):
+        if f.stem in stale:
+            continue
+        problem = file_problem(f)
+        try:
+            table = read_cell_file(f) if problem is None else None
+        except (OSError, pa.ArrowException) as exc:
+            table, problem = None, f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
+        if table is None:
+            warnings.warn(f"{f}: skipped, {problem}", stacklevel=2)
+        else:
+            tables.append(table)
+    if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
-    return pa.concat_tables([read_cell_file(f) for f in files]).to_pandas()
+    return pa.concat_tables(tables).to_pandas()
 
 
 def read_cell_file(path: Path) -> pa.Table:

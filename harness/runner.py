@@ -17,7 +17,7 @@ import yaml
 from tqdm import tqdm
 
 from harness.cells import Cell, expand, overrides
-from harness.leaderboard import done_cells, write_cell, write_current_cells
+from harness.leaderboard import done_cells, remove_temporaries, write_cell, write_current_cells
 from harness.points import Point, ensure_pretrained, evaluation_points, prepare
 from harness.rows import cell_rows, sample_rows
 from harness.samples import write_samples
@@ -137,6 +137,7 @@ def run_suite(
     # the suite as run (includes merged), for `hlm leaderboard NAME` and for publishing
     (out / "_suite.yaml").write_text(yaml.safe_dump(suite.model_dump(mode="json"), sort_keys=False))
     write_current_cells(out, [c.cell_id for c in all_cells])
+    remove_temporaries(out)
     done = set() if force else done_cells(out)
     todo = sorted(
         (c for c in cells if c.cell_id not in done),

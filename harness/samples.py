@@ -42,7 +42,7 @@ def write_samples(directory: Path, result_id: str, rows: list[dict[str, Any]]) -
     table = pa.Table.from_pylist(
         [{c: r[c] for c in SAMPLE_SCHEMA.names} for r in rows], SAMPLE_SCHEMA
     )
-    tmp = folder / f".tmp-{result_id}-{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
+    tmp = folder / f".tmp-{result_id}-pid{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
     pq.write_table(table, tmp)
     final = folder / f"{result_id}.parquet"
     os.replace(tmp, final)

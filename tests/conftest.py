@@ -24,3 +24,10 @@ def data_root() -> Path:
     if not (DATA / "MANIFEST.md").is_file():
         pytest.fail(f"real data not found at {DATA}: set HLM_DATA_ROOT (see README)")
     return DATA
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """Runs and leaderboards under tmp_path."""
+    monkeypatch.setenv("HLM_RUNS_DIR", str(tmp_path / "runs"))
+    return tmp_path

@@ -85,10 +85,11 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
         save_every=3,
         **TINY,
     )
-    with pytest.raises(TrainingDiverged, match="loss is nan at step 7"):
+    # steps 7-9 are skipped (no update), the fourth in a row stops the run
+    with pytest.raises(TrainingDiverged, match=r"^step 10: loss nan, 4 steps in a row"):
         pretrain(cfg)
     ckpts = sorted(p.name for p in (tmp_path / "r/checkpoints").iterdir())
-    assert ckpts == ["step-0000003", "step-0000006"]
+    assert ckpts == ["step-0000003", "step-0000006", "step-0000009"]
     assert not any(p.name.startswith(".tmp") for p in (tmp_path / "r/checkpoints").iterdir())
 
 

@@ -9,6 +9,7 @@ under a temporary name and renamed, so a killed run never leaves a half-written 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +31,7 @@ def atomic_dir_write(path: Path, write: Callable[[Path], None]) -> Path:
     """Call write(tmp_dir), then move tmp_dir to `path` (replacing any previous folder)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{path.name}-{os.getpid()}"
+    tmp = path.parent / f".tmp-{path.name}-pid{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
@@ -39,13 +40,46 @@ def atomic_dir_write(path: Path, write: Callable[[Path], None]) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = path.parent / f".old-{path.name}-{os.getpid()}"
+    old = path.parent / f".old-{path.name}-pid{os.getpid()}"
     if path.exists():
         os.rename(path, old)
     os.rename(tmp, path)
     if old.exists():
         shutil.rmtree(old)
     return path
+
+
+def temporary_pid(name: str) -> int | None:
+    """The writer's process id in a temporary name (`.tmp-NAME-pidPID[-TAG][.ext]`), if any."""
+    found = re.search(r"-pid(\d+)", name)
+    return int(found.group(1)) if found else None
+
+
+def pid_alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Delete the `.tmp-*` / `.old-*` folders of `atomic_dir_write` that a killed process left
+    in `folder` (those of a process still alive are kept)."""
+    removed = []
+    for p in folder.glob(".*-*") if folder.is_dir() else []:
+        if (
+            p.name.startswith((".tmp-", ".old-"))
+            and p.is_dir()
+            and not pid_alive(temporary_pid(p.name))
+        ):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
 
 
 def save_checkpoint(

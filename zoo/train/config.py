@@ -196,6 +196,12 @@ class PretrainConfig(BaseModel):
         "denormals, which x86 processes ~100x slower)",
     )
 
+    max_nonfinite_skips: int = Field(
+        3,
+        ge=0,
+        description="steps in a row whose update is skipped for a non-finite loss or gradient "
+        "before the run stops",
+    )
     eval_every: int = Field(0, ge=0, description="validation every N steps, 0 = only at the end")
     eval_batches: int = Field(8, gt=0, description="validation batches per evaluation")
     save_every: int = Field(0, ge=0, description="checkpoint every N steps, 0 = only final/")

@@ -27,6 +27,7 @@ from zoo.errors import TrainingDiverged
 from zoo.flops import train_step_flops
 from zoo.train.checkpoint import save_checkpoint
 from zoo.train.evaluate import make_labels, validation_metrics
+from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
 from zoo.train.optim import clip_grad_norm
 from zoo.train.run import Counters, Run, checkpoint_metadata
 from zoo.train.step import TrainModule, head_from_embeddings, last_layer_queries
@@ -104,6 +105,8 @@ class Checkpointer:
 
     def __init__(self, run: Run, stop: StopRule) -> None:
         self.run, self.stop = run, stop
+        r = run.recipe
+        self.guard = NonFiniteGuard(run.out, run.cfg.max_nonfinite_skips, r.lr, r.grad_clip)
         self.passed = set(self._reached())  # marks a resumed run had reached already
 
     def _reached(self) -> list[str]:
@@ -124,6 +127,7 @@ class Checkpointer:
             **run.counters.state(),
         }
         path = run.out / "checkpoints" / f"step-{step:07d}"
+        self.guard.check_parameters(run.model, step, path)
         head_from_embeddings(run.model, run.spec, run.lineage.objective)
         meta = checkpoint_metadata(run, reached=marks)
         save_checkpoint(path, run.model, run.tokenizer, meta, state)
@@ -132,6 +136,7 @@ class Checkpointer:
         run, final = self.run, self.run.out / "final"
         marks = [m for m in self._reached() if m not in self.passed]
         meta = checkpoint_metadata(run, validation, self.stop.reason(run.counters), marks)
+        self.guard.check_parameters(run.model, run.counters.step, final)
         head_from_embeddings(run.model, run.spec, run.lineage.objective)
         if run.ctx.is_main:
             save_checkpoint(final, run.model, run.tokenizer, meta)
@@ -153,8 +158,11 @@ def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tenso
         yield inputs.to(ctx.device), labels.to(ctx.device)
 
 
-def train_step(run: Run, module: torch.nn.Module, sampler: BatchSampler) -> dict[str, float]:
-    """One optimizer step over the run's micro-batches; returns the logged losses (means)."""
+def train_step(
+    run: Run, module: torch.nn.Module, sampler: BatchSampler, guard: NonFiniteGuard
+) -> dict[str, float]:
+    """One optimizer step over the run's micro-batches; returns the logged losses (means).
+    A step whose loss or gradients are not finite is skipped (`guard`)."""
     r, cfg = run.recipe, run.cfg
     run.optimizer.zero_grad(set_to_none=True)
     logs: dict[str, float] = {}
@@ -162,13 +170,7 @@ def train_step(run: Run, module: torch.nn.Module, sampler: BatchSampler) -> dict
         with torch.autocast(run.ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             result = module(inputs, labels)
         loss = result["loss"] / r.grad_accum
-        if not torch.isfinite(loss):
-            raise TrainingDiverged(
-                f"loss is {float(loss.detach())} at step {run.counters.step + 1}; last good "
-                f"checkpoint kept in {run.out}/checkpoints (lower the learning rate or enable "
-                "gradient clipping)"
-            )
-        loss.backward()
+        loss.backward()  # even when not finite: every rank takes part in DDP's reduction
         selected = labels != IGNORE  # (B, T)
         queries = last_layer_queries(run.spec, selected, cfg.prune_last_layer)
         k = int(selected.sum())
@@ -177,9 +179,14 @@ def train_step(run: Run, module: torch.nn.Module, sampler: BatchSampler) -> dict
         )
         for name, value in result.items():
             logs[name] = logs.get(name, 0.0) + float(value.detach()) / r.grad_accum
-    if r.grad_clip > 0:
-        clip_grad_norm(run.trainable, r.grad_clip)
-    run.optimizer.step()
+    loss_value = run.ctx.all_reduce_mean(logs["loss"])
+    if guard.step_ok(run.counters.step + 1, loss_value, run.trainable):
+        if r.grad_clip > 0:
+            clip_grad_norm(run.trainable, r.grad_clip)
+        run.optimizer.step()
+    else:
+        run.counters.skipped_steps += 1
+        logs["skipped"] = 1.0
     run.scheduler.step()
     return logs
 
@@ -228,6 +235,7 @@ def fit(run: Run) -> Path:
     )
     sampler = BatchSampler(len(run.blocks), cfg.seed)
     checkpointer = Checkpointer(run, stop)
+    guard = checkpointer.guard
     label = f"{run.spec.name}/{run.objective.name}"
     bar = tqdm(
         total=stop.max_steps, initial=c.step, disable=not (cfg.progress and ctx.is_main), desc=label
@@ -237,7 +245,7 @@ def fit(run: Run) -> Path:
         evaluate(run, log)  # the curve's origin
     while not stop.done(c):
         t0 = time.perf_counter()
-        logs = train_step(run, module, sampler)
+        logs = train_step(run, module, sampler, guard)
         dt = ctx.all_reduce_mean(time.perf_counter() - t0)  # one clock for every rank's budget
         c.wall_seconds += dt
         c.tokens_seen += run.per_step * run.recipe.seq_len
@@ -253,9 +261,9 @@ def fit(run: Run) -> Path:
         ctx.barrier()
     bar.close()
     validation = evaluate(run, log)
-    final = checkpointer.save_final(validation)
-    if not math.isfinite(validation["val_loss"]):
+    if not all(math.isfinite(v) for v in validation.values()):
         raise TrainingDiverged(
-            f"validation loss is {validation['val_loss']} at the end of training"
+            f"step {c.step}: validation {validation} is not finite; nothing saved to "
+            f"{run.out}/final; the last good checkpoint is {last_good_checkpoint(run.out)}"
         )
-    return final
+    return checkpointer.save_final(validation)

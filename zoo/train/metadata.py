@@ -83,6 +83,7 @@ class CheckpointMetadata(BaseModel):
     stopped_by: str | None = Field(
         None, description="the budget that ended the run (steps, tokens, flops, seconds)"
     )
+    skipped_steps: int = Field(0, description="updates skipped for non-finite loss or gradients")
     reached: list[str] = Field(
         default_factory=list,
         description="the budget marks (save_at) first reached at this checkpoint: tokens=T...",

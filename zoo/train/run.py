@@ -31,6 +31,7 @@ class Counters:
     tokens_seen: int = 0
     flops: float = 0.0
     wall_seconds: float = 0.0
+    skipped_steps: int = 0  # steps whose update the non-finite guard skipped
 
     def state(self) -> dict[str, Any]:
         return {
@@ -38,6 +39,7 @@ class Counters:
             "tokens_seen": self.tokens_seen,
             "flops": self.flops,
             "wall_seconds": self.wall_seconds,
+            "skipped_steps": self.skipped_steps,
         }
 
 
@@ -138,6 +140,7 @@ def checkpoint_metadata(
         train_flops=c.flops,
         wall_seconds=c.wall_seconds,
         stopped_by=stopped_by,
+        skipped_steps=c.skipped_steps,
         reached=reached or [],
         validation=validation or {},
     )

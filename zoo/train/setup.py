@@ -35,6 +35,7 @@ from zoo.train.checkpoint import (
     list_checkpoints,
     load_model,
     load_weights,
+    remove_leftovers,
 )
 from zoo.train.config import PretrainConfig, ResolvedRecipe, resolve_recipe
 from zoo.train.distributed import DistContext
@@ -56,6 +57,8 @@ def check_kernels(cfg: PretrainConfig, device: str) -> None:
 
 def resume_point(out: Path, resume: bool) -> Path | None:
     """The checkpoint `--resume` continues from, or a clear error when there is none."""
+    for folder in (out, out / "checkpoints"):  # what a killed save left behind
+        remove_leftovers(folder)
     if not resume:
         return None
     checkpoints = list_checkpoints(out)
@@ -199,8 +202,9 @@ def restore(run: Run, checkpoint: Path) -> None:
     load_weights(run.model, checkpoint)
     run.optimizer.load_state_dict(state["optimizer"])
     run.scheduler.load_state_dict(state["scheduler"])
+    skipped = state["skipped_steps"] if "skipped_steps" in state else 0
     run.counters = Counters(
-        state["step"], state["tokens_seen"], state["flops"], state["wall_seconds"]
+        state["step"], state["tokens_seen"], state["flops"], state["wall_seconds"], skipped
     )
     if run.counters.step != checkpoint_step(checkpoint):
         raise UserError(f"{checkpoint / STATE}: holds step {run.counters.step}, not its folder's")

@@ -1,0 +1,89 @@
+"""Poisoned state is never written: non-finite gradients skip the update, too many in a row
+stop the run with a true message, and no checkpoint or result holds a non-finite value."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from zoo.errors import TrainingDiverged
+from zoo.train.checkpoint import list_checkpoints
+from zoo.train.config import PretrainConfig
+from zoo.train.metadata import read_metadata
+from zoo.train.pretrain import pretrain
+
+TINY = dict(
+    steps=10, batch_size=4, seq_len=32, vocab_size=400, corpus=["synthetic:300"], progress=False
+)
+
+PLUGIN = """
+import torch
+from zoo.objectives import OBJECTIVES, Objective, contrastive_flops
+from zoo.objectives.builtin import cwt_objective
+
+def loss(batch, options):
+    out = cwt_objective(batch, options)
+    if torch.is_grad_enabled():
+        loss.calls += 1
+        if loss.calls in BAD:
+            # sqrt at 0: a finite (zero) loss term whose gradient is not finite
+            d = batch.hidden - batch.hidden.detach()
+            out["loss"] = out["loss"] + 0.0 * torch.sqrt((d * d).sum())
+    return out
+
+loss.calls = 0
+BAD = {BAD}
+OBJECTIVES.add("{NAME}", Objective("{NAME}", loss, needs_head=False, flops=contrastive_flops))
+"""
+
+
+def _plugin(tmp_path: Path, name: str, bad: set[int]) -> str:
+    f = tmp_path / f"{name}.py"
+    f.write_text(PLUGIN.replace("{BAD}", repr(bad)).replace("{NAME}", name))
+    return str(f)
+
+
+def _finite(folder: Path) -> bool:
+    return all(
+        bool(torch.isfinite(t).all()) for t in load_file(str(folder / "model.safetensors")).values()
+    )
+
+
+def test_a_transient_non_finite_gradient_skips_one_update(tmp_path: Path) -> None:
+    cfg = PretrainConfig(
+        preset="pythia-tiny",
+        objective="nan-grad-once",
+        output_dir=str(tmp_path / "r"),
+        plugins=[_plugin(tmp_path, "nan-grad-once", {3})],
+        **TINY,
+    )
+    final = pretrain(cfg)
+    meta = read_metadata(final)
+    assert meta.skipped_steps == 1 and meta.steps == 10 and _finite(final)
+    assert all(math.isfinite(v) for v in meta.validation.values())
+
+
+def test_too_many_in_a_row_stop_with_a_true_message(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    cfg = PretrainConfig(
+        preset="pythia-tiny",
+        objective="nan-grad-from-4",
+        output_dir=str(out),
+        save_every=2,
+        plugins=[_plugin(tmp_path, "nan-grad-from-4", set(range(4, 100)))],
+        **TINY,
+    )
+    with pytest.raises(TrainingDiverged) as info:
+        pretrain(cfg)
+    msg = str(info.value)
+    saved = list_checkpoints(out)
+    # steps 4-6 skipped, step 7 is the fourth in a row (max_nonfinite_skips 3)
+    assert msg.startswith("step 7: non-finite gradients, 4 steps in a row")
+    assert f"the last good checkpoint is {saved[-1]}" in msg  # the folder that holds it
+    assert "gradient clipping is already on at 1" in msg  # advice that fits the run
+    assert [p.name for p in saved] == ["step-0000002", "step-0000004", "step-0000006"]
+    assert all(_finite(p) for p in saved) and not (out / "final").exists()

@@ -1,0 +1,78 @@
+"""Non-finite values never reach an optimizer step, a checkpoint or a result.
+
+Before every optimizer step the guard checks the gradients (after DDP has averaged them, so
+every rank decides alike): a step with a non-finite loss or gradient is skipped (no update;
+the schedule and the data move on), and after `max_nonfinite_skips` skipped steps in a row
+the run stops with the step, the reason, the folder that really holds the last good
+checkpoint and advice that fits the run. Before every save the parameters are checked: a
+non-finite one is never written. A non-finite validation loss is never saved as a result.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import torch
+
+from zoo.errors import TrainingDiverged
+from zoo.train.checkpoint import list_checkpoints
+
+
+def gradients_finite(params: list[torch.nn.Parameter]) -> bool:
+    """Whether every gradient (dense, or a sparse one's values) is finite."""
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        values = g.coalesce().values() if g.is_sparse else g
+        if not bool(torch.isfinite(values).all()):
+            return False
+    return True
+
+
+def parameters_finite(model: torch.nn.Module) -> bool:
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+def last_good_checkpoint(out: Path) -> str:
+    checkpoints = list_checkpoints(out)
+    return str(checkpoints[-1]) if checkpoints else f"none under {out}/checkpoints (set save_every)"
+
+
+def advice(lr: float, grad_clip: float) -> str:
+    if grad_clip > 0:
+        return f"lower the learning rate ({lr:g}; gradient clipping is already on at {grad_clip:g})"
+    return f"lower the learning rate ({lr:g}) or turn gradient clipping on (grad_clip)"
+
+
+class NonFiniteGuard:
+    """Counts skipped steps and stops the run after too many in a row."""
+
+    def __init__(self, out: Path, max_skips: int, lr: float, grad_clip: float) -> None:
+        self.out, self.max_skips = out, max_skips
+        self.lr, self.grad_clip = lr, grad_clip
+        self.in_a_row = 0
+
+    def step_ok(self, step: int, loss: float, params: list[torch.nn.Parameter]) -> bool:
+        """True when the optimizer may step; False to skip it; raises after too many skips."""
+        if math.isfinite(loss) and gradients_finite(params):
+            self.in_a_row = 0
+            return True
+        self.in_a_row += 1
+        if self.in_a_row > self.max_skips:
+            what = f"loss {loss}" if not math.isfinite(loss) else "non-finite gradients"
+            raise TrainingDiverged(
+                f"step {step}: {what}, {self.in_a_row} steps in a row (max_nonfinite_skips "
+                f"{self.max_skips}); the last good checkpoint is {last_good_checkpoint(self.out)}; "
+                f"{advice(self.lr, self.grad_clip)}"
+            )
+        return False
+
+    def check_parameters(self, model: torch.nn.Module, step: int, where: Path) -> None:
+        """Refuse to save non-finite parameters."""
+        if not parameters_finite(model):
+            raise TrainingDiverged(
+                f"step {step}: non-finite parameters, not saved to {where}; the last good "
+                f"checkpoint is {last_good_checkpoint(self.out)}; {advice(self.lr, self.grad_clip)}"
+            )
