@@ -3,6 +3,7 @@ loss and gradients computed in one process."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -29,18 +30,19 @@ def _rank_inputs(rank: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 def _worker(rank: int, init: str, out: str, duplicates: str, impl: str) -> None:
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=2)
-    try:
-        h, e, ids = _rank_inputs(rank)
-        h.requires_grad_()
-        e.requires_grad_()
-        loss = cwt_loss(
-            h, e, duplicates=duplicates, target_ids=ids, impl=impl, chunk=4, negatives="global"
-        )  # type: ignore[arg-type]
-        loss.backward()
-        torch.save({"loss": loss.detach(), "h": h.grad, "e": e.grad}, f"{out}/rank{rank}.pt")
-        dist.barrier()  # neither rank tears gloo down while the other still talks to it
-    finally:
-        dist.destroy_process_group()
+    h, e, ids = _rank_inputs(rank)
+    h.requires_grad_()
+    e.requires_grad_()
+    loss = cwt_loss(
+        h, e, duplicates=duplicates, target_ids=ids, impl=impl, chunk=4, negatives="global"
+    )  # type: ignore[arg-type]
+    loss.backward()
+    torch.save({"loss": loss.detach(), "h": h.grad, "e": e.grad}, f"{out}/rank{rank}.pt")
+    dist.barrier()  # both ranks' results are on disk
+    # gloo's teardown (destroy_process_group, then the interpreter's exit) sometimes aborts a
+    # worker with SIGABRT once the work is done, failing the test at random: the results are
+    # saved, so leave without it
+    os._exit(0)
 
 
 def _reference(duplicates: str) -> list[dict[str, torch.Tensor]]:

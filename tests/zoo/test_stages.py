@@ -19,8 +19,8 @@ from zoo.train.checkpoint import load_weights
 from zoo.train.config import PretrainConfig, load_config
 from zoo.train.loop import StopRule
 from zoo.train.pretrain import pretrain
+from zoo.train.resume import resume_point
 from zoo.train.run import Counters
-from zoo.train.setup import resume_point
 
 ROOT = Path(__file__).parents[2]
 TINY = dict(corpus=["synthetic:300"], steps=3, batch_size=4, seq_len=32, progress=False)

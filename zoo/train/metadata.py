@@ -49,6 +49,15 @@ class CausalFinetune(BaseModel):
     probe: bool = False
 
 
+class ResumeRecord(BaseModel):
+    """Settings a `--resume` changed, with the step it resumed from: {setting: [before, now]}."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    step: int
+    changed: dict[str, list[Any]]
+
+
 class CheckpointMetadata(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -84,6 +93,9 @@ class CheckpointMetadata(BaseModel):
         None, description="the budget that ended the run (steps, tokens, flops, seconds)"
     )
     skipped_steps: int = Field(0, description="updates skipped for non-finite loss or gradients")
+    resumed: list[ResumeRecord] = Field(
+        default_factory=list, description="each resume that changed settings, and what it changed"
+    )
     reached: list[str] = Field(
         default_factory=list,
         description="the budget marks (save_at) first reached at this checkpoint: tokens=T...",

@@ -20,7 +20,7 @@ from zoo.models.spec import ModelSpec
 from zoo.objectives import LossOptions, Objective
 from zoo.train.config import PretrainConfig, ResolvedRecipe
 from zoo.train.distributed import DistContext
-from zoo.train.metadata import CausalFinetune, CheckpointMetadata, TokenizerInfo
+from zoo.train.metadata import CausalFinetune, CheckpointMetadata, ResumeRecord, TokenizerInfo
 
 
 @dataclass
@@ -74,6 +74,7 @@ class Run:
     scheduler: torch.optim.lr_scheduler.LRScheduler
     lineage: Lineage
     counters: Counters = field(default_factory=Counters)
+    resumed: list[ResumeRecord] = field(default_factory=list)
     start_tokens: int = 0  # tokens seen before this run (the pretraining of a fine-tuned model)
 
     @property
@@ -141,6 +142,7 @@ def checkpoint_metadata(
         wall_seconds=c.wall_seconds,
         stopped_by=stopped_by,
         skipped_steps=c.skipped_steps,
+        resumed=run.resumed,
         reached=reached or [],
         validation=validation or {},
     )

@@ -29,18 +29,14 @@ from zoo.objectives.external import EXTERNAL, check_external
 from zoo.registry import load_plugin
 from zoo.tokenizers import load_tokenizer, special_ids, train_tokenizer
 from zoo.train.checkpoint import (
-    STATE,
     atomic_dir_write,
-    checkpoint_step,
-    list_checkpoints,
     load_model,
-    load_weights,
-    remove_leftovers,
 )
 from zoo.train.config import PretrainConfig, ResolvedRecipe, resolve_recipe
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import find_metadata, read_metadata
 from zoo.train.optim import make_optimizer
+from zoo.train.resume import restore, resume_changes, resume_point
 from zoo.train.run import Counters, Lineage, Run
 from zoo.train.schedule import make_scheduler
 from zoo.train.step import prepare_for_objective
@@ -53,23 +49,6 @@ def check_kernels(cfg: PretrainConfig, device: str) -> None:
             check_external(impl, device, key)
     if cfg.attention == "xformers":
         check_xformers(device)
-
-
-def resume_point(out: Path, resume: bool) -> Path | None:
-    """The checkpoint `--resume` continues from, or a clear error when there is none."""
-    for folder in (out, out / "checkpoints"):  # what a killed save left behind
-        remove_leftovers(folder)
-    if not resume:
-        return None
-    checkpoints = list_checkpoints(out)
-    if checkpoints:
-        return checkpoints[-1]
-    if (out / "final").is_dir():
-        raise UserError(
-            f"--resume: {out}/final holds a finished run and {out}/checkpoints has no step-* "
-            "folder with training state to continue from (set save_every to keep them)"
-        )
-    raise UserError(f"--resume: no checkpoint with training state under {out}/checkpoints")
 
 
 def _untie_head(model: PreTrainedModel) -> None:
@@ -196,20 +175,6 @@ def prepare_model(
     return model
 
 
-def restore(run: Run, checkpoint: Path) -> None:
-    """Load a checkpoint's weights (strictly), optimizer, schedule and counters into `run`."""
-    state = torch.load(checkpoint / STATE, weights_only=False)
-    load_weights(run.model, checkpoint)
-    run.optimizer.load_state_dict(state["optimizer"])
-    run.scheduler.load_state_dict(state["scheduler"])
-    skipped = state["skipped_steps"] if "skipped_steps" in state else 0
-    run.counters = Counters(
-        state["step"], state["tokens_seen"], state["flops"], state["wall_seconds"], skipped
-    )
-    if run.counters.step != checkpoint_step(checkpoint):
-        raise UserError(f"{checkpoint / STATE}: holds step {run.counters.step}, not its folder's")
-
-
 def write_resolved_config(run: Run) -> None:
     """`config.yaml` (every number as used) and `tokenizer/`, on the main process."""
     if not run.ctx.is_main:
@@ -279,7 +244,7 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
         run.counters = Counters(0, base.tokens_seen, base.train_flops, base.wall_seconds)
         run.start_tokens = base.tokens_seen
     if checkpoint is not None:
-        restore(run, checkpoint)
+        restore(run, checkpoint, resume_changes(cfg, out, checkpoint))
     else:
         write_resolved_config(run)
     return run

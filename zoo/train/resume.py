@@ -1,0 +1,150 @@
+"""`--resume`, honestly: continue the same run, or say why not.
+
+The settings that define a run (objective, preset, seed, data, tokenizer, vocabulary,
+sequence length, batch, loss options, optimizer hyper-parameters) are compared with those
+its output folder was started with (`config.yaml`); any difference is refused, each one
+named. The settings that may change (more steps, the learning rate and its schedule,
+clipping, budgets, evaluation and checkpoint intervals) are applied for real and recorded in
+the metadata as changed at the step the run resumed from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from pydantic import ValidationError
+
+from zoo.errors import UserError
+from zoo.train.checkpoint import (
+    STATE,
+    checkpoint_step,
+    list_checkpoints,
+    load_weights,
+    remove_leftovers,
+)
+from zoo.train.config import PretrainConfig
+from zoo.train.metadata import ResumeRecord, read_metadata
+from zoo.train.run import Counters, Run
+
+DEFINING = (
+    "preset",
+    "objective",
+    "loss",
+    "seed",
+    "corpus",
+    "validation",
+    "validation_fraction",
+    "max_documents",
+    "tokenizer",
+    "vocab_size",
+    "allow_smaller_vocab",
+    "init_from",
+    "untie_head",
+    "freeze_body",
+    "seq_len",
+    "batch_size",
+    "mlm_probability",
+    "weight_decay",
+    "betas",
+    "eps",
+    "sparse_embeddings",
+)
+APPLIED = (
+    "steps",
+    "lr",
+    "warmup_steps",
+    "schedule",
+    "min_lr_ratio",
+    "grad_clip",
+    "max_tokens",
+    "max_flops",
+    "max_seconds",
+)
+
+
+def resume_point(out: Path, resume: bool) -> Path | None:
+    """The checkpoint `--resume` continues from, or a clear error when there is none."""
+    for folder in (out, out / "checkpoints"):  # what a killed save left behind
+        remove_leftovers(folder)
+    if not resume:
+        return None
+    checkpoints = list_checkpoints(out)
+    if checkpoints:
+        return checkpoints[-1]
+    if (out / "final").is_dir():
+        raise UserError(
+            f"--resume: {out}/final holds a finished run and {out}/checkpoints has no step-* "
+            "folder with training state to continue from (set save_every to keep them)"
+        )
+    raise UserError(f"--resume: no checkpoint with training state under {out}/checkpoints")
+
+
+def started_config(out: Path) -> PretrainConfig:
+    """The configuration the output folder's run was started with (its `config.yaml`)."""
+    f = out / "config.yaml"
+    if not f.is_file():
+        raise UserError(f"--resume: {f} is missing: not an output folder of hlm pretrain")
+    data = yaml.safe_load(f.read_text())
+    try:
+        return PretrainConfig.model_validate(
+            {k: v for k, v in data.items() if k in PretrainConfig.model_fields}
+        )
+    except (ValidationError, AttributeError) as exc:
+        raise UserError(f"{f}: not a configuration this headless-zoo reads ({exc})") from None
+
+
+def _value(cfg: PretrainConfig, key: str) -> Any:
+    value = getattr(cfg, key)
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+
+
+def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str, list[Any]]:
+    """{setting: [before, now]} of the changes a resume applies; a changed defining setting,
+    or fewer steps than the checkpoint has made, is refused."""
+    before = started_config(out)
+    refused = [
+        f"{k}: {_value(before, k)!r} -> {_value(cfg, k)!r}"
+        for k in DEFINING
+        if _value(before, k) != _value(cfg, k)
+    ]
+    if refused:
+        raise UserError(
+            "--resume: these settings define the run and differ from the ones it started with "
+            f"(use a new output_dir): {'; '.join(refused)}"
+        )
+    step = checkpoint_step(checkpoint)
+    if cfg.steps is not None and cfg.steps < step:
+        raise UserError(f"--resume: steps {cfg.steps} is below the checkpoint's step {step}")
+    return {
+        k: [_value(before, k), _value(cfg, k)]
+        for k in APPLIED
+        if _value(before, k) != _value(cfg, k)
+    }
+
+
+def restore(run: Run, checkpoint: Path, changes: dict[str, list[Any]]) -> None:
+    """Load a checkpoint's weights (strictly), optimizer, schedule and counters into `run`,
+    then apply the resume's changes: the schedule is the new recipe's, from the new peak."""
+    state = torch.load(checkpoint / STATE, weights_only=False)
+    load_weights(run.model, checkpoint)
+    run.optimizer.load_state_dict(state["optimizer"])
+    run.scheduler.load_state_dict(state["scheduler"])
+    skipped = state["skipped_steps"] if "skipped_steps" in state else 0
+    run.counters = Counters(
+        state["step"], state["tokens_seen"], state["flops"], state["wall_seconds"], skipped
+    )
+    if run.counters.step != checkpoint_step(checkpoint):
+        raise UserError(f"{checkpoint / STATE}: holds step {run.counters.step}, not its folder's")
+    sched = run.scheduler
+    sched.base_lrs = [run.recipe.lr for _ in sched.base_lrs]  # type: ignore[attr-defined]
+    lambdas = sched.lr_lambdas  # type: ignore[attr-defined]
+    for group, fn in zip(run.optimizer.param_groups, lambdas, strict=True):
+        group["initial_lr"] = run.recipe.lr
+        group["lr"] = run.recipe.lr * fn(sched.last_epoch)
+    earlier = read_metadata(checkpoint).resumed
+    run.resumed = (
+        [*earlier, ResumeRecord(step=run.counters.step, changed=changes)] if changes else earlier
+    )
