@@ -11,6 +11,8 @@ twice. A fine-tuned point counts the fine-tuning's tokens too (paper Fig. 4).
 from __future__ import annotations
 
 import fcntl
+import shutil
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from harness.cells import Cell, digest
 from harness.tasks import TASKS
 from zoo.errors import UserError
 from zoo.train.causal_finetune import finetune_causal
-from zoo.train.checkpoint import checkpoint_step, list_checkpoints
+from zoo.train.checkpoint import checkpoint_problem, checkpoint_step, list_checkpoints
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
 
@@ -51,14 +53,28 @@ def ensure_pretrained(cell: Cell) -> Path:
         raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
     out = Path(cell.pretrain.output_dir)
     with _lock(out.parent / f"{out.name}.lock"):
+        discard_if_damaged(out / "final")
         if not (out / "final").is_dir():
-            pretrain(cell.pretrain, resume=bool(list_checkpoints(out)))
+            pretrain(
+                cell.pretrain,
+                resume=any(checkpoint_problem(p) is None for p in list_checkpoints(out)),
+            )
     return out
+
+
+def discard_if_damaged(final: Path) -> None:
+    """A cached `final/` whose files no longer match their checksums is removed (with a
+    warning), so that it is made again."""
+    problem = checkpoint_problem(final) if final.is_dir() else None
+    if problem is not None:
+        warnings.warn(f"{final}: {problem}; making it again", stacklevel=2)
+        shutil.rmtree(final)
 
 
 def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
     """`checkpoint` causally fine-tuned into `folder` (once), per the model entry."""
     with _lock(folder.parent / f"{folder.name}.lock"):
+        discard_if_damaged(folder / "final")
         if not (folder / "final").is_dir():
             settings = cell.model.finetune.model_copy(update={"progress": False})
             finetune_causal(str(checkpoint), str(folder), settings)

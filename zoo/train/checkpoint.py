@@ -3,11 +3,15 @@
 A checkpoint folder holds `model.safetensors`, `config.json`, the tokenizer files and
 `hlm_metadata.json` (`zoo.train.metadata`). Intermediate checkpoints also hold
 `training_state.pt` (optimizer, scheduler, counters) for `--resume`. The folder is written
-under a temporary name and renamed, so a killed run never leaves a half-written checkpoint.
+under a temporary name and renamed, so a killed run never leaves a half-written checkpoint,
+and its commit marker (`hlm_commit.json`, written last) holds every file's size and sha256:
+`checkpoint_problem` says whether a folder can still be trusted.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -24,6 +28,7 @@ from zoo.models import family_of
 from zoo.train.metadata import CheckpointMetadata, write_metadata
 
 STATE = "training_state.pt"
+COMMIT = "hlm_commit.json"  # written last: every other file's size and checksum
 WEIGHTS = "model.safetensors"
 
 
@@ -82,6 +87,42 @@ def remove_leftovers(folder: Path) -> list[Path]:
     return removed
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_commit(folder: Path) -> None:
+    """The commit marker, written last: every other file's size and sha256."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != COMMIT)
+    marker = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)} for p in files}
+    (folder / COMMIT).write_text(json.dumps({"files": marker}, indent=1))
+
+
+def checkpoint_problem(folder: Path) -> str | None:
+    """Why a checkpoint folder cannot be trusted (no commit marker, a file missing, resized or
+    changed since it was written), or None when every file matches its checksum."""
+    marker = folder / COMMIT
+    if not marker.is_file():
+        return f"no {COMMIT} (written before checksums, or its save never finished)"
+    try:
+        files = json.loads(marker.read_text())["files"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return f"{COMMIT} does not read"
+    for name, expected in files.items():
+        p = folder / name
+        if not p.is_file():
+            return f"{name} is missing"
+        if p.stat().st_size != expected["bytes"]:
+            return f"{name} has {p.stat().st_size} bytes, not {expected['bytes']} (truncated?)"
+        if _sha256(p) != expected["sha256"]:
+            return f"{name} does not match its checksum (damaged)"
+    return None
+
+
 def save_checkpoint(
     path: Path,
     model: PreTrainedModel,
@@ -95,6 +136,7 @@ def save_checkpoint(
         write_metadata(tmp, metadata)
         if training_state is not None:
             torch.save(training_state, tmp / STATE)
+        write_commit(tmp)
 
     return atomic_dir_write(path, write)
 

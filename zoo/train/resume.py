@@ -10,6 +10,7 @@ the metadata as changed at the step the run resumed from.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 from zoo.errors import UserError
 from zoo.train.checkpoint import (
     STATE,
+    checkpoint_problem,
     checkpoint_step,
     list_checkpoints,
     load_weights,
@@ -66,14 +68,26 @@ APPLIED = (
 
 
 def resume_point(out: Path, resume: bool) -> Path | None:
-    """The checkpoint `--resume` continues from, or a clear error when there is none."""
+    """The newest checkpoint whose files match their checksums (a warning names each newer
+    one skipped, and why), or a clear error when there is none."""
     for folder in (out, out / "checkpoints"):  # what a killed save left behind
         remove_leftovers(folder)
     if not resume:
         return None
     checkpoints = list_checkpoints(out)
-    if checkpoints:
-        return checkpoints[-1]
+    skipped: list[tuple[Path, str]] = []
+    for candidate in reversed(checkpoints):  # the newest checkpoint that verifies
+        problem = checkpoint_problem(candidate)
+        if problem is None:
+            for name, why in skipped:
+                warnings.warn(f"--resume: skipped {name}: {why}", stacklevel=2)
+            return candidate
+        skipped.append((candidate, problem))
+    if skipped:
+        raise UserError(
+            "--resume: no checkpoint verifies: "
+            + "; ".join(f"{name}: {why}" for name, why in skipped)
+        )
     if (out / "final").is_dir():
         raise UserError(
             f"--resume: {out}/final holds a finished run and {out}/checkpoints has no step-* "

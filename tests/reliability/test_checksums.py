@@ -1,0 +1,82 @@
+"""Checkpoints carry checksums (the commit marker, written last): `--resume` falls back to the
+newest checkpoint that verifies and says which it skipped and why; `hlm run` makes a damaged
+cached `final/` again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.runner import run_suite
+from tests.harness.conftest import TINY
+from zoo.errors import UserError
+from zoo.train.checkpoint import COMMIT, checkpoint_problem, list_checkpoints
+from zoo.train.config import PretrainConfig
+from zoo.train.metadata import read_metadata
+from zoo.train.pretrain import pretrain
+
+RUN = dict(
+    batch_size=4, seq_len=32, vocab_size=400, corpus=["synthetic:300"], progress=False, save_every=2
+)
+
+
+def _garbage(f: Path) -> None:
+    """4 KB of finite-looking bytes in the middle of the file: same size, other content."""
+    data = bytearray(f.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 4096] = b"\x00\x00\x80\x3f" * 1024  # float32 1.0
+    f.write_bytes(bytes(data))
+
+
+DAMAGES = {
+    "truncated weights": lambda c: (c / "model.safetensors").write_bytes(
+        (c / "model.safetensors").read_bytes()[:999]
+    ),
+    "truncated state": lambda c: (c / "training_state.pt").write_bytes(b"PK"),
+    "finite garbage": lambda c: _garbage(c / "model.safetensors"),
+    "no marker": lambda c: (c / COMMIT).unlink(),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_resume_falls_back_to_the_newest_verified_checkpoint(tmp_path: Path, damage: str) -> None:
+    cfg = PretrainConfig(
+        preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "r"), steps=5, **RUN
+    )
+    pretrain(cfg)
+    _, step4 = list_checkpoints(tmp_path / "r")
+    assert (
+        checkpoint_problem(step4) is None and checkpoint_problem(tmp_path / "r" / "final") is None
+    )
+    DAMAGES[damage](step4)
+    assert checkpoint_problem(step4) is not None
+    with pytest.warns(UserWarning, match=rf"--resume: skipped {step4}: "):
+        final = pretrain(cfg.model_copy(update={"steps": 6}), resume=True)
+    assert read_metadata(final).steps == 6
+    assert [r.step for r in read_metadata(final).resumed] == [2]  # continued from step 2
+
+
+def test_no_verified_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    cfg = PretrainConfig(
+        preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "r"), steps=3, **RUN
+    )
+    pretrain(cfg)
+    (only,) = list_checkpoints(tmp_path / "r")
+    os.remove(only / COMMIT)
+    with pytest.raises(UserError, match=rf"no checkpoint verifies: {only}: no {COMMIT}"):
+        pretrain(cfg.model_copy(update={"steps": 4}), resume=True)
+
+
+def test_hlm_run_makes_a_damaged_cached_final_again(isolated: Path) -> None:
+    lb = isolated / "lb"
+    run_suite(TINY, root=lb, progress=False)
+    final = next((isolated / "runs" / "pretrain").glob("*/final"))
+    _garbage(final / "model.safetensors")
+    for f in (lb / "tiny").glob("*.parquet"):
+        f.unlink()  # every cell computed again: their checkpoints are read again
+    with pytest.warns(
+        UserWarning, match=rf"{final}: model.safetensors does not match its checksum"
+    ):
+        summary = run_suite(TINY, root=lb, progress=False)
+    assert summary.failed == [] and checkpoint_problem(final) is None
