@@ -52,7 +52,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     print(
         f"{summary.total} cells: {summary.skipped} already done, {summary.computed} computed, "
-        f"{len(summary.failed)} failed -> {summary.leaderboard}"
+        f"{len(summary.failed)} failed"
+        + (f", {summary.elsewhere} by another run" if summary.elsewhere else "")
+        + f" -> {summary.leaderboard}"
     )
     for f in summary.failed:
         print(f"failed: {f}", file=sys.stderr)

@@ -17,7 +17,14 @@ import yaml
 from tqdm import tqdm
 
 from harness.cells import Cell, expand, overrides
-from harness.leaderboard import done_cells, remove_temporaries, write_cell, write_current_cells
+from harness.claims import claimed
+from harness.leaderboard import (
+    done_cells,
+    file_problem,
+    remove_temporaries,
+    write_cell,
+    write_current_cells,
+)
 from harness.points import Point, ensure_pretrained, evaluation_points, prepare
 from harness.rows import cell_rows, sample_rows
 from harness.samples import write_samples
@@ -99,7 +106,14 @@ class RunSummary:
     computed: int
     failed: list[str]
     leaderboard: Path
+    elsewhere: int = 0  # cells another run of the suite was computing, or finished meanwhile
     published: list[str] = field(default_factory=list)
+
+
+def _finished(out: Path, cell: Cell) -> bool:
+    """Whether the cell's own result file is there and reads (written by another run)."""
+    f = out / f"{cell.cell_id}.parquet"
+    return f.is_file() and file_problem(f) is None
 
 
 def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:
@@ -151,17 +165,21 @@ def run_suite(
         unit="cell",
         disable=not progress,
     )
-    for (
-        cell
-    ) in todo:  # grouped by pretraining key: a checkpoint is trained once, then every task uses it
+    elsewhere = 0
+    for cell in todo:  # grouped by pretraining key: a checkpoint is trained once, then reused
         bar.set_postfix_str(f"{cell.label} / {cell.task.label()}")
-        try:
-            run_cell(cell, out, done)
-        except UserError as exc:
-            failed.append(f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}")
+        with claimed(out, cell.cell_id) as mine:
+            if not mine or (not force and _finished(out, cell)):
+                elsewhere += 1  # another run of this suite computes (or computed) it
+            else:
+                try:
+                    run_cell(cell, out, done)
+                except UserError as exc:
+                    failed.append(f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}")
         bar.update(1)
     bar.close()
-    summary = RunSummary(len(cells), len(cells) - len(todo), len(todo) - len(failed), failed, out)
+    computed = len(todo) - len(failed) - elsewhere
+    summary = RunSummary(len(cells), len(cells) - len(todo), computed, failed, out, elsewhere)
     if suite.publish is not None and (suite.publish.enabled or publish) and not failed:
         summary.published = publish_suite(suite, cells, root)
     return summary

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -151,9 +152,13 @@ def test_two_concurrent_runs_lose_no_rows(isolated) -> None:
     lb = isolated / "lb"
     env = {**os.environ, "HLM_RUNS_DIR": str(isolated / "runs")}
     procs = [_hlm_run(lb, env), _hlm_run(lb, env)]
+    computed = 0
     for p in procs:
-        _, err = p.communicate(timeout=600)
+        out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
+        computed += int(re.search(r"(\d+) computed", out).group(1))  # type: ignore[union-attr]
+    assert computed == 8  # each cell computed once between them (cell claims)
+    assert not list((lb / "tiny" / "_claims").iterdir())
     df = read_leaderboard(lb / "tiny")
     assert df["cell_id"].nunique() == 8
     assert not list((lb / "tiny").glob(".tmp-*"))
