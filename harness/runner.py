@@ -34,7 +34,7 @@ from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config
 from zoo.models.spec import ModelSpec
 from zoo.registry import Registry
-from zoo.train.checkpoint import load_model
+from zoo.train.checkpoint import hf_config
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
 
@@ -44,11 +44,11 @@ def _checkpoint_spec(cell: Cell) -> tuple[ModelSpec, PretrainConfig]:
     a checkpoint without metadata is a classical LM)."""
     ref = str(cell.model.checkpoint)
     meta = find_metadata(ref) if Path(ref).is_dir() else None
-    loaded = load_model(ref)
+    config = hf_config(ref)  # its architecture: no weights need loading
     if meta is not None and meta.preset in PRESETS:
-        spec = get_spec(meta.preset, loaded.config.vocab_size)
+        spec = get_spec(meta.preset, config.vocab_size)
     else:
-        spec = spec_from_hf_config(loaded.config, name=cell.label)
+        spec = spec_from_hf_config(config, name=cell.label)
     objective = meta.objective if meta is not None else "ce"
     recipe = {k: v for k, v in overrides(cell.suite.recipe).items() if k != "loss"}
     cfg = PretrainConfig(

@@ -40,7 +40,8 @@ def _timed(fn: Callable[[], Any]) -> Callable[[], float]:
     return run
 
 
-def _peak_mb(fn: Callable[[], Any]) -> float:
+def cuda_peak_mb(fn: Callable[[], Any]) -> float:
+    """The caching allocator's peak over `fn()`, above what was allocated before it."""
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
@@ -82,7 +83,7 @@ def bench_losses(quick: bool) -> list[Row]:
         for i in impls:
             rows.append(Row(f"cuda cwt K={k} D={d} {i}: ms/step", 1000 * t.best[i], "ms"))
             rows.append(Row(f"cuda cwt K={k} {i}: TFLOP/s", flops / t.best[i] / 1e12, "TFLOP/s"))
-            rows.append(Row(f"cuda cwt K={k} {i}: peak extra memory", _peak_mb(fns[i]), "MiB"))
+            rows.append(Row(f"cuda cwt K={k} {i}: peak extra memory", cuda_peak_mb(fns[i]), "MiB"))
         rows.append(spread_row(f"cuda cwt K={k}", t))
     # vanilla CE at the masked positions of a bert-base batch (256 x 128 x 15%), V = 50k
     k, v = (2048, 50_304) if quick else (4915, 50_304)
@@ -98,7 +99,9 @@ def bench_losses(quick: bool) -> list[Row]:
     t = interleaved({i: _timed(f) for i, f in ce_fns.items()}, warmup=2, reps=5)
     for i in ce_impls:
         rows.append(Row(f"cuda ce K={k} V={v} {i}: ms/step", 1000 * t.best[i], "ms"))
-        rows.append(Row(f"cuda ce K={k} V={v} {i}: peak extra memory", _peak_mb(ce_fns[i]), "MiB"))
+        rows.append(
+            Row(f"cuda ce K={k} V={v} {i}: peak extra memory", cuda_peak_mb(ce_fns[i]), "MiB")
+        )
     return rows
 
 
@@ -113,7 +116,7 @@ def _step_rows(
             Row(f"{tag} {name}: ms/step", 1000 * t.best[name], "ms"),
             Row(f"{tag} {name}: tokens/s", batch * seq / t.best[name], "tok/s"),
             Row(f"{tag} {name}: TFLOP/s", s.flops / t.best[name] / 1e12, "TFLOP/s"),
-            Row(f"{tag} {name}: peak memory of a step", _peak_mb(s.step), "MiB"),
+            Row(f"{tag} {name}: peak memory of a step", cuda_peak_mb(s.step), "MiB"),
         ]
     rows.append(spread_row(tag, t))
     return rows, t.best, st

@@ -130,14 +130,14 @@ def parse_results(results: dict[str, Any]) -> list[Result]:
 def run_lm_eval(ctx: TaskContext) -> list[Result]:
     import lm_eval
     from lm_eval.tasks import TaskManager
-    from transformers import AutoConfig
 
     from zoo.models import family_of
+    from zoo.train.checkpoint import hf_config
 
     p: LMEvalParams = ctx.params
     if ctx.checkpoint is None:
         raise UserError("lm_eval needs a checkpoint")
-    if family_of(AutoConfig.from_pretrained(ctx.checkpoint)).kind != "decoder":
+    if family_of(hf_config(str(ctx.checkpoint))).kind != "decoder":
         raise UserError(f"{ctx.checkpoint}: lm_eval scores causal LMs; this is an encoder")
     root = Path(p.data_dir) if p.data_dir else data_root()
     with tempfile.TemporaryDirectory(prefix="hlm-lm-eval-") as tmp:

@@ -27,6 +27,7 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.bench.cuda import cuda_peak_mb
 from harness.bench.probe import probe
 from harness.bench.stepper import Stepper, Variant
 from harness.bench.timing import Roofline
@@ -35,7 +36,7 @@ from zoo.errors import UserError
 from zoo.models import get_spec
 from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
-from zoo.objectives import OBJECTIVES
+from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.train.config import resolve_recipe
 from zoo.train.distributed import resolve_device
 
@@ -70,7 +71,8 @@ def _variants(
     cfg = ctx.pretrain
     variants = {"model": Variant(cfg.objective, cfg.loss, sparse=cfg.sparse_embeddings, bf16=cuda)}
     if baseline:
-        loss = OBJECTIVES.get(baseline).options.model_validate(cfg.loss.model_dump())
+        shared = cfg.loss.model_dump(include=set(LossOptions.model_fields))  # not a plugin's own
+        loss = OBJECTIVES.get(baseline).options.model_validate(shared)
         variants["baseline"] = Variant(baseline, loss, bf16=cuda)
     if p.hf_baseline:
         variants["hf"] = Variant("ce", hf_default=True, bf16=cuda)
@@ -106,17 +108,8 @@ def _cpu_memory(
     return [Result("peak_rss_mb", mem["model"]["peak_mb"]), Result("memory_vs_baseline", ratio)]
 
 
-def cuda_peak_mb(stepper: Stepper) -> float:
-    """The caching allocator's peak over one step, above what was allocated before it."""
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    stepper.step()
-    return (torch.cuda.max_memory_allocated() - before) / 2**20
-
-
 def _cuda_memory(steppers: dict[str, Stepper]) -> list[Result]:
-    peak = {k: cuda_peak_mb(s) for k, s in steppers.items() if k != "hf"}
+    peak = {k: cuda_peak_mb(s.step) for k, s in steppers.items() if k != "hf"}
     ratio = peak["model"] / max(peak["baseline"], 1e-6) if "baseline" in peak else 1.0
     return [Result("cuda_peak_mb", peak["model"]), Result("memory_vs_baseline", ratio)]
 

@@ -139,6 +139,14 @@ def attention(
     return _SlicedAttention.apply(q, k, v, allowed, scale, p)  # type: ignore[no-any-return]
 
 
+def repeat_kv(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    """Grouped-query attention: key and value heads (B, Hkv, T, d) repeated to the query's H."""
+    if key.shape[1] == query.shape[1]:
+        return key, value
+    reps = query.shape[1] // key.shape[1]
+    return key.repeat_interleave(reps, 1), value.repeat_interleave(reps, 1)
+
+
 def fast_dropout_attention(
     module: nn.Module,
     query: Tensor,
@@ -160,9 +168,7 @@ def fast_dropout_attention(
         return sdpa_attention_forward(  # type: ignore[no-any-return]
             module, query, key, value, attention_mask, dropout, scaling, is_causal, **kwargs
         )
-    if key.shape[1] != query.shape[1]:  # grouped-query attention: repeat the kv heads
-        reps = query.shape[1] // key.shape[1]
-        key, value = key.repeat_interleave(reps, 1), value.repeat_interleave(reps, 1)
+    key, value = repeat_kv(query, key, value)
     scale = scaling if scaling is not None else query.shape[-1] ** -0.5
     causal = is_causal if is_causal is not None else getattr(module, "is_causal", False)
     if attention_mask is None and causal and query.shape[2] > 1:

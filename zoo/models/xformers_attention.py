@@ -14,6 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from zoo.errors import UserError
+from zoo.models.fast_attention import repeat_kv
 
 NAME = "xformers"
 ATTENTIONS = ("sdpa", NAME)
@@ -63,9 +64,7 @@ def xformers_attention(
     """Hugging Face attention interface: q, k, v (B, H, T, d) -> (B, T, H, d)."""
     import xformers.ops as xops
 
-    if key.shape[1] != query.shape[1]:  # grouped-query attention: repeat the kv heads
-        reps = query.shape[1] // key.shape[1]
-        key, value = key.repeat_interleave(reps, 1), value.repeat_interleave(reps, 1)
+    key, value = repeat_kv(query, key, value)
     q, k, v = (t.transpose(1, 2) for t in (query, key, value))  # (B, T, H, d)
     causal = is_causal if is_causal is not None else getattr(module, "is_causal", False)
     bias: Any = None

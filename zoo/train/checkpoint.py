@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 from safetensors.torch import load_file
-from transformers import AutoConfig, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from zoo.errors import UserError
 from zoo.models import family_of
@@ -157,8 +157,8 @@ def load_weights(model: PreTrainedModel, folder: Path) -> None:
         )
 
 
-def load_model(name_or_path: str) -> PreTrainedModel:
-    """A checkpoint (local folder or hub id) through its family's Auto class."""
+def hf_config(name_or_path: str) -> PretrainedConfig:
+    """A checkpoint's (local folder or hub id) Hugging Face config, or a clear error."""
     p = Path(name_or_path)
     if not p.exists() and (
         name_or_path.startswith((".", "/"))
@@ -166,9 +166,15 @@ def load_model(name_or_path: str) -> PreTrainedModel:
     ):
         raise UserError(f"checkpoint not found: {name_or_path}")
     try:
-        config = AutoConfig.from_pretrained(name_or_path)
+        config: PretrainedConfig = AutoConfig.from_pretrained(name_or_path)
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot load checkpoint {name_or_path!r}: {exc}") from None
+    return config
+
+
+def load_model(name_or_path: str) -> PreTrainedModel:
+    """A checkpoint (local folder or hub id) through its family's Auto class."""
+    config = hf_config(name_or_path)
     model: PreTrainedModel = family_of(config).auto_class.from_pretrained(name_or_path)
     return model
 

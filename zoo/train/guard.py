@@ -1,7 +1,8 @@
 """Non-finite values never reach an optimizer step, a checkpoint or a result.
 
-Before every optimizer step the guard checks the gradients (after DDP has averaged them, so
-every rank decides alike): a step with a non-finite loss or gradient is skipped (no update;
+Before every optimizer step the guard checks the loss and the global gradient norm (the one
+clipping uses; after DDP has averaged the gradients, so every rank decides alike, and not
+finite when any gradient is not): a step with a non-finite loss or gradient is skipped (no update;
 the schedule and the data move on), and after `max_nonfinite_skips` skipped steps in a row
 the run stops with the step, the reason, the folder that really holds the last good
 checkpoint and advice that fits the run. Before every save the parameters are checked: a
@@ -17,18 +18,6 @@ import torch
 
 from zoo.errors import TrainingDiverged
 from zoo.train.checkpoint import list_checkpoints
-
-
-def gradients_finite(params: list[torch.nn.Parameter]) -> bool:
-    """Whether every gradient (dense, or a sparse one's values) is finite."""
-    for p in params:
-        g = p.grad
-        if g is None:
-            continue
-        values = g.coalesce().values() if g.is_sparse else g
-        if not bool(torch.isfinite(values).all()):
-            return False
-    return True
 
 
 def parameters_finite(model: torch.nn.Module) -> bool:
@@ -54,9 +43,10 @@ class NonFiniteGuard:
         self.lr, self.grad_clip = lr, grad_clip
         self.in_a_row = 0
 
-    def step_ok(self, step: int, loss: float, params: list[torch.nn.Parameter]) -> bool:
-        """True when the optimizer may step; False to skip it; raises after too many skips."""
-        if math.isfinite(loss) and gradients_finite(params):
+    def step_ok(self, step: int, loss: float, norm: float) -> bool:
+        """True when the optimizer may step (finite loss and gradient norm); False to skip
+        it; raises after too many skips in a row."""
+        if math.isfinite(loss) and math.isfinite(norm):
             self.in_a_row = 0
             return True
         self.in_a_row += 1

@@ -28,7 +28,7 @@ from zoo.flops import train_step_flops
 from zoo.train.checkpoint import save_checkpoint
 from zoo.train.evaluate import make_labels, validation_metrics
 from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
-from zoo.train.optim import clip_grad_norm
+from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.run import Counters, Run, checkpoint_metadata
 from zoo.train.step import TrainModule, head_from_embeddings, last_layer_queries
 
@@ -161,7 +161,8 @@ def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tenso
 def train_step(
     run: Run, module: torch.nn.Module, sampler: BatchSampler, guard: NonFiniteGuard
 ) -> dict[str, float]:
-    """One optimizer step over the run's micro-batches; returns the logged losses (means).
+    """One optimizer step over the run's micro-batches; returns the logged losses (means; the
+    loss averaged over ranks too).
     A step whose loss or gradients are not finite is skipped (`guard`)."""
     r, cfg = run.recipe, run.cfg
     run.optimizer.zero_grad(set_to_none=True)
@@ -179,10 +180,11 @@ def train_step(
         )
         for name, value in result.items():
             logs[name] = logs.get(name, 0.0) + float(value.detach()) / r.grad_accum
-    loss_value = run.ctx.all_reduce_mean(logs["loss"])
-    if guard.step_ok(run.counters.step + 1, loss_value, run.trainable):
+    logs["loss"] = run.ctx.all_reduce_mean(logs["loss"])  # every rank's mean: one decision
+    norm = grad_norm(run.trainable)
+    if guard.step_ok(run.counters.step + 1, logs["loss"], norm):
         if r.grad_clip > 0:
-            clip_grad_norm(run.trainable, r.grad_clip)
+            clip_grad_norm(run.trainable, r.grad_clip, norm)
         run.optimizer.step()
     else:
         run.counters.skipped_steps += 1
@@ -250,7 +252,7 @@ def fit(run: Run) -> Path:
         c.wall_seconds += dt
         c.tokens_seen += run.per_step * run.recipe.seq_len
         c.step += 1
-        loss = ctx.all_reduce_mean(logs["loss"])
+        loss = logs["loss"]
         bar.set_postfix(loss=f"{loss:.3f}")
         bar.update(1)
         if c.step % cfg.log_every == 0 or stop.done(c) or c.step == 1:

@@ -18,17 +18,29 @@ from zoo.errors import UserError
 from zoo.train.config import ResolvedRecipe
 
 
-def clip_grad_norm(params: list[torch.nn.Parameter], max_norm: float) -> float:
-    """Global-norm clipping that also handles sparse gradients (sparse embeddings)."""
+def grad_norm(params: list[torch.nn.Parameter]) -> float:
+    """The global L2 norm of the gradients, dense and sparse alike (one foreach pass); not
+    finite when any gradient is not."""
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
     dense = [g for g in grads if not g.is_sparse]
-    sparse = [g for g in grads if g.is_sparse]
     norms = list(torch._foreach_norm(dense)) if dense else []
-    norms += [torch.linalg.vector_norm(g.coalesce()._values()) for g in sparse]
-    norm = float(torch.linalg.vector_norm(torch.stack([n.float() for n in norms])))
+    norms += [torch.linalg.vector_norm(g.coalesce()._values()) for g in grads if g.is_sparse]
+    return float(torch.linalg.vector_norm(torch.stack([n.float() for n in norms])))
+
+
+def clip_grad_norm(
+    params: list[torch.nn.Parameter], max_norm: float, norm: float | None = None
+) -> float:
+    """Global-norm clipping that also handles sparse gradients (sparse embeddings); `norm`
+    when the caller has it already (`grad_norm`)."""
+    if norm is None:
+        norm = grad_norm(params)
     if norm > max_norm:
+        grads = [g for p in params if (g := p.grad) is not None]
+        dense = [g for g in grads if not g.is_sparse]
+        sparse = [g for g in grads if g.is_sparse]
         scale = max_norm / (norm + 1e-6)
         if dense:
             torch._foreach_mul_(dense, scale)
