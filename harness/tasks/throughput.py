@@ -37,8 +37,8 @@ from zoo.models import get_spec
 from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
 from zoo.objectives import OBJECTIVES, LossOptions
-from zoo.train.config import resolve_recipe
 from zoo.train.distributed import resolve_device
+from zoo.train.recipe import resolve_recipe
 
 
 class ThroughputParams(BaseModel):
@@ -117,8 +117,10 @@ def _cuda_memory(steppers: dict[str, Stepper]) -> list[Result]:
 def largest_batch(
     spec: ModelSpec, variant: Variant, seq: int, start: int, limit: int = 1 << 16
 ) -> int:
-    """CUDA: the largest batch whose training step fits in memory (doubling from `start`
-    until a step runs out of memory, then bisection)."""
+    """CUDA: the largest batch below `limit` whose training step fits in memory (doubling
+    from `start` until a step runs out of memory, then bisection). The default limit, 2^16
+    sequences, is where cuDNN's attention stops accepting a batch (it fails, not with an
+    out-of-memory error, from 65536 on: pytorch/pytorch#181235)."""
 
     def fits(batch: int) -> bool:
         try:
@@ -129,9 +131,9 @@ def largest_batch(
         finally:
             torch.cuda.empty_cache()
 
-    ok, bad = 0, start
-    while bad <= limit and fits(bad):
-        ok, bad = bad, bad * 2
+    ok, bad = 0, min(start, limit)
+    while bad < limit and fits(bad):
+        ok, bad = bad, min(bad * 2, limit)
     while bad - ok > 1:
         mid = (ok + bad) // 2
         ok, bad = (mid, bad) if fits(mid) else (ok, mid)

@@ -28,11 +28,20 @@ def check_xformers(device: str, key: str = "attention") -> None:
             "CPU path draws the fast dropout masks"
         )
     try:
-        import xformers.ops  # noqa: F401
+        import xformers.ops
     except ImportError:
         raise UserError(
             f"{key}: xformers is not installed (pip install xformers, or the gpu extra); "
             "sdpa is the default"
+        ) from None
+    q = torch.zeros(1, 8, 1, 32, device="cuda", dtype=torch.bfloat16)  # (B, T, H, D)
+    try:
+        xformers.ops.memory_efficient_attention(q, q, q)
+    except NotImplementedError as exc:  # a wheel built for another torch / CUDA / Python
+        raise UserError(
+            f"{key}: xformers {xformers.__version__} is installed but has no CUDA kernel for "
+            f"torch {torch.__version__} here (`python -m xformers.info` says why); install a "
+            f"build matching this torch, or use sdpa: {str(exc).splitlines()[0]}"
         ) from None
 
 
