@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.suite import RECIPE_KEYS, ModelEntry, Suite, TaskEntry
+from harness.suite import ModelEntry, Suite, TaskEntry
 from zoo.models import get_spec
-from zoo.train.config import BudgetMarks, PretrainConfig, resolve_recipe
+from zoo.train.config import BudgetMarks, PretrainConfig
+from zoo.train.recipe import resolve_recipe
 
 RUNS_ENV = "HLM_RUNS_DIR"
 _KEY_EXCLUDE = {
@@ -59,22 +60,6 @@ class Cell:
     config: dict[str, Any] = field(default_factory=dict)
 
 
-def overrides(entry: Any) -> dict[str, Any]:
-    return {k: v for k, v in entry.model_dump().items() if v is not None}
-
-
-def _recipe(suite: Suite, model: ModelEntry, point: dict[str, Any]) -> dict[str, Any]:
-    """Suite recipe, then the model's, then the sweep point's keys; `loss` merged key-wise."""
-    recipe = {**overrides(suite.recipe), **overrides(model.recipe)}
-    recipe["loss"] = {**(suite.recipe.loss or {}), **(model.recipe.loss or {})}  # type: ignore[attr-defined]
-    for key, value in point.items():
-        if key.startswith("loss."):
-            recipe["loss"][key.removeprefix("loss.")] = value
-        elif key in RECIPE_KEYS:
-            recipe[key] = value
-    return recipe
-
-
 def _checkpoint_steps(suite: Suite, cfg: PretrainConfig) -> tuple[int, list[int]]:
     """(save_every, save_steps): the intermediate checkpoints the suite's tasks evaluate:
     every N steps (`every:`), and fractions of the step budget (`at:`)."""
@@ -95,7 +80,7 @@ def _pretrain_config(
         seed=seed,
         plugins=[str(p.resolve()) for p in plugins],
         progress=False,
-        **_recipe(suite, model, point),
+        **suite.recipe_for(model, point),
     )
     save_every, save_steps = _checkpoint_steps(suite, cfg)
     marks = suite.compare_at or BudgetMarks()

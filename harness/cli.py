@@ -19,7 +19,7 @@ import os
 import sys
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,6 +27,18 @@ from pydantic import ValidationError
 from zoo.errors import UserError
 
 LOSS_DEST = "loss__"  # argparse dest prefix of the flags generated from LossOptions
+
+
+def _flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`parse` for argparse: its ValueError becomes the flag's error message."""
+
+    def parse_flag(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse_flag
 
 
 def _add_config_flags(
@@ -54,6 +66,8 @@ def _add_config_flags(
             parser.add_argument(flag, choices=list(args), **kw)
         elif origin is list:
             parser.add_argument(flag, nargs="+", metavar=name.upper(), **kw)
+        elif hasattr(ann, "from_flag"):  # a nested model with its own flag syntax
+            parser.add_argument(flag, type=_flag_type(ann.from_flag), metavar=name.upper(), **kw)
         elif origin is tuple:
             parser.add_argument(flag, nargs=len(args), type=args[0], metavar=name.upper(), **kw)
         else:

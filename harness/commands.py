@@ -132,13 +132,13 @@ def select_task(tasks: Any, name: str) -> Any:
 
 def _default_baseline(directory: Path) -> str | None:
     """The `baseline` of the suite as last run into this leaderboard folder."""
-    import yaml
+    from zoo.yaml_files import read_yaml_mapping
 
     f = directory / "_suite.yaml"
     if not f.is_file():
         return None
-    data = yaml.safe_load(f.read_text()) or {}
-    return data.get("baseline") if isinstance(data, dict) else None
+    baseline = read_yaml_mapping(f, "suite keys").get("baseline")
+    return baseline if isinstance(baseline, str) else None
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from harness.leaderboard import COLUMN_DOCS, COLUMNS, SCHEMA, aggregate, read_leaderboard, render
 from zoo.errors import UserError
 from zoo.models import FAMILIES
 from zoo.train.checkpoint import STATE
 from zoo.train.metadata import CheckpointMetadata, read_metadata
+from zoo.yaml_files import read_yaml_mapping
 
 PAPER = (
     "Godey, de la Clergerie, Sagot. Headless Language Models: Learning without Predicting with "
@@ -184,10 +184,9 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
     from huggingface_hub import DatasetCard, DatasetCardData
 
     df = read_leaderboard(directory)
-    suite_yaml = (
-        (directory / "_suite.yaml").read_text() if (directory / "_suite.yaml").is_file() else ""
-    )
-    suite = yaml.safe_load(suite_yaml) if suite_yaml else {}
+    suite_file = directory / "_suite.yaml"
+    suite = read_yaml_mapping(suite_file, "suite keys") if suite_file.is_file() else {}
+    suite_yaml = suite_file.read_text() if suite else ""
     data = DatasetCardData(
         license=license,
         tags=["headless-zoo", "leaderboard", "headless-lm"],

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from harness.leaderboard import git_sha, now
 from harness.metrics import direction
 from harness.tasks import Result, TaskContext
-from zoo.train.config import resolve_recipe
 from zoo.train.metadata import CheckpointMetadata, versions
+from zoo.train.recipe import resolve_recipe
 
 if TYPE_CHECKING:
     from harness.cells import Cell

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from harness.cells import Cell, expand, overrides
+from harness.cells import Cell, expand
 from harness.claims import claimed
 from harness.leaderboard import (
     done_cells,
@@ -28,7 +28,7 @@ from harness.leaderboard import (
 from harness.points import Point, ensure_pretrained, evaluation_points, prepare
 from harness.rows import cell_rows, sample_rows
 from harness.samples import write_samples
-from harness.suite import Suite, load_suite
+from harness.suite import Suite, load_suite, overrides
 from harness.tasks import TASKS, TaskContext
 from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config

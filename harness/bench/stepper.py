@@ -17,8 +17,8 @@ from zoo.flops import body_forward_flops, train_step_flops
 from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
 from zoo.objectives import OBJECTIVES, LossOptions
-from zoo.train.config import ResolvedRecipe
 from zoo.train.optim import clip_grad_norm, make_optimizer
+from zoo.train.recipe import ResolvedRecipe
 from zoo.train.step import TrainModule, last_layer_queries, prepare_for_objective
 
 

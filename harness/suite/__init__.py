@@ -20,6 +20,7 @@ from harness.suite.schema import (
     RecipeOverrides,
     Suite,
     TaskEntry,
+    overrides,
 )
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "TaskEntry",
     "expand_suite_refs",
     "load_suite",
+    "overrides",
     "pydantic_problems",
     "resolve_suite_path",
 ]

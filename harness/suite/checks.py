@@ -1,5 +1,5 @@
 """Semantic checks of a parsed suite, one checker per section: models, loss options,
-baseline, publish, tasks, sweep.
+baseline, publish, tasks, sweep, and each model's whole pretraining config.
 
 Each returns a list of ``FILE: KEY.PATH: message`` lines (empty when the section is valid);
 nothing here computes anything expensive or imports plugins (`harness.suite.loading` does,
@@ -8,6 +8,7 @@ before calling `semantic_problems`).
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -16,28 +17,37 @@ from pydantic import ValidationError
 from harness.metrics import METRICS
 from harness.suite.schema import (
     LOSS_KEYS,
+    MODEL_KEYS,
     SWEEP_KEYS,
     RecipeOverrides,
     Suite,
+    overrides,
     pydantic_problems,
 )
 from harness.tasks import TASKS
-from zoo.data.corpus import resolve_local
+from zoo.data.corpus import source_problem
 from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
-from zoo.tokenizers import min_vocab_size
+from zoo.train.config import PretrainConfig
 
 
 def _looks_local(ref: str) -> bool:
     return ref.startswith((".", "/", "~")) or ref.count("/") != 1 or Path(ref).exists()
 
 
-def _corpus_problems(sources: list[str], src: str, key: str) -> list[str]:
+def _recipe_source_problems(recipe: Any, src: str, key: str) -> list[str]:
+    """The corpus and validation sources of a recipe section that name no corpus."""
     return [
-        f"{src}: {key}[{i}]: no file matches {s!r} (relative paths are tried under . and $HLM_DATA_ROOT)"
-        for i, s in enumerate(sources)
-        if not (s == "synthetic" or s.startswith(("synthetic:", "hub:")) or resolve_local(s))
+        p
+        for field in ("corpus", "validation")
+        if getattr(recipe, field)
+        for p in _corpus_problems(getattr(recipe, field), src, f"{key}.{field}")
     ]
+
+
+def _corpus_problems(sources: list[str], src: str, key: str) -> list[str]:
+    problems = [(i, source_problem(s)) for i, s in enumerate(sources)]
+    return [f"{src}: {key}[{i}]: {p}" for i, p in problems if p is not None]
 
 
 def model_kinds(suite: Suite) -> list[str | None]:
@@ -87,10 +97,8 @@ def check_models(suite: Suite) -> list[str]:
                 f"{src}: {key}.name: duplicate model label {m.label()!r} (also models[{labels[m.label()]}])"
             )
         labels[m.label()] = i
-        if m.recipe.corpus:  # type: ignore[attr-defined]
-            problems += _corpus_problems(m.recipe.corpus, src, f"{key}.recipe.corpus")  # type: ignore[attr-defined]
-    if suite.recipe.corpus:  # type: ignore[attr-defined]
-        problems += _corpus_problems(suite.recipe.corpus, src, "recipe.corpus")  # type: ignore[attr-defined]
+        problems += _recipe_source_problems(m.recipe, src, f"{key}.recipe")
+    problems += _recipe_source_problems(suite.recipe, src, "recipe")
     return problems
 
 
@@ -214,13 +222,7 @@ def _sweep_value_problems(
             RecipeOverrides.model_validate({skey: value})
     except ValidationError as exc:
         return [f"{src}: {key}: {e['msg']}" for e in exc.errors()]
-    if skey == "vocab_size":
-        need = max((min_vocab_size(k) for k in kinds if k is not None), default=0)
-        if int(value) < need:
-            return [
-                f"{src}: {key}: must be > number of special tokens (at least {need} for these models)"
-            ]
-    if skey == "corpus":
+    if skey in ("corpus", "validation") and value:
         return _corpus_problems(list(value), src, key)
     return []
 
@@ -241,9 +243,67 @@ def check_sweep(suite: Suite) -> list[str]:
     return problems
 
 
-CHECKERS = (check_models, check_loss, check_baseline, check_publish, check_tasks, check_sweep)
+def _recipe_source(suite: Suite, i: int, point: dict[str, Any], key: str) -> str:
+    """Where a model's pretraining key was set: the sweep, the model's recipe or the suite's."""
+    if key in point:
+        return f"sweep.{key}[{suite.sweep[key].index(point[key])}]"
+    if key in overrides(suite.models[i].recipe):
+        return f"models[{i}].recipe.{key}"
+    return f"recipe.{key}" if key in overrides(suite.recipe) else f"models[{i}].{key}"
+
+
+# check_loss reports the loss options, check_models and check_sweep the corpus sources
+_CHECKED_ELSEWHERE = ("loss", "corpus", "validation")
+
+
+def _config_problems(suite: Suite, i: int, point: dict[str, Any]) -> list[str]:
+    m = suite.models[i]
+    fixed = {"preset": m.preset, "objective": m.objective, "output_dir": ""}
+    data = {
+        **fixed,
+        **suite.recipe_for(m, point),
+        **{k: point[k] for k in MODEL_KEYS if k in point},
+    }
+    if data["preset"] not in PRESETS or data["objective"] not in OBJECTIVES:
+        return []  # reported by check_models / check_sweep
+    try:
+        PretrainConfig.model_validate(data)
+    except ValidationError as exc:
+        return [
+            f"{suite.path}: {_recipe_source(suite, i, point, str(err['loc'][0]))}"
+            + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"][1:])
+            + f": {err['msg'].removeprefix('Value error, ')}"
+            for err in exc.errors()
+            if err["loc"] and err["loc"][0] not in _CHECKED_ELSEWHERE
+        ]
+    return []
+
+
+def check_recipes(suite: Suite) -> list[str]:
+    """Each model's whole pretraining config at each sweep point, as `hlm run` will build it:
+    the checks that need the preset (seq_len within its positions, vocab_size above the
+    tokenizer's specials) and every range check of a value set in the suite."""
+    keys = sorted(suite.sweep)
+    problems: list[str] = []
+    for values in itertools.product(*(suite.sweep[k] for k in keys)):
+        point = dict(zip(keys, values, strict=True))
+        for i, m in enumerate(suite.models):
+            if m.checkpoint is None:
+                problems += _config_problems(suite, i, point)
+    return problems
+
+
+CHECKERS = (
+    check_models,
+    check_loss,
+    check_baseline,
+    check_publish,
+    check_tasks,
+    check_sweep,
+    check_recipes,
+)
 
 
 def semantic_problems(suite: Suite) -> list[str]:
-    """Every section's problems, in section order."""
-    return [p for check in CHECKERS for p in check(suite)]
+    """Every section's problems, in section order, each once."""
+    return list(dict.fromkeys(p for check in CHECKERS for p in check(suite)))

@@ -13,13 +13,13 @@ import glob
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from harness.suite.checks import semantic_problems
 from harness.suite.schema import Suite, pydantic_problems
 from zoo.errors import UserError
 from zoo.registry import load_plugin
+from zoo.yaml_files import YamlFileError, read_yaml_mapping
 
 
 class SuiteError(UserError):
@@ -47,25 +47,10 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise SuiteError([f"{path}: file not found"])
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "<root>"
-        raise SuiteError(
-            [f"{path}: {where}: invalid YAML ({getattr(exc, 'problem', exc)})"]
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise SuiteError(
-            [f"{path}: <root>: not UTF-8 text ({exc.reason} at byte {exc.start})"]
-        ) from None
-    if not isinstance(data, dict):
-        raise SuiteError(
-            [f"{path}: <root>: expected a mapping of suite keys, got {type(data).__name__}"]
-        )
-    return data
+        return read_yaml_mapping(path, "suite keys")
+    except YamlFileError as exc:
+        raise SuiteError([str(exc)]) from None
 
 
 def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:

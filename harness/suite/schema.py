@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from zoo.objectives import LossOptions
 from zoo.train.causal_finetune import CausalFinetuneConfig
@@ -36,13 +37,25 @@ LOSS_KEYS = [f"loss.{k}" for k in LossOptions.model_fields]
 SWEEP_KEYS = sorted({*RECIPE_KEYS, *MODEL_KEYS, *LOSS_KEYS})
 SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
+
+def _optional(field: FieldInfo) -> Any:
+    """A PretrainConfig field's type as an optional override, with the same range checks."""
+    kind = Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
+    return Optional[kind]  # noqa: UP045
+
+
 # `loss` stays a mapping here: it is validated per model against its objective's options model.
 RecipeOverrides: type[BaseModel] = create_model(  # type: ignore[call-overload]
     "RecipeOverrides",
     __config__=ConfigDict(extra="forbid", frozen=True),
     loss=(Optional[dict[str, Any]], None),  # noqa: UP045
-    **{k: (Optional[PretrainConfig.model_fields[k].annotation], None) for k in RECIPE_KEYS},  # noqa: UP045
+    **{k: (_optional(PretrainConfig.model_fields[k]), None) for k in RECIPE_KEYS},
 )
+
+
+def overrides(entry: BaseModel) -> dict[str, Any]:
+    """The keys a recipe section sets."""
+    return {k: v for k, v in entry.model_dump().items() if v is not None}
 
 
 class ModelEntry(BaseModel):
@@ -117,7 +130,9 @@ class Suite(BaseModel):
     models: list[ModelEntry] = Field(min_length=1)
     recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)  # type: ignore[valid-type]
     tasks: list[TaskEntry] = Field(min_length=1)
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    seeds: list[Annotated[int, Field(ge=0, le=2**32 - 1)]] = Field(
+        default_factory=lambda: [0], min_length=1
+    )
     sweep: dict[str, list[Any]] = Field(default_factory=dict)
     compare_at: BudgetMarks | None = Field(
         None,
@@ -127,6 +142,18 @@ class Suite(BaseModel):
     publish: PublishStep | None = None
 
     path: str = Field("", exclude=True)
+
+    def recipe_for(self, model: ModelEntry, point: dict[str, Any]) -> dict[str, Any]:
+        """Pretraining keys of `model` at sweep `point`: the suite's recipe, then the model's,
+        then the point's keys; `loss` merged key-wise."""
+        recipe = {**overrides(self.recipe), **overrides(model.recipe)}
+        recipe["loss"] = {**(self.recipe.loss or {}), **(model.recipe.loss or {})}  # type: ignore[attr-defined]
+        for key, value in point.items():
+            if key.startswith("loss."):
+                recipe["loss"][key.removeprefix("loss.")] = value
+            elif key in RECIPE_KEYS:
+                recipe[key] = value
+        return recipe
 
     def plugin_paths(self) -> list[Path]:
         """Plugin files, relative paths taken from the suite file's folder."""

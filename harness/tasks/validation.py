@@ -21,9 +21,9 @@ from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.tokenizers import load_tokenizer, special_ids
 from zoo.train.checkpoint import load_model
-from zoo.train.config import resolve_recipe
 from zoo.train.evaluate import validation_metrics
 from zoo.train.metadata import find_metadata
+from zoo.train.recipe import resolve_recipe
 
 
 class ValidationParams(BaseModel):

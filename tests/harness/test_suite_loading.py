@@ -61,7 +61,7 @@ def test_all_errors_reported_with_file_and_key_path(tmp_path) -> None:
         f"{p}: models[2].preset: unknown preset 'bert-huge'",
         f"{p}: tasks[2].metrics[0]: unknown metric 'mccc'; did you mean 'mcc'",
         f"{p}: tasks[3].params.stepz: unknown key",
-        f"{p}: sweep.vocab_size[2]: must be > number of special tokens",
+        f"{p}: sweep.vocab_size[2]: 3 is too small for the encoder tokenizer trained here",
         f"{p}: recipe.corpus[0]: no file matches 'corpus/no-such-file.txt'",
     ]
     for e in expected:

@@ -6,9 +6,10 @@ import pytest
 
 from zoo.errors import UserError
 from zoo.models import get_spec
-from zoo.train.config import PretrainConfig, resolve_recipe, split_batch
+from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
+from zoo.train.recipe import resolve_recipe, split_batch
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,10 @@ from zoo.errors import UserError
 from zoo.models import get_spec
 from zoo.objectives import OBJECTIVES
 from zoo.train.checkpoint import STATE, list_checkpoints, load_model
-from zoo.train.config import PretrainConfig, ResolvedRecipe
+from zoo.train.config import PretrainConfig
 from zoo.train.optim import clip_grad_norm, make_optimizer
 from zoo.train.pretrain import pretrain
+from zoo.train.recipe import ResolvedRecipe
 
 RECIPE = ResolvedRecipe(
     steps=1,

@@ -10,9 +10,10 @@ import torch
 from zoo.models import get_spec
 from zoo.models.spec import Recipe
 from zoo.objectives import OBJECTIVES
-from zoo.train.config import PretrainConfig, resolve_recipe
+from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
+from zoo.train.recipe import resolve_recipe
 from zoo.train.schedule import lr_factor
 from zoo.train.step import head_from_embeddings, prepare_for_objective
 

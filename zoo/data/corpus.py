@@ -98,25 +98,33 @@ def _read_hub(spec: str) -> list[str]:
     return [t for t in ds["text"] if t]
 
 
+def source_problem(source: str) -> str | None:
+    """Why `source` names no corpus (a malformed `synthetic:N`, an empty `hub:`, a local path
+    that matches no file), or None. Hub sources are checked when read."""
+    if source == "synthetic" or source.startswith("synthetic:"):
+        n = source.partition(":")[2]
+        return None if not n or n.isdigit() else f"{source!r}: expected synthetic:N_DOCS"
+    if source.startswith("hub:"):
+        return None if source[4:] else f"{source!r}: expected hub:NAME[:CONFIG][@SPLIT]"
+    if not resolve_local(source):
+        return f"no file matches {source!r} (looked in . and {DATA_ROOT_ENV}={data_root()})"
+    return None
+
+
 def load_documents(sources: list[str]) -> list[str]:
     """All documents of all sources, in order."""
     docs: list[str] = []
     for src in sources:
+        problem = source_problem(src)
+        if problem is not None:
+            raise UserError(f"corpus source: {problem}")
         if src == "synthetic" or src.startswith("synthetic:"):
             n = src.partition(":")[2]
-            if n and not n.isdigit():
-                raise UserError(f"corpus source {src!r}: expected synthetic:N_DOCS")
             docs.extend(synthetic_corpus(int(n) if n else 2000))
         elif src.startswith("hub:"):
             docs.extend(_read_hub(src[4:]))
         else:
-            files = resolve_local(src)
-            if not files:
-                raise UserError(
-                    f"corpus source {src!r}: no file matches (looked in . and "
-                    f"{DATA_ROOT_ENV}={data_root()})"
-                )
-            for f in files:
+            for f in resolve_local(src):
                 docs.extend(read_file(f))
     if not docs:
         raise UserError(f"corpus {sources} holds no documents")

@@ -13,11 +13,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zoo.errors import UserError
-from zoo.train.config import PretrainConfig
-from zoo.train.metadata import read_metadata
+from zoo.train.config import (
+    MAX_POSITIONS,
+    MAX_SEQUENCES,
+    MAX_STEPS,
+    PretrainConfig,
+    format_validation_error,
+)
+from zoo.train.metadata import CheckpointMetadata, read_metadata
 from zoo.train.pretrain import pretrain
 
 
@@ -34,7 +40,7 @@ class CausalFinetuneConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    steps: int = Field(1000, gt=0, description="fine-tuning steps")
+    steps: int = Field(1000, gt=0, le=MAX_STEPS, description="fine-tuning steps")
     lr: float = Field(
         1e-4, gt=0, allow_inf_nan=False, description="constant learning rate after warm-up"
     )
@@ -42,16 +48,22 @@ class CausalFinetuneConfig(BaseModel):
         None, ge=0, description="linear warm-up steps; unset: 20% of the steps (Table 15)"
     )
     batch_size: int | None = Field(
-        None, gt=0, description="global batch; unset: a quarter of the pretraining batch"
+        None,
+        gt=0,
+        le=MAX_SEQUENCES,
+        description="global batch; unset: a quarter of the pretraining batch",
     )
     seq_len: int | None = Field(
-        None, gt=0, description="sequence length; unset: the pretraining one"
+        None,
+        gt=0,
+        le=MAX_POSITIONS,
+        description="sequence length, at most the model's positions; unset: the pretraining one",
     )
     corpus: list[str] | None = Field(
-        None, description="corpus sources; unset: the pretraining corpus"
+        None, min_length=1, description="corpus sources; unset: the pretraining corpus"
     )
     probe: bool = Field(False, description="train only the LM head (body frozen)")
-    seed: int = Field(0, ge=0, description="seed of batches and dropout")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="seed of batches and dropout")
     progress: bool = Field(True, description="progress bar")
 
 
@@ -67,7 +79,18 @@ def finetune_causal(
         raise UserError(
             f"{checkpoint}: causal fine-tuning applies to decoders, this is an {meta.kind}"
         )
-    cfg = PretrainConfig(
+    try:
+        cfg = _pretrain_config(checkpoint, output_dir, s, meta)
+    except ValidationError as exc:
+        raise UserError(format_validation_error(exc, f"fine-tuning {checkpoint}")) from None
+    return pretrain(cfg)
+
+
+def _pretrain_config(
+    checkpoint: str, output_dir: str, s: CausalFinetuneConfig, meta: CheckpointMetadata
+) -> PretrainConfig:
+    """The pretraining run that fine-tunes `checkpoint`: causal CE, a new head, a constant rate."""
+    return PretrainConfig(
         preset=meta.preset,
         objective="ce",
         output_dir=output_dir,
@@ -85,4 +108,3 @@ def finetune_causal(
         seed=s.seed,
         progress=s.progress,
     )
-    return pretrain(cfg)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -22,12 +21,23 @@ from pydantic import (
     field_validator,
 )
 
+from zoo.data.corpus import source_problem
 from zoo.errors import UserError
-from zoo.models.spec import ModelSpec
+from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
+from zoo.tokenizers import min_vocab_size
+from zoo.yaml_files import read_yaml_mapping
 
 Schedule = Literal["triangular", "cosine", "constant"]
+Beta = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+
+# Upper bounds: far above any real run, low enough that a typo fails here and not as an
+# allocation abort (a 10^11 vocabulary) or an endless loop later.
+MAX_VOCAB = 2**21
+MAX_STEPS = 10**9
+MAX_SEQUENCES = 2**20
+MAX_POSITIONS = 2**20
 
 
 class BudgetMarks(BaseModel):
@@ -39,6 +49,22 @@ class BudgetMarks(BaseModel):
     tokens: list[Annotated[int, Field(gt=0)]] = Field(default_factory=list)
     flops: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
     seconds: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
+
+    @classmethod
+    def from_flag(cls, text: str) -> BudgetMarks:
+        """`tokens=1e6,flops=2e15,tokens=4e6` (a command-line flag) as marks; a ValueError
+        (which argparse reports with the flag) when a part is not NAME=NUMBER."""
+        marks: dict[str, list[float]] = {name: [] for name in cls.model_fields}
+        for part in filter(None, text.split(",")):
+            name, sep, value = part.partition("=")
+            if not sep or name.strip() not in marks:
+                raise ValueError(f"{part!r}: expected NAME=NUMBER, NAME one of {', '.join(marks)}")
+            marks[name.strip()].append(float(value))
+        marks["tokens"] = [int(t) if float(t).is_integer() else t for t in marks["tokens"]]
+        try:
+            return cls.model_validate(marks)
+        except ValidationError as exc:
+            raise ValueError(format_validation_error(exc, text).split(": ", 1)[1]) from None
 
     def reached(self, tokens: int, flops: float, seconds: float) -> list[str]:
         """Every mark at or below these counters, as `tokens=T` / `flops=F` / `seconds=S`."""
@@ -73,20 +99,27 @@ class PretrainConfig(BaseModel):
     pretrain_key: str | None = Field(
         None, description="the suite cache key of this run (set by hlm run; recorded only)"
     )
-    vocab_size: int | None = Field(None, gt=0, description="vocabulary size; unset: the preset's")
+    tokenizer: str | None = Field(
+        None, description="tokenizer folder or hub id; unset: trained on the corpus"
+    )
+    vocab_size: int | None = Field(
+        None, gt=0, le=MAX_VOCAB, description="vocabulary size; unset: the preset's"
+    )
     allow_smaller_vocab: bool = Field(
         False,
         description="when the tokenizer trained on the corpus cannot reach vocab_size, train "
         "with the size it reached (with a warning) instead of stopping",
     )
-    tokenizer: str | None = Field(
-        None, description="tokenizer folder or hub id; unset: trained on the corpus"
-    )
     corpus: list[str] = Field(
-        default_factory=lambda: ["synthetic"], min_length=1, description="corpus sources"
+        default_factory=lambda: ["synthetic"],
+        min_length=1,
+        description="corpus sources: synthetic[:N], hub:NAME[:CONFIG][@SPLIT], or local files, "
+        "folders and globs (tried under . and $HLM_DATA_ROOT)",
     )
     validation: list[str] | None = Field(
-        None, description="validation sources; unset: hold out validation_fraction of the corpus"
+        None,
+        min_length=1,
+        description="validation sources; unset: hold out validation_fraction of the corpus",
     )
     validation_fraction: float = Field(
         0.02, gt=0, lt=1, description="share of documents held out for validation"
@@ -101,6 +134,7 @@ class PretrainConfig(BaseModel):
     steps: int | None = Field(
         None,
         gt=0,
+        le=MAX_STEPS,
         description="optimizer steps (the schedule's length, and the step budget); unset: the "
         "preset's",
     )
@@ -119,27 +153,38 @@ class PretrainConfig(BaseModel):
     batch_size: int | None = Field(
         None,
         gt=0,
+        le=MAX_SEQUENCES,
         description="global batch: sequences per optimizer step, all processes and "
         "micro-batches together (the paper's batch size); unset: the preset's",
     )
     micro_batch_size: int | None = Field(
         None,
         gt=0,
+        le=MAX_SEQUENCES,
         description="sequences per forward pass in each process; unset: the largest that "
         "divides the process's share of the batch within micro_tokens",
     )
     micro_tokens: int = Field(
         16384, gt=0, description="most tokens per forward pass when micro_batch_size is unset"
     )
-    seq_len: int | None = Field(None, gt=0, description="tokens per sequence; unset: the preset's")
+    seq_len: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_POSITIONS,
+        description="tokens per sequence, at most the preset's positions; unset: the preset's",
+    )
     lr: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="peak learning rate; unset: the preset's"
     )
     weight_decay: float | None = Field(
         None, ge=0, allow_inf_nan=False, description="AdamW weight decay; unset: the preset's"
     )
-    betas: tuple[float, float] | None = Field(None, description="AdamW betas; unset: the preset's")
-    eps: float | None = Field(None, gt=0, description="AdamW epsilon; unset: the preset's")
+    betas: tuple[Beta, Beta] | None = Field(
+        None, description="AdamW betas, each in [0, 1); unset: the preset's"
+    )
+    eps: float | None = Field(
+        None, gt=0, lt=1, allow_inf_nan=False, description="AdamW epsilon; unset: the preset's"
+    )
     grad_clip: float | None = Field(
         None,
         ge=0,
@@ -156,7 +201,9 @@ class PretrainConfig(BaseModel):
         None, ge=0, lt=1, description="cosine schedule's end, x the peak; unset: the preset's"
     )
     bf16: bool = Field(False, description="bf16 autocast for the body")
-    seed: int = Field(0, ge=0, description="seed of initialisation, batches and dropout")
+    seed: int = Field(
+        0, ge=0, le=2**32 - 1, description="seed of initialisation, batches and dropout"
+    )
 
     mlm_probability: float = Field(0.15, gt=0, lt=1, description="encoders: share of masked tokens")
     sparse_embeddings: bool = Field(
@@ -205,7 +252,7 @@ class PretrainConfig(BaseModel):
     eval_every: int = Field(0, ge=0, description="validation every N steps, 0 = only at the end")
     eval_batches: int = Field(8, gt=0, description="validation batches per evaluation")
     save_every: int = Field(0, ge=0, description="checkpoint every N steps, 0 = only final/")
-    save_steps: list[int] = Field(
+    save_steps: list[Annotated[int, Field(gt=0)]] = Field(
         default_factory=list,
         description="also checkpoint at these steps (evaluated along training)",
     )
@@ -220,7 +267,49 @@ class PretrainConfig(BaseModel):
     @classmethod
     def _import_plugins(cls, v: list[str]) -> list[str]:
         for plugin in v:
-            load_plugin(plugin)
+            try:
+                load_plugin(plugin)
+            except UserError as exc:  # reported with the key, like every other value
+                raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v: str) -> str:
+        if v not in PRESETS:
+            raise ValueError(PRESETS.unknown_message(v))
+        return v
+
+    @field_validator("vocab_size")
+    @classmethod
+    def _vocab_fits_tokenizer(cls, v: int | None, info: ValidationInfo) -> int | None:
+        if v is not None and info.data.get("tokenizer") is None and "preset" in info.data:
+            kind = PRESETS.get(info.data["preset"])().kind
+            if v < min_vocab_size(kind):
+                raise ValueError(
+                    f"{v} is too small for the {kind} tokenizer trained here: it must be >= "
+                    f"{min_vocab_size(kind)} (its special tokens, alphabet and one more)"
+                )
+        return v
+
+    @field_validator("seq_len")
+    @classmethod
+    def _seq_len_fits_positions(cls, v: int | None, info: ValidationInfo) -> int | None:
+        if v is not None and "preset" in info.data:
+            positions = PRESETS.get(info.data["preset"])().max_positions
+            if v > positions:
+                raise ValueError(
+                    f"{v} is longer than the {info.data['preset']} positions ({positions})"
+                )
+        return v
+
+    @field_validator("corpus", "validation")
+    @classmethod
+    def _sources_exist(cls, v: list[str] | None) -> list[str] | None:
+        for i, source in enumerate(v or []):
+            problem = source_problem(source)
+            if problem is not None:
+                raise ValueError(f"[{i}] {problem}")
         return v
 
     @field_validator("objective")
@@ -250,70 +339,6 @@ class PretrainConfig(BaseModel):
             ) from None
 
 
-class ResolvedRecipe(BaseModel):
-    """Every training number, after the preset defaults are filled in."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    steps: int
-    batch_size: int  # global: sequences per optimizer step
-    micro_batch_size: int  # per process and forward pass
-    grad_accum: int  # micro-batches per process and step
-    seq_len: int
-    lr: float
-    weight_decay: float
-    betas: tuple[float, float]
-    eps: float
-    grad_clip: float
-    schedule: Schedule
-    warmup_steps: int
-    min_lr_ratio: float = 0.0
-
-
-def split_batch(
-    batch_size: int, world_size: int, seq_len: int, micro: int | None, micro_tokens: int
-) -> tuple[int, int]:
-    """(micro-batch size, accumulation steps) with batch = micro x accumulation x world: the
-    given micro-batch, or the largest divisor of each process's share within `micro_tokens`."""
-    if batch_size % world_size:
-        raise UserError(f"batch_size {batch_size} does not split over {world_size} processes")
-    share = batch_size // world_size
-    if micro is None:
-        fits = [d for d in range(1, share + 1) if share % d == 0 and d * seq_len <= micro_tokens]
-        micro = max(fits, default=1)
-    if share % micro:
-        raise UserError(
-            f"micro_batch_size {micro} does not divide each process's {share} sequences "
-            f"(batch_size {batch_size} over {world_size} processes)"
-        )
-    return micro, share // micro
-
-
-def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec, world_size: int = 1) -> ResolvedRecipe:
-    """The config's training numbers, each unset one taken from the preset's paper recipe;
-    the global batch split into micro-batches and accumulation for `world_size` processes.
-    A headless objective takes the preset's headless values (`Recipe.for_objective`)."""
-    r = spec.recipe.for_objective(OBJECTIVES.get(cfg.objective).headless)
-    batch = r.batch_size if cfg.batch_size is None else cfg.batch_size
-    seq_len = r.seq_len if cfg.seq_len is None else cfg.seq_len
-    micro, accum = split_batch(batch, world_size, seq_len, cfg.micro_batch_size, cfg.micro_tokens)
-    return ResolvedRecipe(
-        steps=r.steps if cfg.steps is None else cfg.steps,
-        batch_size=batch,
-        micro_batch_size=micro,
-        grad_accum=accum,
-        seq_len=seq_len,
-        lr=r.lr if cfg.lr is None else cfg.lr,
-        weight_decay=r.weight_decay if cfg.weight_decay is None else cfg.weight_decay,
-        betas=r.betas if cfg.betas is None else cfg.betas,
-        eps=r.eps if cfg.eps is None else cfg.eps,
-        grad_clip=r.grad_clip if cfg.grad_clip is None else cfg.grad_clip,
-        schedule=r.schedule if cfg.schedule is None else cfg.schedule,
-        warmup_steps=r.warmup_steps if cfg.warmup_steps is None else cfg.warmup_steps,
-        min_lr_ratio=r.min_lr_ratio if cfg.min_lr_ratio is None else cfg.min_lr_ratio,
-    )
-
-
 def format_validation_error(exc: ValidationError, source: str) -> str:
     """One `SOURCE: key.path: message` line per problem."""
     lines = []
@@ -326,26 +351,11 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    """A YAML file's top-level mapping, or a UserError naming the file."""
-    if not path.is_file():
-        raise UserError(f"config file not found: {path}")
-    try:
-        loaded = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: invalid YAML: {exc}") from None
-    if loaded is None:
-        return {}
-    if not isinstance(loaded, dict):
-        raise UserError(f"{path}: expected a mapping of config keys")
-    return loaded
-
-
 def load_config(path: str | None, overrides: dict[str, Any]) -> PretrainConfig:
     """A config from an optional YAML file, with CLI `overrides` (non-None values) on top.
 
     `overrides` may hold a ``loss`` mapping; its keys are merged into the file's ``loss:``."""
-    data: dict[str, Any] = read_yaml_mapping(Path(path)) if path is not None else {}
+    data: dict[str, Any] = read_yaml_mapping(Path(path), "config keys") if path is not None else {}
     loss = {**(data["loss"] if isinstance(data.get("loss"), dict) else {})}
     loss.update({k: v for k, v in overrides.pop("loss", {}).items() if v is not None})
     data.update({k: v for k, v in overrides.items() if v is not None})

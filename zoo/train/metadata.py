@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from zoo.errors import UserError
 from zoo.models.spec import Kind
 from zoo.objectives import OBJECTIVES, LossOptions
-from zoo.train.config import ResolvedRecipe, format_validation_error
+from zoo.train.config import format_validation_error
+from zoo.train.recipe import ResolvedRecipe
 
 METADATA = "hlm_metadata.json"
 SCHEMA_VERSION = 1

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from zoo.errors import UserError
-from zoo.train.config import ResolvedRecipe
+from zoo.train.recipe import ResolvedRecipe
 
 
 def grad_norm(params: list[torch.nn.Parameter]) -> float:

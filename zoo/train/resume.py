@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 from pydantic import ValidationError
 
 from zoo.errors import UserError
@@ -30,6 +29,7 @@ from zoo.train.checkpoint import (
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import ResumeRecord, read_metadata
 from zoo.train.run import Counters, Run
+from zoo.yaml_files import read_yaml_mapping
 
 DEFINING = (
     "preset",
@@ -101,12 +101,12 @@ def started_config(out: Path) -> PretrainConfig:
     f = out / "config.yaml"
     if not f.is_file():
         raise UserError(f"--resume: {f} is missing: not an output folder of hlm pretrain")
-    data = yaml.safe_load(f.read_text())
+    data = read_yaml_mapping(f, "config keys")
     try:
         return PretrainConfig.model_validate(
             {k: v for k, v in data.items() if k in PretrainConfig.model_fields}
         )
-    except (ValidationError, AttributeError) as exc:
+    except ValidationError as exc:
         raise UserError(f"{f}: not a configuration this headless-zoo reads ({exc})") from None
 
 

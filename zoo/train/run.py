@@ -18,9 +18,10 @@ from zoo.data.batches import MaskingConfig
 from zoo.flops import expected_k
 from zoo.models.spec import ModelSpec
 from zoo.objectives import LossOptions, Objective
-from zoo.train.config import PretrainConfig, ResolvedRecipe
+from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import CausalFinetune, CheckpointMetadata, ResumeRecord, TokenizerInfo
+from zoo.train.recipe import ResolvedRecipe
 
 
 @dataclass

@@ -32,10 +32,11 @@ from zoo.train.checkpoint import (
     atomic_dir_write,
     load_model,
 )
-from zoo.train.config import PretrainConfig, ResolvedRecipe, resolve_recipe
+from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import find_metadata, read_metadata
 from zoo.train.optim import make_optimizer
+from zoo.train.recipe import ResolvedRecipe, resolve_recipe
 from zoo.train.resume import restore, resume_changes, resume_point
 from zoo.train.run import Counters, Lineage, Run
 from zoo.train.schedule import make_scheduler
