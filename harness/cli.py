@@ -215,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"hlm {args.verb}: interrupted; finished work is kept", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `hlm leaderboard | head`: the reader left, as with any tool
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _verbs(parser: argparse.ArgumentParser) -> list[str]:

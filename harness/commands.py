@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
+from harness.evaluate import add_evaluate
 from harness.suite import expand_suite_refs, resolve_suite_path
 
 
@@ -64,9 +67,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from harness.leaderboard import aggregate, current_cells, read_leaderboard, render
+    from harness.leaderboard import aggregate, current_cells, read_leaderboard
     from harness.samples import read_samples
     from harness.significance import compare_to_baseline
+    from harness.tables import WIDTH, render
 
     name = _suite_name(args.suite)
     directory = Path(args.leaderboards) / name
@@ -84,9 +88,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     baseline = args.baseline or _default_baseline(directory)
     if baseline is not None:
         agg = compare_to_baseline(agg, baseline, read_samples(directory, current_cells(directory)))
-    print(render(agg, args.format, args.sort))
+    width = args.width or min(shutil.get_terminal_size((WIDTH, 24)).columns, WIDTH)
+    print(render(agg, args.format, args.sort, width))
     if args.format == "md" and baseline is not None:
-        print(footnote(agg, baseline))
+        print(textwrap.fill(footnote(agg, baseline), width))
     return 0
 
 
@@ -274,6 +279,13 @@ def _add_leaderboard(sub: Any) -> None:
         action="store_true",
         help="md: also informational metrics (params, FLOPs) and @best columns",
     )
+    p.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        help="md: widest table line; wider tables are turned (models as columns) or cut "
+        "(default: the terminal's width, at most 120)",
+    )
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_leaderboard)
 
@@ -354,3 +366,4 @@ def add_harness_verbs(sub: Any) -> None:
     _add_publish(sub)
     _add_bench(sub)
     _add_plot(sub)
+    add_evaluate(sub)

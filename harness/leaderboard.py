@@ -337,20 +337,3 @@ def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
 def _sweep_label(sweep_json: str) -> str:
     point = json.loads(sweep_json)
     return " ".join(f"{k}={v}" for k, v in point.items())
-
-
-def render(agg: pd.DataFrame, fmt: str, sort_by: str | None = None) -> str:
-    """md: the pivot as a markdown table; csv / json: the aggregated long table."""
-    if fmt == "md":
-        from tabulate import tabulate
-
-        table = pivot(agg, sort_by)
-        if table.empty:
-            return "(no results yet)"
-        return tabulate(table, headers="keys", tablefmt="github")  # type: ignore[arg-type]
-    long = agg.drop(columns=["values"])
-    if fmt == "csv":
-        return str(long.to_csv(index=False))
-    if fmt == "json":
-        return str(long.to_json(orient="records", indent=2))
-    raise ValueError(f"unknown format {fmt!r}")

@@ -21,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from harness.leaderboard import COLUMN_DOCS, COLUMNS, SCHEMA, aggregate, read_leaderboard, render
+from harness.leaderboard import COLUMN_DOCS, COLUMNS, SCHEMA, aggregate, read_leaderboard
+from harness.tables import render
 from zoo.errors import UserError
 from zoo.models import FAMILIES
 from zoo.train.checkpoint import STATE

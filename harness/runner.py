@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
+from harness.artifacts import artifact_folder, remove_dead_artifacts
 from harness.cells import Cell, expand
 from harness.claims import claimed
 from harness.leaderboard import (
@@ -51,13 +52,15 @@ def _checkpoint_spec(cell: Cell) -> tuple[ModelSpec, PretrainConfig]:
         spec = spec_from_hf_config(config, name=cell.label)
     objective = meta.objective if meta is not None else "ce"
     recipe = {k: v for k, v in overrides(cell.suite.recipe).items() if k != "loss"}
-    cfg = PretrainConfig(
+    # a description of a model trained elsewhere (its preset may be no zoo preset): built from
+    # the checkpoint and the suite's already validated recipe, so not validated again
+    cfg = PretrainConfig.model_construct(
         preset=spec.name, objective=objective, output_dir="", seed=cell.seed, **recipe
     )
     return spec, cfg
 
 
-def cell_context(cell: Cell, checkpoint: Path | None) -> TaskContext:
+def cell_context(cell: Cell, checkpoint: Path | None, artifacts: Path | None = None) -> TaskContext:
     """What the cell's task needs to evaluate `checkpoint`."""
     tt = TASKS.get(cell.task.type)
     if cell.pretrain is not None:
@@ -72,14 +75,17 @@ def cell_context(cell: Cell, checkpoint: Path | None) -> TaskContext:
         seed=cell.seed,
         checkpoint=checkpoint,
         suite_dir=Path(cell.suite.path).parent,
+        artifacts=artifacts,
     )
 
 
-def run_point(cell: Cell, point: Point) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def run_point(
+    cell: Cell, point: Point, artifacts: Path | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Evaluate one of the cell's checkpoints: its leaderboard rows and its per-example
-    samples (not yet written)."""
+    samples (not yet written); the task's raw outputs go into `artifacts`."""
     checkpoint = prepare(cell, point)
-    ctx = cell_context(cell, checkpoint)
+    ctx = cell_context(cell, checkpoint, artifacts)
     results = TASKS.get(cell.task.type).run(ctx)
     if cell.task.metrics:
         results = [r for r in results if r.metric in cell.task.metrics]
@@ -94,9 +100,10 @@ def run_cell(cell: Cell, out: Path, done: set[str]) -> None:
     final point last: its file marks the cell done)."""
     for point in evaluation_points(cell):
         if point.result_id not in done:
-            rows, samples = run_point(cell, point)
+            with artifact_folder(out, point.result_id) as artifacts:
+                rows, samples = run_point(cell, point, artifacts)
             write_samples(out, point.result_id, samples)
-            write_cell(out, point.result_id, rows)
+            write_cell(out, point.result_id, rows)  # last: marks the point done
 
 
 @dataclass
@@ -152,6 +159,7 @@ def run_suite(
     (out / "_suite.yaml").write_text(yaml.safe_dump(suite.model_dump(mode="json"), sort_keys=False))
     write_current_cells(out, [c.cell_id for c in all_cells])
     remove_temporaries(out)
+    remove_dead_artifacts(out)
     done = set() if force else done_cells(out)
     todo = sorted(
         (c for c in cells if c.cell_id not in done),

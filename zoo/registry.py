@@ -75,11 +75,13 @@ class Registry(Generic[T]):
         return len(self._entries)
 
 
-def unknown_name_message(kind: str, name: str, known: list[str]) -> str:
-    """`unknown KIND 'name'; did you mean 'x'? (known: ...)`, for any list of names."""
+def unknown_name_message(kind: str, name: str, known: list[str], listed: int = 60) -> str:
+    """`unknown KIND 'name'; did you mean 'x'? (known: ...)`, for any list of names (the
+    list itself only when it holds at most `listed` names)."""
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown {kind} {name!r}{hint} (known: {', '.join(known)})"
+    names = ", ".join(known) if len(known) <= listed else f"{len(known)} names"
+    return f"unknown {kind} {name!r}{hint} (known: {names})"
 
 
 def check_name(kind: str, name: str, known: list[str]) -> str:

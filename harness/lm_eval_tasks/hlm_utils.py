@@ -1,8 +1,73 @@
-"""Helpers referenced by the shipped lm-eval task YAMLs (`!function hlm_utils.X`)."""
+"""Helpers the shipped lm-eval task YAMLs name (`!function hlm_utils.X`): dataset loaders over
+the local data root, prompts and scoring.
+
+Plain lm-eval reads these tasks with no project code:
+
+    HLM_DATA_ROOT=/path/to/data lm_eval --model hf --model_args pretrained=CKPT \
+        --include_path harness/lm_eval_tasks --tasks hlm_lambada
+
+Each loader is a task's `custom_dataset` (lm-eval 0.4 calls it with the task's metadata and
+`dataset_kwargs` as keywords) and reads `$HLM_DATA_ROOT` (default `../shared/data`, from the
+working directory), so no path is written into a YAML. This file imports nothing of the
+project.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
+
+import datasets
+
+
+def data_root() -> Path:
+    return Path(os.environ.get("HLM_DATA_ROOT", "../shared/data")).expanduser().resolve()
+
+
+def _data_file(*parts: str) -> Path:
+    path = data_root().joinpath(*parts)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} not found: set HLM_DATA_ROOT to the data root holding {'/'.join(parts)}"
+        )
+    return path
+
+
+def _split(split: str, path: Path, kind: str) -> datasets.DatasetDict:
+    return datasets.load_dataset(kind, data_files={split: str(path)})  # type: ignore[return-value]
+
+
+def lambada(**_: Any) -> datasets.DatasetDict:
+    """LAMBADA (OpenAI's lambada_test.jsonl) as the `test` split."""
+    return _split("test", _data_file("lambada", "lambada_test.jsonl"), "json")
+
+
+def boolq(**_: Any) -> datasets.DatasetDict:
+    """SuperGLUE BoolQ's validation set as the `validation` split."""
+    return _split("validation", _data_file("superglue", "BoolQ", "val.jsonl"), "json")
+
+
+def crows_pairs(**_: Any) -> datasets.DatasetDict:
+    """CrowS-Pairs (anonymized csv) as the `test` split."""
+    return _split("test", _data_file("crows_pairs", "crows_pairs_anonymized.csv"), "csv")
+
+
+def pubmedqa(**_: Any) -> datasets.DatasetDict:
+    """PubMedQA PQA-L's labelled test split (500 PMIDs), in the bigbio/lm-eval shape."""
+    items = json.loads(_data_file("pubmedqa", "ori_pqal.json").read_text())
+    truth = json.loads(_data_file("pubmedqa", "test_ground_truth.json").read_text())
+    rows = [
+        {
+            "pubid": pmid,
+            "question": items[pmid]["QUESTION"],
+            "contexts": items[pmid]["CONTEXTS"],
+            "final_decision": label,
+        }
+        for pmid, label in truth.items()
+    ]
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
 
 
 def crows_choices(doc: dict[str, Any]) -> list[str]:

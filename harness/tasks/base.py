@@ -52,6 +52,7 @@ class TaskContext:
     checkpoint: Path | None = None  # the checkpoint to evaluate (tasks with needs_checkpoint)
     work_dir: Path | None = None
     suite_dir: Path = Path(".")  # relative paths in task params are relative to the suite file
+    artifacts: Path | None = None  # a folder for raw outputs kept beside the leaderboard
 
 
 @dataclass(frozen=True)

@@ -1,28 +1,31 @@
 """`lm_eval` task type: zero-shot (or few-shot) evaluation of a decoder through lm-eval 0.4.
 
 The checkpoint is passed to lm-eval unmodified as `model=hf` (it loads with
-AutoModelForCausalLM). Any lm-eval task name works, and so does a user's YAML directory
-(`include_path`). For offline use, `harness/lm_eval_tasks/` ships task YAMLs over the local
-files of $HLM_DATA_ROOT (hlm_lambada, hlm_boolq, hlm_crows_pairs_english, hlm_pubmedqa); since
-lm-eval resolves relative data paths against the working directory, every YAML of those
-folders is rendered at run time with `{data_root}` and `{work_dir}` replaced by absolute paths.
-Every metric lm-eval returns is stored with its stderr.
+AutoModelForCausalLM), on the run's device and in the dtype asked for. Any lm-eval task name
+works, and so does a user's YAML folder (`include_path`). For offline use,
+`harness/lm_eval_tasks/` ships task YAMLs over the local files of $HLM_DATA_ROOT (hlm_lambada,
+hlm_boolq, hlm_crows_pairs_english, hlm_pubmedqa); their datasets load through lm-eval's own
+`custom_dataset: !function` hook, so plain `lm_eval --include_path harness/lm_eval_tasks` runs
+them too. Every metric lm-eval returns is stored with its stderr; lm-eval's own results JSON
+(with its version), and its per-sample log with `log_samples`, are kept in the cell's artifacts.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shutil
-import tempfile
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
-from zoo.data.corpus import data_root
+from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
+from zoo.registry import check_name
 
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
 
@@ -40,44 +43,56 @@ class LMEvalParams(BaseModel):
     limit: int | None = Field(None, gt=0, description="examples per task (fast runs)")
     batch_size: int = Field(8, gt=0)
     data_dir: str | None = Field(None, description="local data root (default: $HLM_DATA_ROOT)")
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="where lm-eval runs the model: auto (cuda where torch sees a GPU)"
+    )
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="the model's dtype under lm-eval: auto (bfloat16 on CUDA, else float32)"
+    )
+    log_samples: bool = Field(
+        False, description="also keep lm-eval's per-sample log (prompts, answers) in the artifacts"
+    )
 
 
-def _pubmedqa_jsonl(root: Path, out: Path) -> None:
-    """PubMedQA's labelled test split (500 PMIDs) as jsonl rows in the bigbio/lm-eval shape."""
-    items = json.loads((root / "pubmedqa" / "ori_pqal.json").read_text())
-    truth = json.loads((root / "pubmedqa" / "test_ground_truth.json").read_text())
-    with out.open("w") as f:
-        for pmid, label in truth.items():
-            item = items[pmid]
-            f.write(
-                json.dumps(
-                    {
-                        "pubid": pmid,
-                        "question": item["QUESTION"],
-                        "contexts": item["CONTEXTS"],
-                        "final_decision": label,
-                    }
-                )
-                + "\n"
-            )
+def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
+    """The device and dtype lm-eval gets: the asked ones, `auto` resolved."""
+    import torch
+
+    device = p.device if p.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UserError("lm_eval: device 'cuda' asked for, but torch sees no CUDA device")
+    dtype = p.dtype if p.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
+    return device, dtype
 
 
-def render_task_dirs(dirs: list[Path], root: Path, work: Path) -> list[str]:
-    """Copy each task folder into `work`, with {data_root} / {work_dir} filled in."""
-    out = []
-    for i, d in enumerate(dirs):
-        if not d.is_dir():
-            raise UserError(f"lm_eval include_path not found: {d}")
-        target = work / f"tasks{i}"
-        shutil.copytree(d, target, ignore=shutil.ignore_patterns("__pycache__"))
-        for y in target.rglob("*.yaml"):
-            y.write_text(
-                y.read_text().replace("{data_root}", str(root)).replace("{work_dir}", str(work))
-            )
-        out.append(str(target))
-    if (root / "pubmedqa" / "ori_pqal.json").is_file():
-        _pubmedqa_jsonl(root, work / "pubmedqa_test.jsonl")
-    return out
+@contextmanager
+def data_root_env(root: Path) -> Iterator[None]:
+    """$HLM_DATA_ROOT set to `root` for the shipped tasks' loaders, restored afterwards."""
+    before = os.environ.get(DATA_ROOT_ENV)
+    os.environ[DATA_ROOT_ENV] = str(root.resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[DATA_ROOT_ENV]
+        else:
+            os.environ[DATA_ROOT_ENV] = before
+
+
+def keep_outputs(results: dict[str, Any], folder: Path | None, log_samples: bool) -> None:
+    """lm-eval's results JSON (and its per-sample log when asked) in the artifacts `folder`."""
+    import lm_eval
+
+    if folder is None:
+        return
+    kept = {k: v for k, v in results.items() if k != "samples"}
+    kept["lm_eval_version"] = lm_eval.__version__
+    (folder / "lm_eval_results.json").write_text(json.dumps(kept, indent=2, default=str))
+    if log_samples and "samples" in results:
+        with (folder / "lm_eval_samples.jsonl").open("w") as f:
+            for task, rows in results["samples"].items():
+                for row in rows:
+                    f.write(json.dumps({"task": task, **row}, default=str) + "\n")
 
 
 # metrics lm-eval averages over examples: their per-example values are kept as samples, for
@@ -140,16 +155,15 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     if family_of(hf_config(str(ctx.checkpoint))).kind != "decoder":
         raise UserError(f"{ctx.checkpoint}: lm_eval scores causal LMs; this is an encoder")
     root = Path(p.data_dir) if p.data_dir else data_root()
-    with tempfile.TemporaryDirectory(prefix="hlm-lm-eval-") as tmp:
-        user = [ctx.suite_dir / d for d in p.include_path]
-        includes = render_task_dirs([SHIPPED, *user], root.resolve(), Path(tmp))
+    includes = [str(SHIPPED), *(str(ctx.suite_dir / d) for d in p.include_path)]
+    device, dtype = device_and_dtype(p)
+    with data_root_env(root):
         manager = TaskManager(include_path=includes)
-        unknown = [t for t in p.tasks if t not in manager.all_tasks]
-        if unknown:
-            raise UserError(f"unknown lm-eval task(s): {', '.join(unknown)}")
+        for task in p.tasks:
+            check_name("lm-eval task", task, manager.all_tasks)
         results = lm_eval.simple_evaluate(
             model="hf",
-            model_args={"pretrained": str(ctx.checkpoint), "device": "cpu", "dtype": "float32"},
+            model_args={"pretrained": str(ctx.checkpoint), "device": device, "dtype": dtype},
             tasks=p.tasks,
             task_manager=manager,
             num_fewshot=p.num_fewshot,
@@ -162,6 +176,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
         )
     if results is None:
         raise UserError("lm-eval returned no results")
+    keep_outputs(results, ctx.artifacts, p.log_samples)
     return parse_results(results)
 
 

@@ -3,6 +3,7 @@ files, and every task type end to end on small slices of the local data."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -201,6 +202,12 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
         & (dd["metric"] == "acc")
     ]
     assert mean == pytest.approx(acc["value"].iloc[0])
+    # lm-eval's own results JSON, with its version, beside each lm_eval cell
+    kept_json = sorted((tmp_path / "lb" / "ds-dec" / "_artifacts").glob("*/lm_eval_results.json"))
+    assert len(kept_json) == 2
+    raw = json.loads(kept_json[0].read_text())
+    assert raw["lm_eval_version"] and "hlm_boolq" in raw["results"]
+    assert raw["config"]["model_args"]["dtype"] == "float32"  # the CPU here
 
 
 def test_synthetic_agreement_task_is_balanced_deterministic_and_disjoint() -> None:
