@@ -238,7 +238,7 @@ def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:
     assert hlm(["pretrain", "--config", str(cfg)]) == 2
     assert f"{cfg}: stepz: unknown key" in capsys.readouterr().err
     assert hlm(["pretrain", "--config", str(tmp_path / "missing.yaml")]) == 2
-    assert "config file not found" in capsys.readouterr().err
+    assert f"{tmp_path / 'missing.yaml'}: file not found" in capsys.readouterr().err
 
 
 def test_cli_pretrain_from_yaml(tmp_path, capsys) -> None:
