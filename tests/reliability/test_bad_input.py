@@ -381,3 +381,17 @@ def test_fuzzed_suite_text_damage_is_refused(
         f = d / "s.yaml"
         write_damaged(f, damage.apply(TINY.read_text(), key))
         _check_suite(d, f, damage.says)
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "", "a/b", ".hidden"])
+def test_a_suite_name_is_never_a_path(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HLM_RUNS_DIR", str(tmp_path / "runs"))
+    data = {**yaml.safe_load(TINY.read_text()), "name": name}
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    f = nested / "s.yaml"
+    f.write_text(yaml.safe_dump(data))
+    _check_suite(nested, f, "name: String should match pattern")
+    assert {p.name for p in tmp_path.rglob("*")} == {"a", "b", "s.yaml"}
