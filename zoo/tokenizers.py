@@ -117,6 +117,29 @@ def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
         raise UserError(f"cannot load tokenizer {name_or_path!r}: {exc}") from exc
 
 
+ENCODER_ROLES = {
+    "pad_token": "[PAD]",
+    "cls_token": "[CLS]",
+    "sep_token": "[SEP]",
+    "mask_token": "[MASK]",
+}
+
+
+def complete_specials(tokenizer: PreTrainedTokenizerBase, kind: str) -> list[str]:
+    """Add the special tokens a `kind` model needs and `tokenizer` lacks (a GPT-2 / Pythia
+    tokenizer serving an encoder gets [PAD], [CLS], [SEP] and [MASK]); the tokens added, in
+    order (their ids follow the tokenizer's own). A decoder pads with its end-of-text token
+    when it has no pad token, so nothing is added for one."""
+    if kind != "encoder":
+        return []
+    missing = {
+        role: text for role, text in ENCODER_ROLES.items() if getattr(tokenizer, role) is None
+    }
+    if missing:
+        tokenizer.add_special_tokens(missing)  # type: ignore[arg-type]
+    return list(missing.values())
+
+
 def special_ids(tokenizer: PreTrainedTokenizerBase, kind: str) -> dict[str, int]:
     """The ids the data pipeline needs, checked to exist."""
     names = ["pad", "cls", "sep", "mask"] if kind == "encoder" else ["eos", "pad"]

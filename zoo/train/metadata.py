@@ -33,6 +33,11 @@ class TokenizerInfo(BaseModel):
 
     source: str = Field(description="'trained' (on the corpus) or the folder / hub id it came from")
     vocab_size: int = Field(description="the tokenizer's real number of entries")
+    added_specials: list[str] = Field(
+        default_factory=list,
+        description="special tokens added to a given tokenizer for this model (an encoder's "
+        "[PAD], [CLS], [SEP], [MASK] on a GPT-2 tokenizer)",
+    )
 
 
 class CausalFinetune(BaseModel):

@@ -77,6 +77,7 @@ class Run:
     counters: Counters = field(default_factory=Counters)
     resumed: list[ResumeRecord] = field(default_factory=list)
     start_tokens: int = 0  # tokens seen before this run (the pretraining of a fine-tuned model)
+    added_specials: list[str] = field(default_factory=list)  # added to a given tokenizer
 
     @property
     def per_step(self) -> int:
@@ -125,7 +126,11 @@ def checkpoint_metadata(
         loss=lin.loss,
         causal_finetune=finetune,
         pretrain_key=lin.pretrain_key,
-        tokenizer=TokenizerInfo(source=run.tokenizer_source, vocab_size=len(run.tokenizer)),
+        tokenizer=TokenizerInfo(
+            source=run.tokenizer_source,
+            vocab_size=len(run.tokenizer),
+            added_specials=run.added_specials,
+        ),
         vocab_size=run.spec.vocab_size,
         world_size=run.ctx.world_size,
         device=run.ctx.device.type,

@@ -27,7 +27,7 @@ from zoo.models.xformers_attention import check_xformers, use_xformers
 from zoo.objectives import OBJECTIVES, Objective
 from zoo.objectives.external import EXTERNAL, check_external
 from zoo.registry import load_plugin
-from zoo.tokenizers import load_tokenizer, special_ids, train_tokenizer
+from zoo.tokenizers import complete_specials, load_tokenizer, special_ids, train_tokenizer
 from zoo.train.checkpoint import (
     atomic_dir_write,
     load_model,
@@ -117,14 +117,23 @@ def fit_vocabulary(
     dead embedding rows); a tokenizer trained on the corpus must reach the requested size,
     unless `allow_smaller_vocab` (then the model takes the size it reached, with a warning)."""
     n = len(tokenizer)
-    if n > spec.vocab_size:
-        raise UserError(
-            f"tokenizer has {n} entries, more than the model's vocab_size {spec.vocab_size}"
-        )
-    if n == spec.vocab_size or cfg.init_from is not None:
+    if cfg.init_from is not None:
+        if n > spec.vocab_size:
+            raise UserError(
+                f"init_from: its tokenizer has {n} entries, its model {spec.vocab_size}"
+            )
         return spec
-    if source != "trained":
+    if source != "trained":  # a given tokenizer decides the vocabulary, either way
+        if cfg.vocab_size is not None and cfg.vocab_size != n:
+            raise UserError(
+                f"vocab_size: {cfg.vocab_size}, but the tokenizer {source} has {n} entries "
+                "(with a given tokenizer, leave vocab_size unset)"
+            )
         return spec.with_vocab(n)
+    if n > spec.vocab_size:
+        raise UserError(f"tokenizer has {n} entries, more than vocab_size {spec.vocab_size}")
+    if n == spec.vocab_size:
+        return spec
     if not cfg.allow_smaller_vocab:
         raise UserError(
             f"vocab_size: the tokenizer trained on {', '.join(cfg.corpus)} reaches only {n} "
@@ -137,6 +146,18 @@ def fit_vocabulary(
         stacklevel=2,
     )
     return spec.with_vocab(n)
+
+
+def set_token_ids(model: PreTrainedModel, special: dict[str, int]) -> None:
+    """The model's config (and generation config) name the ids the data pipeline uses: the
+    pad id it pads with, and a decoder's end of text."""
+    generation = model.generation_config if hasattr(model, "generation_config") else None
+    for config in (model.config, generation):
+        if config is None:
+            continue
+        config.pad_token_id = special["pad"]
+        if "eos" in special:
+            config.eos_token_id = config.bos_token_id = special["eos"]
 
 
 def setup_data(
@@ -212,11 +233,16 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
         cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
     )
     tokenizer, source = setup_tokenizer(cfg, spec, docs[0], checkpoint)
+    added = complete_specials(tokenizer, spec.kind)  # a given tokenizer may lack some
+    if checkpoint is not None:
+        added = read_metadata(checkpoint).tokenizer.added_specials
     spec = fit_vocabulary(cfg, spec, tokenizer, source)
     blocks, val_blocks = setup_data(tokenizer, spec, recipe, docs)
     torch.manual_seed(cfg.seed)
+    special = special_ids(tokenizer, spec.kind)
     if model is None:
         model = spec.build(tie_word_embeddings=not objective.needs_output_embeddings)
+    set_token_ids(model, special)
     model = prepare_model(cfg, model, spec, objective, ctx)
     optimizer = make_optimizer(model, spec, objective, recipe, cfg.sparse_embeddings)
     run = Run(
@@ -230,7 +256,7 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
         model=model,
         tokenizer=tokenizer,
         tokenizer_source=source,
-        special=special_ids(tokenizer, spec.kind),
+        special=special,
         blocks=blocks,
         val_blocks=val_blocks,
         masking=MaskingConfig(probability=cfg.mlm_probability),
@@ -239,6 +265,7 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
             optimizer, recipe.schedule, recipe.warmup_steps, recipe.steps, recipe.min_lr_ratio
         ),
         lineage=lineage,
+        added_specials=added,
     )
     if lineage.causal_finetune:  # fine-tuning continues the pretraining budget (paper Fig. 4)
         base = read_metadata(str(cfg.init_from))
