@@ -26,6 +26,10 @@ class Metric:
     unit: str = ""
     description: str = ""
     fn: ScoreFn | None = None  # for metrics computed from predictions here
+    log_scale: bool = False  # plotted on a log axis (perplexities)
+    # which models' values share an axis: "all", "kind" (encoders apart from decoders: MLM vs
+    # CLM), or "objective" (also CWT apart from CE: a loss only comparable within its objective)
+    comparable: str = "all"
 
     def score(self, pred: Sequence[float], gold: Sequence[float]) -> float:
         if self.fn is None:
@@ -65,11 +69,23 @@ BUILTIN_METRICS = (
         False,
         "nats",
         "validation loss of the training objective (CWT loss depends on K)",
+        comparable="objective",
     ),
     Metric(
-        "val_ce", False, "nats", "validation cross-entropy through the (tied or fine-tuned) LM head"
+        "val_ce",
+        False,
+        "nats",
+        "validation cross-entropy through the (tied or fine-tuned) LM head",
+        comparable="kind",
     ),
-    Metric("val_ppl", False, "", "validation perplexity, exp(val_ce)"),
+    Metric(
+        "val_ppl",
+        False,
+        "",
+        "validation perplexity, exp(val_ce)",
+        log_scale=True,
+        comparable="kind",
+    ),
     Metric("tokens_per_s", True, "tok/s", "training throughput"),
     Metric("step_ms", False, "ms", "median training-step latency after warm-up"),
     Metric(
@@ -99,9 +115,11 @@ BUILTIN_METRICS = (
     # lm-eval
     Metric("acc", True, "", "lm-eval accuracy"),
     Metric("acc_norm", True, "", "lm-eval length-normalised accuracy"),
-    Metric("perplexity", False, "", "lm-eval perplexity (LAMBADA: of the last word)"),
-    Metric("word_perplexity", False, "", "lm-eval word perplexity"),
-    Metric("byte_perplexity", False, "", "lm-eval byte perplexity"),
+    Metric(
+        "perplexity", False, "", "lm-eval perplexity (LAMBADA: of the last word)", log_scale=True
+    ),
+    Metric("word_perplexity", False, "", "lm-eval word perplexity", log_scale=True),
+    Metric("byte_perplexity", False, "", "lm-eval byte perplexity", log_scale=True),
     Metric("bits_per_byte", False, "", "lm-eval bits per byte"),
     Metric("likelihood_diff", False, "", "CrowS-Pairs: mean |log-likelihood difference|"),
     Metric("pct_stereotype", False, "", "CrowS-Pairs: share of stereotyped sentences preferred"),
@@ -119,3 +137,10 @@ def direction(metric: str, fallback: bool | None = None) -> bool | None:
     the registry does not know (e.g. what lm-eval reports for an arbitrary task)."""
     base = metric.split("@", 1)[0]
     return METRICS.get(base).higher_is_better if base in METRICS else fallback
+
+
+def metric_info(metric: str) -> Metric:
+    """The registered metric of a name (a "@best" suffix ignored); an unknown name (what
+    lm-eval reports for an arbitrary task) gets a neutral, informational entry."""
+    base = metric.split("@", 1)[0]
+    return METRICS.get(base) if base in METRICS else Metric(base, None)

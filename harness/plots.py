@@ -6,22 +6,30 @@
 - `sweep-<key>.png`: throughput, memory and quality vs a sweep key (vocab size, batch size),
   one line per model (paper Figs. 2, 6, 7);
 - `bars-<task>.png`: each metric of a task per model (mean ± std over seeds) otherwise.
+
+Each model keeps one colour in every figure of a leaderboard (`palette`). Perplexities are
+drawn on a log axis, and error bars get caps only where there is a spread (n > 1). Values that
+only compare within an objective or a model kind (a CWT loss and a CE loss; MLM and CLM
+perplexities) get one axis per group (`groups`), as the metric registry says.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from harness.leaderboard import aggregate, latest_step
-from harness.metrics import METRICS, direction
+from harness.metrics import METRICS, direction, metric_info
+from zoo.models import PRESETS
 
 
 def _save(fig: Figure, title: str, path: Path) -> Path:
@@ -43,6 +51,44 @@ def _label(metric: str) -> str:
     return metric
 
 
+def palette(df: pd.DataFrame) -> dict[str, tuple[float, ...]]:
+    """One colour per model label of the leaderboard, the same in every figure."""
+    models = sorted(str(m) for m in df["model"].unique())
+    cmap = plt.get_cmap("tab10" if len(models) <= 10 else "tab20")
+    return {m: cmap(i % cmap.N) for i, m in enumerate(models)}
+
+
+def _kind(preset: object) -> str:
+    name = str(preset)
+    return PRESETS.get(name)().kind if name in PRESETS else "model"
+
+
+def groups(d: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:
+    """The rows of one metric split by what its values compare within (`Metric.comparable`):
+    [("", all rows)], or one ("decoder · cwt", rows) per kind (and objective)."""
+    scope = metric_info(metric).comparable
+    if scope == "all" or d.empty:
+        return [("", d)]
+    kind = d["preset"].map(_kind)
+    key = kind if scope == "kind" else kind + " · " + d["objective"].astype(str)
+    return [(str(k), g) for k, g in d.groupby(key, sort=True)]
+
+
+def _finish_axis(ax: Axes, metric: str, xlabel: str, title: str = "") -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(_label(metric))
+    if metric_info(metric).log_scale:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+
+
+def _caps(n: pd.Series) -> int:
+    """Error-bar cap size: none when no point has a spread (one seed)."""
+    return 3 if (n > 1).any() else 0
+
+
 AXES = (
     ("tokens_seen", "tokens seen"),
     ("train_flops", "training FLOPs"),
@@ -50,30 +96,17 @@ AXES = (
 )
 
 
-def plot_curves(df: pd.DataFrame, out: Path) -> list[Path]:
+def plot_curves(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
     """One figure per task and metric evaluated at several steps: the metric against tokens,
-    FLOPs and training seconds, one line per model."""
-    files = []
+    FLOPs and training seconds, one line per model; one row of axes per comparable group."""
+    files, colors = [], colors or palette(df)
     steps = df.groupby(["model", "sweep", "task", "metric"])["step"].nunique().reset_index()
     along = steps[steps["step"] >= 2][["task", "metric"]].drop_duplicates()
     for task, metric in along.itertuples(index=False):
-        d = df[(df["task"] == task) & (df["metric"] == metric)]
-        fig, axes = plt.subplots(1, len(AXES), figsize=(15, 4))
-        for (model, sweep), g in d.groupby(["model", "sweep"]):
-            g = (
-                g.groupby("step")
-                .agg(value=("value", "mean"), **{c: (c, "first") for c, _ in AXES})
-                .reset_index()
-            )
-            name = model if sweep in ("{}", "") else f"{model} {sweep}"
-            for ax, (column, _) in zip(axes, AXES, strict=True):
-                ax.plot(g[column], g["value"], marker="o", label=name)
-        for ax, (_, xlabel) in zip(axes, AXES, strict=True):
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel(_label(metric))
-            ax.grid(alpha=0.3)
-        axes[1].set_xscale("log")
-        axes[0].legend(fontsize=8)
+        rows = groups(df[(df["task"] == task) & (df["metric"] == metric)], str(metric))
+        fig, axes = plt.subplots(len(rows), len(AXES), figsize=(15, 4 * len(rows)), squeeze=False)
+        for row, (group, d) in zip(axes, rows, strict=True):
+            _curve_row(row, d, str(metric), group, colors)
         files.append(
             _save(
                 fig,
@@ -82,6 +115,24 @@ def plot_curves(df: pd.DataFrame, out: Path) -> list[Path]:
             )
         )
     return files
+
+
+def _curve_row(
+    row: list[Axes], d: pd.DataFrame, metric: str, group: str, colors: dict[str, Any]
+) -> None:
+    for (model, sweep), g in d.groupby(["model", "sweep"]):
+        g = (
+            g.groupby("step")
+            .agg(value=("value", "mean"), **{c: (c, "first") for c, _ in AXES})
+            .reset_index()
+        )
+        name = model if sweep in ("{}", "") else f"{model} {sweep}"
+        for ax, (column, _) in zip(row, AXES, strict=True):
+            ax.plot(g[column], g["value"], marker="o", label=name, color=colors[str(model)])
+    for ax, (_, xlabel) in zip(row, AXES, strict=True):
+        _finish_axis(ax, metric, xlabel, group)
+    row[1].set_xscale("log")
+    row[0].legend(fontsize=8)
 
 
 def _point_value(sweep_json: str, key: str) -> object:
@@ -96,64 +147,99 @@ def sweep_series(df: pd.DataFrame, key: str, metric: str) -> dict[str, pd.DataFr
     d["x"] = [_point_value(s, key) for s in d["sweep"]]  # type: ignore[assignment]
     d = d[d["x"].notna()]
     return {
-        str(model): g.groupby("x")["value"].agg(["mean", "std"]).reset_index().sort_values("x")
+        str(model): g.groupby("x")["value"]
+        .agg(["mean", "std", "count"])
+        .rename(columns={"count": "n"})
+        .reset_index()
+        .sort_values("x")
         for model, g in d.groupby("model")
     }
 
 
-def plot_sweeps(df: pd.DataFrame, out: Path) -> list[Path]:
-    files = []
+def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
+    files, colors = [], colors or palette(df)
     points = [json.loads(s) for s in df["sweep"].unique()]
     keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})
     for key in keys:
         d = df[[_point_value(s, key) is not None for s in df["sweep"]]]
-        metrics = [m for m in d["metric"].unique() if direction(m) is not None] if len(d) else []
-        if not metrics:
+        panels = [
+            (metric, group, g)
+            for metric in (d["metric"].unique() if len(d) else [])
+            if direction(metric) is not None
+            for group, g in groups(d[d["metric"] == metric], str(metric))
+        ]
+        if not panels:
             continue
-        fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.8), squeeze=False)
-        for ax, metric in zip(axes[0], metrics, strict=True):
-            for model, g in sweep_series(d, key, metric).items():
+        fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
+        for ax, (metric, group, g) in zip(axes[0], panels, strict=True):
+            for model, line in sweep_series(g, key, metric).items():
+                spread = line["n"] > 1
                 ax.errorbar(
-                    g["x"], g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=model
+                    line["x"],
+                    line["mean"],
+                    yerr=line["std"].where(spread, 0).fillna(0),
+                    marker="o",
+                    capsize=_caps(line["n"]),
+                    label=model,
+                    color=colors[model],
                 )
-            ax.set_xlabel(key)
-            ax.set_ylabel(_label(metric))
-            ax.grid(alpha=0.3)
+            _finish_axis(ax, metric, key, group)
             ax.legend(fontsize=8)
         files.append(_save(fig, f"sweep over {key}", out / f"sweep-{key}.png"))
     return files
 
 
-def plot_bars(df: pd.DataFrame, out: Path) -> list[Path]:
-    files = []
+def plot_bars(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
+    files, colors = [], colors or palette(df)
     agg = aggregate(df)
+    kinds = df.drop_duplicates("model").set_index("model")[["preset", "objective"]]
+    agg = agg.join(kinds, on="model")
     for task, t in agg.groupby("task"):
-        metrics = [m for m in t["metric"].unique() if direction(m) is not None]
-        if not metrics:
+        panels = [
+            (metric, group, g)
+            for metric in t["metric"].unique()
+            if direction(metric) is not None
+            for group, g in groups(t[t["metric"] == metric], str(metric))
+        ]
+        if not panels:
             continue
-        ncols = min(4, len(metrics))
-        nrows = (len(metrics) + ncols - 1) // ncols
+        ncols = min(4, len(panels))
+        nrows = (len(panels) + ncols - 1) // ncols
         fig, axes = plt.subplots(nrows, ncols, figsize=(3.8 * ncols, 3.6 * nrows), squeeze=False)
-        for ax in axes.flat[len(metrics) :]:
+        for ax in axes.flat[len(panels) :]:
             ax.set_visible(False)
-        for ax, metric in zip(axes.flat, metrics, strict=False):
-            m = t[t["metric"] == metric].sort_values(["model", "sweep"])
-            names = [
-                mo if s == "{}" else f"{mo}\n{s}"
-                for mo, s in zip(m["model"], m["sweep"], strict=True)
-            ]
-            ax.bar(range(len(m)), m["mean"], yerr=m["std"], capsize=3, color="tab:blue")
-            ax.set_xticks(range(len(m)), names, rotation=35, ha="right", fontsize=7)
-            ax.set_title(_label(metric), fontsize=8)
-            ax.grid(axis="y", alpha=0.3)
+        for ax, (metric, group, m) in zip(axes.flat, panels, strict=False):
+            _bar_panel(ax, m.sort_values(["model", "sweep"]), str(metric), group, colors)
         files.append(_save(fig, f"{task}", out / f"bars-{str(task).replace('/', '_')}.png"))
     return files
 
 
-def plot_distributions(samples: pd.DataFrame, out: Path) -> list[Path]:
+def _bar_panel(ax: Axes, m: pd.DataFrame, metric: str, group: str, colors: dict[str, Any]) -> None:
+    names = [
+        mo if s == "{}" else f"{mo}\n{s}" for mo, s in zip(m["model"], m["sweep"], strict=True)
+    ]
+    spread = m["n"] > 1
+    yerr = m["std"].where(spread, 0).fillna(0) if spread.any() else None
+    colours = [colors[str(mo)] for mo in m["model"]]
+    if metric_info(metric).log_scale:  # a bar from zero means nothing on a log axis: points
+        for i, (mean, colour) in enumerate(zip(m["mean"], colours, strict=True)):
+            err = None if yerr is None else [yerr.iloc[i]]
+            ax.errorbar([i], [mean], yerr=err, fmt="o", color=colour, capsize=_caps(m["n"]))
+        ax.set_yscale("log")
+    else:
+        ax.bar(range(len(m)), m["mean"], yerr=yerr, capsize=_caps(m["n"]), color=colours)
+    ax.set_xticks(range(len(m)), names, rotation=35, ha="right", fontsize=7)
+    ax.set_xlim(-0.6, len(m) - 0.4)
+    ax.set_title(_label(metric) + (f"\n{group}" if group else ""), fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot_distributions(
+    samples: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None
+) -> list[Path]:
     """`dist-<task>-<metric>.png`: the per-example scores of each model at its latest step,
     as overlaid density histograms (paper Fig. 8 for the synonym cosines)."""
-    files = []
+    files, colors = [], colors or palette(samples)
     for (task, metric), d in samples.groupby(["task", "metric"]):
         fig, ax = plt.subplots(figsize=(6, 4))
         for model, g in d.groupby("model"):
@@ -166,6 +252,7 @@ def plot_distributions(samples: pd.DataFrame, out: Path) -> list[Path]:
                 histtype="step",
                 linewidth=1.5,
                 label=f"{model} (mean {mean:.3f}, n={len(last)})",
+                color=colors[str(model)],
             )
         ax.set_xlabel(_label(str(metric)))
         ax.set_ylabel("density")
@@ -185,5 +272,15 @@ def make_plots(df: pd.DataFrame, out: Path, samples: pd.DataFrame | None = None)
     out.mkdir(parents=True, exist_ok=True)
     if df.empty:
         return []
-    dists = plot_distributions(samples, out) if samples is not None and not samples.empty else []
-    return plot_curves(df, out) + plot_sweeps(df, out) + plot_bars(df, out) + dists
+    colors = palette(pd.concat([df[["model"]], samples[["model"]]]) if samples is not None else df)
+    dists = (
+        plot_distributions(samples, out, colors)
+        if samples is not None and not samples.empty
+        else []
+    )
+    return (
+        plot_curves(df, out, colors)
+        + plot_sweeps(df, out, colors)
+        + plot_bars(df, out, colors)
+        + dists
+    )

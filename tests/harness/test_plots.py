@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
+from matplotlib.container import ErrorbarContainer
 
-from harness.plots import make_plots, sweep_series
+from harness import plots
+from harness.plots import groups, make_plots, sweep_series
 from tests.harness.test_leaderboard import row
 
 
@@ -30,3 +33,64 @@ def test_sweep_lines_are_per_model(tmp_path) -> None:
         5.0,
     ]
     assert (tmp_path / "sweep-batch_size.png") in make_plots(_sweep_rows(), tmp_path)
+
+
+def _board() -> pd.DataFrame:
+    """Encoders and decoders, CE and CWT, two steps, one seed."""
+    rows = []
+    for model, preset, objective, loss in (
+        ("bert-ce", "bert-tiny", "ce", 6.0),
+        ("bert-cwt", "bert-tiny", "cwt", 2.6),
+        ("pythia-ce", "pythia-tiny", "ce", 5.0),
+    ):
+        for step in (5, 10):
+            for metric, value in (("val_loss", loss), ("val_ppl", 300.0 + step)):
+                r = row(model, metric, value - step / 100, step=step)
+                r.update(
+                    preset=preset,
+                    objective=objective,
+                    cell_id=f"{model}.{step}",
+                    tokens_seen=step * 100,
+                    train_flops=step * 1e9,
+                    train_seconds=step,
+                )
+                rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_values_compare_only_within_their_group() -> None:
+    df = _board()
+    loss = groups(df[df["metric"] == "val_loss"], "val_loss")
+    assert [g for g, _ in loss] == ["decoder · ce", "encoder · ce", "encoder · cwt"]
+    assert [g for g, _ in groups(df[df["metric"] == "val_ppl"], "val_ppl")] == [
+        "decoder",
+        "encoder",
+    ]  # MLM and CLM perplexities apart
+    assert [g for g, _ in groups(df, "acc")] == [""]
+
+
+def test_colours_log_axes_and_caps(tmp_path, monkeypatch) -> None:
+    figures: dict[str, Any] = {}
+    monkeypatch.setattr(
+        plots, "_save", lambda fig, title, path: figures.update({title: fig}) or path
+    )
+    df = _board()
+    make_plots(df, tmp_path)
+    colours: dict[str, set] = {}
+    for fig in figures.values():
+        for ax in fig.axes:
+            for line in ax.get_lines():
+                if not line.get_label().startswith("_"):
+                    colours.setdefault(line.get_label(), set()).add(line.get_color())
+            if "val_ppl" in ax.get_ylabel() or "val_ppl" in ax.get_title():
+                assert ax.get_yscale() == "log"
+            if "val_loss" in ax.get_ylabel():
+                assert ax.get_yscale() == "linear"
+    assert set(colours) == {"bert-ce", "bert-cwt", "pythia-ce"}
+    assert all(len(c) == 1 for c in colours.values())  # one colour per model everywhere
+    assert len({next(iter(c)) for c in colours.values()}) == 3
+    for ax in figures["validation"].axes:  # bars of one seed: no error-bar caps
+        for container in ax.containers:
+            if isinstance(container, ErrorbarContainer):
+                assert len(container.lines[1]) == 0
+    assert plots.palette(df.iloc[::-1]) == plots.palette(df)
