@@ -166,9 +166,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from harness.publish import publish_leaderboard, publish_model
+    from harness.cards import CardOptions
+    from harness.publish import hub_url, publish_leaderboard, publish_model
 
     if args.what == "model":
+        card = CardOptions(
+            license=args.license,
+            language=args.language,
+            base_model=args.base_model,
+            repository_url=args.repository_url,
+        )
         out = publish_model(
             args.checkpoint,
             args.repo,
@@ -178,8 +185,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
             leaderboards=Path(args.leaderboards),
             suite=args.suite,
             label=args.model,
-            license=args.license,
             endpoint=args.endpoint,
+            card=card,
         )
     else:
         out = publish_leaderboard(
@@ -191,10 +198,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
             license=args.license,
             endpoint=args.endpoint,
         )
+    kind = "model" if args.what == "model" else "dataset"
     print(
         f"dry run: files written to {out}"
         if args.dry_run
-        else f"published {args.repo} (commit {out})"
+        else f"published {args.repo} (commit {out}): {hub_url(args.repo, kind, args.endpoint)}"
     )
     return 0
 
@@ -309,6 +317,16 @@ def _add_publish(sub: Any) -> None:
     pm.add_argument("--model", help="model label in --suite")
     pm.add_argument("--revision", help="branch to upload to (created if missing)")
     pm.add_argument("--license", default="apache-2.0")
+    pm.add_argument(
+        "--language",
+        default="en",
+        help="card metadata (default: en; omitted for "
+        "a checkpoint trained on the synthetic corpus only)",
+    )
+    pm.add_argument(
+        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
+    )
+    pm.add_argument("--repository-url", help="a code repository to link from the card")
     pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
     pl.add_argument("suite", help="suite name or YAML path")
     pl.add_argument("--license", default="cc-by-4.0")

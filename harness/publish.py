@@ -21,18 +21,21 @@ from typing import Any
 
 import pandas as pd
 
-from harness.leaderboard import COLUMN_DOCS, COLUMNS, SCHEMA, aggregate, read_leaderboard
-from harness.tables import render
+from harness.cards import CardOptions, dataset_card, model_card
+from harness.leaderboard import COLUMNS, read_leaderboard
 from zoo.errors import UserError
-from zoo.models import FAMILIES
 from zoo.train.checkpoint import STATE
-from zoo.train.metadata import CheckpointMetadata, read_metadata
-from zoo.yaml_files import read_yaml_mapping
+from zoo.train.metadata import read_metadata
 
-PAPER = (
-    "Godey, de la Clergerie, Sagot. Headless Language Models: Learning without Predicting with "
-    "Contrastive Weight Tying. ICLR 2024."
-)
+
+def _endpoint_flag(endpoint: str | None) -> str:
+    return f" --endpoint {endpoint}" if endpoint else ""
+
+
+def hub_url(repo: str, repo_type: str, endpoint: str | None) -> str:
+    """The page of `repo` on the Hub it was published to."""
+    base = (endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    return f"{base}/{'datasets/' if repo_type == 'dataset' else ''}{repo}"
 
 
 def _scrub(text: str, token: str | None) -> str:
@@ -69,165 +72,6 @@ def rows_for_checkpoint(
     cfg = df["config"].map(json.loads)
     mask = cfg.map(lambda c: c["pretrain_key"] == key and bool(c["finetune_causal"]) == finetuned)
     return df[mask]
-
-
-def _kind_text(meta: CheckpointMetadata) -> str:
-    if meta.causal_finetune is not None:
-        return "headless decoder with a causally fine-tuned LM head"
-    return ("headless " if meta.headless else "") + meta.kind
-
-
-def _facts(meta: CheckpointMetadata) -> list[str]:
-    """The card's table of what the checkpoint is and how it was made."""
-    r, ft = meta.recipe, meta.causal_finetune
-    finetune = (
-        f"yes: {ft.steps} steps at lr {ft.lr}, {ft.tokens} tokens, LM head initialised from the "
-        "input embeddings"
-        if ft is not None
-        else "no"
-    )
-    headless = " (headless: no vocabulary projection in pretraining)" if meta.headless else ""
-    return [
-        "| | |",
-        "|---|---|",
-        f"| preset | `{meta.preset}` ({meta.family}) |",
-        f"| pretraining objective | `{meta.objective}`{headless} |",
-        f"| causal fine-tuning | {finetune} |",
-        f"| parameters | {meta.params} |",
-        f"| vocabulary | {meta.vocab_size} (tokenizer: {meta.tokenizer.vocab_size} entries) |",
-        f"| corpus | {', '.join(meta.corpus)} |",
-        f"| steps / batch / sequence | {meta.steps} / {meta.batch_size} / {meta.seq_len} |",
-        f"| tokens seen | {meta.tokens_seen} |",
-        f"| training FLOPs | {meta.train_flops:.3e} |",
-        f"| wall seconds | {meta.wall_seconds:.1f} |",
-        f"| seed | {meta.seed} |",
-        f"| recipe | lr {r.lr}, {r.schedule} schedule, warm-up {r.warmup_steps}, weight decay {r.weight_decay} |",
-        f"| versions | {', '.join(f'{k} {v}' for k, v in meta.versions.items())} |",
-    ]
-
-
-def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, license: str) -> str:
-    from huggingface_hub import EvalResult, ModelCard, ModelCardData
-
-    meta = read_metadata(checkpoint)
-    family = FAMILIES.get(meta.family)
-    auto = family.auto_class.__name__
-    tags = ["headless-zoo", f"objective-{meta.objective}"]
-    if meta.headless:
-        tags += ["headless-lm", "contrastive-weight-tying"]
-    latest = (
-        rows.sort_values("step").groupby(["task", "metric", "seed"], dropna=False).tail(1)
-        if not rows.empty
-        else rows
-    )
-    eval_results = [
-        EvalResult(
-            task_type=family.pipeline_tag,
-            task_name=str(r["task"]),
-            dataset_type=f"headless-zoo/{r['suite']}",
-            dataset_name=f"{r['suite']}: {r['task']}",
-            metric_type=str(r["metric"]),
-            metric_value=float(r["value"]),
-            metric_name=f"{r['metric']} (seed {r['seed']})",
-        )
-        for r in latest.to_dict("records")
-    ]
-    data = ModelCardData(
-        license=license,
-        library_name="transformers",
-        tags=tags,
-        pipeline_tag=family.pipeline_tag,
-        model_name=repo.split("/")[-1],
-        eval_results=eval_results or None,
-    )
-    lines = [
-        f"# {repo.split('/')[-1]}",
-        "",
-        f"A {_kind_text(meta)} pretrained with the `{meta.objective}` objective "
-        f"(preset `{meta.preset}`) by headless-zoo, following {PAPER}",
-        "",
-        *_facts(meta),
-        "",
-        "## How to load",
-        "",
-        "```python",
-        f"from transformers import {auto}, AutoTokenizer",
-        "",
-        f'model = {auto}.from_pretrained("{repo}")',
-        f'tokenizer = AutoTokenizer.from_pretrained("{repo}")',
-        "```",
-        "",
-    ]
-    if meta.headless and meta.causal_finetune is None:
-        lines += [
-            "The LM head is the input embedding matrix (weight tying): this is the paper's "
-            '"headless" evaluation; `hlm finetune-causal` gives a decoder a trained head.',
-            "",
-        ]
-    lines += ["## Results", ""]
-    if latest.empty:
-        lines += ["No leaderboard rows were found for this checkpoint.", ""]
-    else:
-        table = latest[["suite", "task", "metric", "value", "seed", "step"]].sort_values(
-            ["suite", "task", "metric", "seed"]
-        )
-        from tabulate import tabulate
-
-        lines += [
-            tabulate(table.to_dict("records"), headers="keys", tablefmt="github", showindex=False),
-            "",
-        ]
-    lines += ["## Citation", "", PAPER, ""]
-    return str(ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)))
-
-
-def dataset_card(name: str, directory: Path, repo: str, license: str, plots: list[str]) -> str:
-    from huggingface_hub import DatasetCard, DatasetCardData
-
-    df = read_leaderboard(directory)
-    suite_file = directory / "_suite.yaml"
-    suite = read_yaml_mapping(suite_file, "suite keys") if suite_file.is_file() else {}
-    suite_yaml = suite_file.read_text() if suite else ""
-    data = DatasetCardData(
-        license=license,
-        tags=["headless-zoo", "leaderboard", "headless-lm"],
-        pretty_name=f"headless-zoo {name} leaderboard",
-        configs=[
-            {"config_name": "default", "data_files": [{"split": "train", "path": "data/*.parquet"}]}
-        ],
-    )
-    schema = "\n".join(f"| `{f.name}` | {f.type} | {COLUMN_DOCS[f.name]} |" for f in SCHEMA)
-    parts = [
-        f"# headless-zoo leaderboard: {name}",
-        "",
-        str(suite["description"] if "description" in suite else "").strip(),
-        "",
-        f"{len(df)} rows from {df['cell_id'].nunique() if not df.empty else 0} cells; one Parquet file per cell in `data/`.",
-        "",
-        "## Results (mean ± std over seeds, latest step)",
-        "",
-        render(aggregate(df), "md"),
-        "",
-        *[f"![{p}](plots/{p})" for p in plots],
-        "",
-        "## Schema",
-        "",
-        "| column | type | meaning |",
-        "|---|---|---|",
-        schema,
-        "",
-        "## Suite",
-        "",
-        "```yaml",
-        suite_yaml.strip(),
-        "```",
-        "",
-        "## Citation",
-        "",
-        PAPER,
-        "",
-    ]
-    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(parts)))
 
 
 def _upload(
@@ -280,8 +124,8 @@ def publish_model(
     leaderboards: Path = Path("leaderboards"),
     suite: str | None = None,
     label: str | None = None,
-    license: str = "apache-2.0",
     endpoint: str | None = None,
+    card: CardOptions | None = None,
 ) -> str:
     """Stage and upload a checkpoint folder with its card; returns the commit id (or the dry-run folder)."""
     ckpt = Path(checkpoint)
@@ -289,13 +133,13 @@ def publish_model(
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
     read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
     rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
-    card = model_card(ckpt, repo, rows, license)
+    text = model_card(ckpt, repo, rows, card or CardOptions())
 
     def stage(d: Path) -> None:
         for f in sorted(ckpt.iterdir()):
             if f.is_file() and f.name != STATE and not f.name.startswith("."):
                 shutil.copy2(f, d / f.name)
-        (d / "README.md").write_text(card)
+        (d / "README.md").write_text(text)
 
     return _publish(
         stage,
@@ -306,7 +150,7 @@ def publish_model(
         dry_run,
         endpoint,
         f"Upload {ckpt.name} ({read_metadata(ckpt).objective})",
-        f"hlm publish model {checkpoint} --repo {repo}",
+        f"hlm publish model {checkpoint} --repo {repo}" + _endpoint_flag(endpoint),
     )
 
 
@@ -351,7 +195,7 @@ def publish_leaderboard(
         dry_run,
         endpoint,
         f"Upload leaderboard {suite} ({len(files)} cells)",
-        f"hlm publish leaderboard {suite} --repo {repo}",
+        f"hlm publish leaderboard {suite} --repo {repo}" + _endpoint_flag(endpoint),
     )
 
 

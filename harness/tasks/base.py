@@ -9,7 +9,7 @@ Each task file registers its types in `TASKS` where it defines them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,9 @@ class TaskType:
     kinds: tuple[str, ...] = ("encoder", "decoder")
     # extra checks of validated params: (params, suite_dir) -> [(key under params, message)]
     check: Callable[[Any, Path], list[tuple[str, str]]] | None = None
+    # the Hub task type of its results for a model kind ("encoder" -> "text-classification");
+    # a kind not named: not a Hub evaluation (kept in the model card's table only)
+    hub_tasks: dict[str, str] = field(default_factory=dict)
 
 
 TASKS: Registry[TaskType] = Registry("task type")

@@ -270,6 +270,7 @@ GLUE_TASK = TaskType(
     params=FinetuneParams,
     kinds=("encoder",),
     check=_check(GLUE, GLUE_DEFAULT),  # type: ignore[arg-type]
+    hub_tasks={"encoder": "text-classification"},
 )
 SUPERGLUE_TASK = TaskType(
     name="superglue",
@@ -278,6 +279,7 @@ SUPERGLUE_TASK = TaskType(
     params=FinetuneParams,
     kinds=("encoder",),
     check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),  # type: ignore[arg-type]
+    hub_tasks={"encoder": "text-classification"},
 )
 SYNTHETIC_TASK = TaskType(
     name="synthetic",
@@ -286,6 +288,7 @@ SYNTHETIC_TASK = TaskType(
     params=FinetuneParams,
     kinds=("encoder",),
     check=_check(SYNTHETIC, ["agreement"]),
+    hub_tasks={"encoder": "text-classification"},
 )
 XNLI_TASK = TaskType(
     name="xnli",
@@ -294,6 +297,7 @@ XNLI_TASK = TaskType(
     params=XNLIParams,
     kinds=("encoder",),
     check=_check_xnli,  # type: ignore[arg-type]
+    hub_tasks={"encoder": "text-classification"},
 )
 TASKS.add(GLUE_TASK.name, GLUE_TASK)
 TASKS.add(SUPERGLUE_TASK.name, SUPERGLUE_TASK)

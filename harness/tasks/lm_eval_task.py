@@ -195,5 +195,6 @@ LM_EVAL_TASK = TaskType(
     params=LMEvalParams,
     kinds=("decoder",),
     check=_check,
+    hub_tasks={"decoder": "text-generation"},
 )
 TASKS.add(LM_EVAL_TASK.name, LM_EVAL_TASK)

@@ -104,5 +104,6 @@ VALIDATION = TaskType(
     run=run_validation,
     params=ValidationParams,
     metrics=("val_loss", "val_ce", "val_ppl"),
+    hub_tasks={"encoder": "fill-mask", "decoder": "text-generation"},
 )
 TASKS.add(VALIDATION.name, VALIDATION)

@@ -200,6 +200,7 @@ def test_failed_upload_is_clear_and_keeps_local_files(trained, monkeypatch, caps
         "upload to tester/x failed" in msg
         and "nothing local was changed" in msg
         and "retry: hlm publish model" in msg
+        and f"--endpoint {url}" in msg  # the retry goes to the same Hub
     )
     assert TOKEN not in msg
     assert tree_digest(ckpt) == before
@@ -267,7 +268,7 @@ def test_suite_publish_step_is_off_unless_asked(tmp_path, hub, monkeypatch) -> N
 
 
 def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
-    from harness.publish import model_card
+    from harness.cards import CardOptions, model_card
     from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
     from zoo.train.config import PretrainConfig
     from zoo.train.pretrain import pretrain
@@ -287,6 +288,96 @@ def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
     )
     import pandas as pd
 
-    card = model_card(ft, "me/x", pd.DataFrame(), "apache-2.0")
+    card = model_card(ft, "me/x", pd.DataFrame(), CardOptions())
     assert "pretrained with the `cwt` objective" in card and "objective-cwt" in card  # was `ce`
     assert "| causal fine-tuning | yes: 2 steps" in card
+
+
+def test_cards_read_back_with_huggingface_hubs_parsers(trained, hub, capsys) -> None:
+    from huggingface_hub import ModelCard
+    from huggingface_hub.repocard import metadata_load
+    from huggingface_hub.repocard_data import model_index_to_eval_results
+
+    root, ckpt = trained
+    assert (
+        hlm(
+            [
+                "publish",
+                "model",
+                str(ckpt),
+                "--repo",
+                "tester/cards",
+                "--endpoint",
+                hub.url,
+                "--leaderboards",
+                str(root / "lb"),
+            ]
+        )
+        == 0
+    )
+    assert f"{hub.url}/tester/cards" in capsys.readouterr().out  # the Hub URL is printed
+    text = hub.state.repos[("model", "tester/cards")].branches["main"]["README.md"].decode()
+    card = ModelCard(text)
+    meta = card.data.to_dict()
+    assert meta["library_name"] == "transformers"
+    assert meta["pipeline_tag"] == "feature-extraction"  # a headless encoder: no fill-mask widget
+    assert "language" not in meta  # trained on the synthetic corpus only
+    name, results = model_index_to_eval_results(meta["model-index"])
+    assert name == "cards"
+    assert {r.task_type for r in results} == {"fill-mask"}  # throughput is no Hub evaluation
+    assert {r.metric_type for r in results} == {"val_loss"}
+    assert {r.dataset_type for r in results} == {"headless-zoo/tiny/validation"}
+    assert "never trained" in text and "@inproceedings{godey2024headless" in text
+    assert "nan" not in text.split("## Results")[1].split("## Citation")[0]
+    readme = root / "README.md"
+    readme.write_text(text)
+    assert metadata_load(readme)["pipeline_tag"] == "feature-extraction"
+
+    assert (
+        hlm(
+            [
+                "publish",
+                "leaderboard",
+                "tiny",
+                "--repo",
+                "tester/cards-lb",
+                "--endpoint",
+                hub.url,
+                "--leaderboards",
+                str(root / "lb"),
+            ]
+        )
+        == 0
+    )
+    assert f"{hub.url}/datasets/tester/cards-lb" in capsys.readouterr().out
+    dcard = hub.state.repos[("dataset", "tester/cards-lb")].branches["main"]["README.md"].decode()
+    assert "- **models** (2)" in dcard and "- **seeds**: 0, 1" in dcard
+    assert "```yaml" not in dcard and "null" not in dcard.split("## Schema")[0]
+
+
+def test_a_finetuned_card_names_its_base_and_serves_generation(tmp_path) -> None:
+    import pandas as pd
+    from huggingface_hub import ModelCard
+
+    from harness.cards import CardOptions, model_card
+    from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
+    from zoo.train.config import PretrainConfig
+    from zoo.train.pretrain import pretrain
+
+    tiny = dict(
+        corpus=["synthetic:300"], vocab_size=600, steps=2, batch_size=4, seq_len=32, progress=False
+    )
+    final = pretrain(
+        PretrainConfig(
+            preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "p"), **tiny
+        )
+    )
+    headless = ModelCard(model_card(final, "me/h", pd.DataFrame(), CardOptions())).data
+    assert headless.pipeline_tag == "feature-extraction"
+    ft = finetune_causal(
+        str(final),
+        str(tmp_path / "ft"),
+        CausalFinetuneConfig(steps=2, warmup_steps=1, progress=False),
+    )
+    card = ModelCard(model_card(ft, "me/x", pd.DataFrame(), CardOptions(base_model="me/h")))
+    assert card.data.base_model == "me/h" and card.data.pipeline_tag == "text-generation"
