@@ -43,7 +43,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from harness.runner import run_suite
+    from harness.runner import plan_suite, run_suite
+
+    if args.dry_run:
+        plan = plan_suite(
+            resolve_suite_path(args.suite), Path(args.leaderboards), args.force, args.model
+        )
+        print(plan.table())
+        return 0
 
     summary = run_suite(
         resolve_suite_path(args.suite),
@@ -257,6 +264,12 @@ def _add_run(sub: Any) -> None:
         help="leaderboard root folder (default: leaderboards)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (cells to compute and done, pretraining runs cached or to train) "
+        "and write nothing",
+    )
     p.set_defaults(func=cmd_run)
 
 

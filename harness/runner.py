@@ -17,7 +17,7 @@ import yaml
 from tqdm import tqdm
 
 from harness.artifacts import artifact_folder, remove_dead_artifacts
-from harness.cells import Cell, expand
+from harness.cells import Cell, expand, runs_dir
 from harness.claims import claimed
 from harness.leaderboard import (
     done_cells,
@@ -35,7 +35,7 @@ from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config
 from zoo.models.spec import ModelSpec
 from zoo.registry import Registry
-from zoo.train.checkpoint import hf_config
+from zoo.train.checkpoint import COMMIT, hf_config
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
 
@@ -191,6 +191,65 @@ def run_suite(
     if suite.publish is not None and (suite.publish.enabled or publish) and not failed:
         summary.published = publish_suite(suite, cells, root)
     return summary
+
+
+@dataclass
+class Plan:
+    """What `hlm run` would do: the cells to compute and those done, and whether each
+    pretraining run the cells to compute need is cached."""
+
+    suite: Suite
+    todo: list[Cell]
+    done: list[Cell]
+    pretraining: dict[str, bool]  # pretraining key -> its final checkpoint is cached
+
+    def _pretraining(self, cell: Cell) -> str:
+        key = cell.pretrain_key
+        if key is None:
+            return ""
+        if key not in self.pretraining:
+            return key
+        return f"{key} ({'cached' if self.pretraining[key] else 'to train'})"
+
+    def table(self) -> str:
+        from tabulate import tabulate
+
+        rows = [
+            {
+                "status": status,
+                "model": c.label,
+                "task": c.task.label(),
+                "seed": c.seed,
+                "sweep": " ".join(f"{k}={v}" for k, v in c.sweep.items()),
+                "pretraining": self._pretraining(c),
+            }
+            for status, cells in (("to compute", self.todo), ("done", self.done))
+            for c in cells
+        ]
+        cached = sum(self.pretraining.values())
+        head = (
+            f"{self.suite.name}: {len(self.todo) + len(self.done)} cells, {len(self.done)} done, "
+            f"{len(self.todo)} to compute; {len(self.pretraining)} pretraining runs needed "
+            f"({cached} cached)"
+        )
+        return head + "\n\n" + tabulate(rows, headers="keys", tablefmt="github")
+
+
+def plan_suite(
+    path: str | Path,
+    root: Path = Path("leaderboards"),
+    force: bool = False,
+    only: str | None = None,
+) -> Plan:
+    """The plan of `hlm run` (`--dry-run`), reading only: nothing is written or computed."""
+    suite = load_suite(path)
+    cells = _only(expand(suite), only)
+    out = leaderboard_dir(suite.name, root)
+    done = set() if force or not out.is_dir() else done_cells(out)
+    todo = [c for c in cells if c.cell_id not in done]
+    keys = sorted({c.pretrain_key for c in todo if c.pretrain_key is not None})
+    cached = {k: (runs_dir() / "pretrain" / k / "final" / COMMIT).is_file() for k in keys}
+    return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached)
 
 
 def publish_suite(suite: Suite, cells: list[Cell], root: Path) -> list[str]:

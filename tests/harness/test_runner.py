@@ -18,7 +18,7 @@ import pytest
 
 from harness.cli import main as hlm
 from harness.leaderboard import COLUMNS, read_leaderboard
-from harness.runner import expand, run_suite
+from harness.runner import expand, plan_suite, run_suite
 from harness.suite import load_suite
 from tests.harness.conftest import TINY
 
@@ -27,6 +27,10 @@ ROOT = Path(__file__).parents[2]
 
 def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
     lb = isolated / "lb"
+    before = plan_suite(TINY, root=lb)  # --dry-run: the plan, nothing written
+    assert (len(before.todo), len(before.done)) == (8, 0) and not lb.exists()
+    assert before.pretraining == dict.fromkeys(before.pretraining, False)
+    assert len(before.pretraining) == 4 and "(to train)" in before.table()
     s1 = run_suite(TINY, root=lb, progress=False)
     assert (s1.total, s1.skipped, s1.computed, s1.failed) == (8, 0, 8, [])
     df = read_leaderboard(lb / "tiny")
@@ -52,6 +56,9 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
         and df["versions"].map(json.loads).map(lambda v: "torch" in v).all()
     )
     # idempotent: a second run computes nothing, and pretraining was shared between tasks
+    after = plan_suite(TINY, root=lb)
+    assert (len(after.todo), len(after.done)) == (0, 8) and "tiny: 8 cells, 8 done" in after.table()
+    assert all(plan_suite(TINY, root=lb, force=True).pretraining.values())  # cached now
     s2 = run_suite(TINY, root=lb, progress=False)
     assert (s2.skipped, s2.computed) == (8, 0)
     assert len(list((isolated / "runs" / "pretrain").glob("*/final"))) == 4  # 2 models x 2 seeds
