@@ -30,6 +30,7 @@ _KEY_EXCLUDE = {
     "eval_batches",
     "plugins",
     "pretrain_key",
+    "report_to",
 }
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.logs import VerbParser, configure, verbosity
 from zoo.errors import UserError
 
 LOSS_DEST = "loss__"  # argparse dest prefix of the flags generated from LossOptions
@@ -113,6 +114,8 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
         k: getattr(args, k) for k in PretrainConfig.model_fields if k != "loss" and hasattr(args, k)
     }
     overrides["loss"] = {k: getattr(args, LOSS_DEST + k) for k in LossOptions.model_fields}
+    if verbosity(args) < 0:
+        overrides["progress"] = False
     cfg = load_config(args.config, overrides)
     final = pretrain(cfg, resume=args.resume)
     print(f"checkpoint: {final}")
@@ -140,9 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     from zoo.train.causal_finetune import CausalFinetuneConfig
     from zoo.train.config import PretrainConfig
 
-    parser = argparse.ArgumentParser(
+    parser = VerbParser(
         prog="hlm",
-        description="headless-zoo: pretrain, compare and publish headless language models.",
+        description="headless-zoo: pretrain, compare and publish headless language models. "
+        "Every verb takes -v (more output) and -q (warnings and errors only).",
     )
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
@@ -206,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     args = parser.parse_args(argv)
+    configure(verbosity(args))
     try:
         return int(args.func(args))
     except UserError as exc:

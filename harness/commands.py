@@ -10,17 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.evaluate import add_evaluate
-from harness.suite import expand_suite_refs, resolve_suite_path
-
-
-def _suite_name(ref: str) -> str:
-    """A suite's leaderboard name from its name or YAML path (without running validation twice)."""
-    p = resolve_suite_path(ref)
-    if p.is_file():
-        from harness.suite import load_suite
-
-        return load_suite(p).name
-    return ref
+from harness.logs import verbosity
+from harness.publish import add_publish
+from harness.suite import expand_suite_refs, resolve_suite_path, suite_name
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -56,7 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resolve_suite_path(args.suite),
         force=args.force,
         root=Path(args.leaderboards),
-        progress=not args.no_progress,
+        progress=not args.no_progress and verbosity(args) >= 0,
         only=args.model,
         publish=args.publish,
     )
@@ -79,7 +71,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from harness.significance import compare_to_baseline
     from harness.tables import WIDTH, render
 
-    name = _suite_name(args.suite)
+    name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
     df = read_leaderboard(directory)
     if df.empty:
@@ -157,7 +149,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from harness.leaderboard import read_leaderboard
     from harness.plots import make_plots
 
-    name = _suite_name(args.suite)
+    name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
     df = read_leaderboard(directory)
     if df.empty:
@@ -169,48 +161,6 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     for f in make_plots(df, out, read_samples(directory, current_cells(directory))):
         print(f)
-    return 0
-
-
-def cmd_publish(args: argparse.Namespace) -> int:
-    from harness.cards import CardOptions
-    from harness.publish import hub_url, publish_leaderboard, publish_model
-
-    if args.what == "model":
-        card = CardOptions(
-            license=args.license,
-            language=args.language,
-            base_model=args.base_model,
-            repository_url=args.repository_url,
-        )
-        out = publish_model(
-            args.checkpoint,
-            args.repo,
-            private=args.private,
-            revision=args.revision,
-            dry_run=args.dry_run,
-            leaderboards=Path(args.leaderboards),
-            suite=args.suite,
-            label=args.model,
-            endpoint=args.endpoint,
-            card=card,
-        )
-    else:
-        out = publish_leaderboard(
-            _suite_name(args.suite),
-            args.repo,
-            private=args.private,
-            dry_run=args.dry_run,
-            leaderboards=Path(args.leaderboards),
-            license=args.license,
-            endpoint=args.endpoint,
-        )
-    kind = "model" if args.what == "model" else "dataset"
-    print(
-        f"dry run: files written to {out}"
-        if args.dry_run
-        else f"published {args.repo} (commit {out}): {hub_url(args.repo, kind, args.endpoint)}"
-    )
     return 0
 
 
@@ -311,49 +261,6 @@ def _add_leaderboard(sub: Any) -> None:
     p.set_defaults(func=cmd_leaderboard)
 
 
-def _add_publish(sub: Any) -> None:
-    p = sub.add_parser(
-        "publish",
-        help="upload a checkpoint (model card) or a leaderboard (dataset card) to the Hub",
-        description="Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
-        "or the login cache and is never written anywhere. --dry-run DIR writes exactly the files "
-        "that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub.",
-    )
-    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
-    pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
-    pm.add_argument("checkpoint")
-    pm.add_argument(
-        "--suite",
-        help="take the leaderboard rows of --model in this suite (default: rows whose "
-        "pretraining key matches the checkpoint folder)",
-    )
-    pm.add_argument("--model", help="model label in --suite")
-    pm.add_argument("--revision", help="branch to upload to (created if missing)")
-    pm.add_argument("--license", default="apache-2.0")
-    pm.add_argument(
-        "--language",
-        default="en",
-        help="card metadata (default: en; omitted for "
-        "a checkpoint trained on the synthetic corpus only)",
-    )
-    pm.add_argument(
-        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
-    )
-    pm.add_argument("--repository-url", help="a code repository to link from the card")
-    pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
-    pl.add_argument("suite", help="suite name or YAML path")
-    pl.add_argument("--license", default="cc-by-4.0")
-    for q in (pm, pl):
-        q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
-        q.add_argument("--private", action="store_true", help="create the repo private")
-        q.add_argument(
-            "--dry-run", metavar="DIR", help="write the files to DIR instead of uploading"
-        )
-        q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
-        q.add_argument("--leaderboards", default="leaderboards")
-    p.set_defaults(func=cmd_publish)
-
-
 def _add_bench(sub: Any) -> None:
     p = sub.add_parser(
         "bench",
@@ -394,7 +301,7 @@ def add_harness_verbs(sub: Any) -> None:
     _add_validate(sub)
     _add_run(sub)
     _add_leaderboard(sub)
-    _add_publish(sub)
+    add_publish(sub)
     _add_bench(sub)
     _add_plot(sub)
     add_evaluate(sub)

@@ -11,8 +11,8 @@ twice. A fine-tuned point counts the fine-tuning's tokens too (paper Fig. 4).
 from __future__ import annotations
 
 import fcntl
+import logging
 import shutil
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +36,9 @@ class Point:
     checkpoint: Path | None
 
 
+log = logging.getLogger(__name__)
+
+
 @contextmanager
 def _lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +58,7 @@ def ensure_pretrained(cell: Cell) -> Path:
     with _lock(out.parent / f"{out.name}.lock"):
         discard_if_damaged(out / "final")
         if not (out / "final").is_dir():
+            log.info("%s: pretraining %s (cached in %s once done)", cell.label, out.name, out)
             pretrain(
                 cell.pretrain,
                 resume=any(checkpoint_problem(p) is None for p in list_checkpoints(out)),
@@ -67,7 +71,7 @@ def discard_if_damaged(final: Path) -> None:
     warning), so that it is made again."""
     problem = checkpoint_problem(final) if final.is_dir() else None
     if problem is not None:
-        warnings.warn(f"{final}: {problem}; making it again", stacklevel=2)
+        log.warning("%s: %s; making it again", final, problem)
         shutil.rmtree(final)
 
 

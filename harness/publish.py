@@ -12,6 +12,7 @@ is never written to a file, a card, a log line or an error message.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import pandas as pd
 
 from harness.cards import CardOptions, dataset_card, model_card
 from harness.leaderboard import COLUMNS, read_leaderboard
+from harness.suite import suite_name
 from zoo.errors import UserError
 from zoo.train.checkpoint import STATE
 from zoo.train.metadata import read_metadata
@@ -222,3 +224,85 @@ def _publish(
     with tempfile.TemporaryDirectory(prefix="hlm-publish-") as tmp:
         stage(Path(tmp))
         return _upload(Path(tmp), repo, repo_type, private, revision, endpoint, message, retry)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    if args.what == "model":
+        card = CardOptions(
+            license=args.license,
+            language=args.language,
+            base_model=args.base_model,
+            repository_url=args.repository_url,
+        )
+        out = publish_model(
+            args.checkpoint,
+            args.repo,
+            private=args.private,
+            revision=args.revision,
+            dry_run=args.dry_run,
+            leaderboards=Path(args.leaderboards),
+            suite=args.suite,
+            label=args.model,
+            endpoint=args.endpoint,
+            card=card,
+        )
+    else:
+        out = publish_leaderboard(
+            suite_name(args.suite),
+            args.repo,
+            private=args.private,
+            dry_run=args.dry_run,
+            leaderboards=Path(args.leaderboards),
+            license=args.license,
+            endpoint=args.endpoint,
+        )
+    kind = "model" if args.what == "model" else "dataset"
+    print(
+        f"dry run: files written to {out}"
+        if args.dry_run
+        else f"published {args.repo} (commit {out}): {hub_url(args.repo, kind, args.endpoint)}"
+    )
+    return 0
+
+
+def add_publish(sub: Any) -> None:
+    p = sub.add_parser(
+        "publish",
+        help="upload a checkpoint (model card) or a leaderboard (dataset card) to the Hub",
+        description="Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
+        "or the login cache and is never written anywhere. --dry-run DIR writes exactly the files "
+        "that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub.",
+    )
+    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
+    pm.add_argument("checkpoint")
+    pm.add_argument(
+        "--suite",
+        help="take the leaderboard rows of --model in this suite (default: rows whose "
+        "pretraining key matches the checkpoint folder)",
+    )
+    pm.add_argument("--model", help="model label in --suite")
+    pm.add_argument("--revision", help="branch to upload to (created if missing)")
+    pm.add_argument("--license", default="apache-2.0")
+    pm.add_argument(
+        "--language",
+        default="en",
+        help="card metadata (default: en; omitted for "
+        "a checkpoint trained on the synthetic corpus only)",
+    )
+    pm.add_argument(
+        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
+    )
+    pm.add_argument("--repository-url", help="a code repository to link from the card")
+    pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
+    pl.add_argument("suite", help="suite name or YAML path")
+    pl.add_argument("--license", default="cc-by-4.0")
+    for q in (pm, pl):
+        q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
+        q.add_argument("--private", action="store_true", help="create the repo private")
+        q.add_argument(
+            "--dry-run", metavar="DIR", help="write the files to DIR instead of uploading"
+        )
+        q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
+        q.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func=cmd_publish)

@@ -9,12 +9,14 @@ the suite no longer has stay on disk but are not shown as the suite's.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from harness.artifacts import artifact_folder, remove_dead_artifacts
 from harness.cells import Cell, expand, runs_dir
@@ -38,6 +40,8 @@ from zoo.registry import Registry
 from zoo.train.checkpoint import COMMIT, hf_config
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
+
+log = logging.getLogger(__name__)
 
 
 def _checkpoint_spec(cell: Cell) -> tuple[ModelSpec, PretrainConfig]:
@@ -174,17 +178,27 @@ def run_suite(
         disable=not progress,
     )
     elsewhere = 0
-    for cell in todo:  # grouped by pretraining key: a checkpoint is trained once, then reused
-        bar.set_postfix_str(f"{cell.label} / {cell.task.label()}")
-        with claimed(out, cell.cell_id) as mine:
-            if not mine or (not force and _finished(out, cell)):
-                elsewhere += 1  # another run of this suite computes (or computed) it
-            else:
-                try:
-                    run_cell(cell, out, done)
-                except UserError as exc:
-                    failed.append(f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}")
-        bar.update(1)
+    with logging_redirect_tqdm():  # log lines above the bar, not through it
+        for cell in todo:  # grouped by pretraining key: a checkpoint is trained once, then reused
+            bar.set_postfix_str(f"{cell.label} / {cell.task.label()}")
+            with claimed(out, cell.cell_id) as mine:
+                if not mine or (not force and _finished(out, cell)):
+                    elsewhere += 1  # another run of this suite computes (or computed) it
+                else:
+                    log.debug(
+                        "cell %s: %s / %s (seed %d)",
+                        cell.cell_id,
+                        cell.label,
+                        cell.task.label(),
+                        cell.seed,
+                    )
+                    try:
+                        run_cell(cell, out, done)
+                    except UserError as exc:
+                        failed.append(
+                            f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}"
+                        )
+            bar.update(1)
     bar.close()
     computed = len(todo) - len(failed) - elsewhere
     summary = RunSummary(len(cells), len(cells) - len(todo), computed, failed, out, elsewhere)

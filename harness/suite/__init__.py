@@ -10,6 +10,7 @@ from harness.suite.loading import (
     load_suite,
     pydantic_problems,
     resolve_suite_path,
+    suite_name,
 )
 from harness.suite.schema import (
     LOSS_KEYS,
@@ -38,4 +39,5 @@ __all__ = [
     "overrides",
     "pydantic_problems",
     "resolve_suite_path",
+    "suite_name",
 ]

@@ -111,6 +111,12 @@ def resolve_suite_path(name_or_path: str, suites_dir: Path = Path("suites")) -> 
     return suites_dir / f"{name_or_path}.yaml"
 
 
+def suite_name(ref: str) -> str:
+    """A suite's leaderboard name from its name or YAML path (the file's `name:` when it is one)."""
+    p = resolve_suite_path(ref)
+    return load_suite(p).name if p.is_file() else ref
+
+
 def expand_suite_refs(refs: list[str]) -> list[Path]:
     """Suite files of names, paths, folders (their *.yaml) and globs, in order."""
     out: list[Path] = []

@@ -19,9 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.leaderboard import git_sha
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
@@ -157,7 +159,10 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     root = Path(p.data_dir) if p.data_dir else data_root()
     includes = [str(SHIPPED), *(str(ctx.suite_dir / d) for d in p.include_path)]
     device, dtype = device_and_dtype(p)
-    with data_root_env(root):
+    # lm-eval records `git describe` of the working directory, printing git's "fatal: not a
+    # git repository" outside one: it records this project's commit instead, quietly
+    quiet_git = mock.patch("lm_eval.evaluator.get_git_commit_hash", git_sha)
+    with data_root_env(root), quiet_git:
         manager = TaskManager(include_path=includes)
         for task in p.tasks:
             check_name("lm-eval task", task, manager.all_tasks)

@@ -27,6 +27,7 @@ from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
 from zoo.tokenizers import min_vocab_size
+from zoo.train.trackers import TRACKERS
 from zoo.yaml_files import read_yaml_mapping
 
 Schedule = Literal["triangular", "cosine", "constant"]
@@ -261,6 +262,11 @@ class PretrainConfig(BaseModel):
         description="also checkpoint at the first step reaching each of these budgets",
     )
     log_every: int = Field(10, gt=0, description="metrics.jsonl line every N steps")
+    report_to: list[str] = Field(
+        default_factory=list,
+        description="also send the metrics to these trackers: tensorboard (OUTPUT_DIR/"
+        "tensorboard/), wandb ($WANDB_PROJECT, WANDB_MODE=offline without network)",
+    )
     progress: bool = Field(True, description="progress bar")
 
     @field_validator("plugins")
@@ -310,6 +316,14 @@ class PretrainConfig(BaseModel):
             problem = source_problem(source)
             if problem is not None:
                 raise ValueError(f"[{i}] {problem}")
+        return v
+
+    @field_validator("report_to")
+    @classmethod
+    def _known_trackers(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if name not in TRACKERS:
+                raise ValueError(TRACKERS.unknown_message(name))
         return v
 
     @field_validator("objective")

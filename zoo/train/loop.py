@@ -31,6 +31,7 @@ from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
 from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.run import Counters, Run, checkpoint_metadata
 from zoo.train.step import TrainModule, head_from_embeddings, last_layer_queries
+from zoo.train.trackers import Tracker, open_trackers
 
 
 def peak_rss_mb() -> float:
@@ -79,8 +80,15 @@ class MetricsLog:
 
     A fresh run starts the file anew; a resumed one keeps the lines up to its step."""
 
-    def __init__(self, path: Path, enabled: bool, resumed_at: int | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        enabled: bool,
+        resumed_at: int | None,
+        trackers: list[Tracker] | None = None,
+    ) -> None:
         self.path, self.enabled = path, enabled
+        self.trackers = trackers or []
         if not (enabled and path.exists()):
             return
         if resumed_at is None:
@@ -97,6 +105,15 @@ class MetricsLog:
         if self.enabled:
             with self.path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
+            values = {
+                k: float(v) for k, v in row.items() if k != "step" and isinstance(v, int | float)
+            }
+            for tracker in self.trackers:
+                tracker.log(int(row["step"]), values)
+
+    def close(self) -> None:
+        for tracker in self.trackers:
+            tracker.close()
 
 
 class Checkpointer:
@@ -231,7 +248,19 @@ def fit(run: Run) -> Path:
     """Train until the stopping rule says stop; evaluate, save `final/`, return its path."""
     cfg, ctx, c = run.cfg, run.ctx, run.counters
     stop = StopRule.of(run)
-    log = MetricsLog(run.out / "metrics.jsonl", ctx.is_main, c.step if c.step else None)
+    trackers = (
+        open_trackers(cfg.report_to, run.out, cfg.model_dump(mode="json")) if ctx.is_main else []
+    )
+    log = MetricsLog(run.out / "metrics.jsonl", ctx.is_main, c.step if c.step else None, trackers)
+    try:
+        return _train(run, stop, log)
+    finally:
+        log.close()
+
+
+def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
+    """The training loop of `fit`, its stop rule and metrics log given."""
+    cfg, ctx, c = run.cfg, run.ctx, run.counters
     module = ctx.wrap(
         TrainModule(run.model, run.spec, run.objective, run.options, cfg.prune_last_layer)
     )

@@ -15,6 +15,7 @@ Output folder layout:
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from zoo.numerics import flush_denormal
@@ -23,12 +24,34 @@ from zoo.train.distributed import init_distributed, resolve_device, shutdown_dis
 from zoo.train.loop import fit
 from zoo.train.setup import setup
 
+log = logging.getLogger(__name__)
+
 
 def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
     """Train per `cfg` (continuing its last checkpoint with `resume`); returns `final/`."""
     ctx = init_distributed(resolve_device(cfg.device))
     try:
         with flush_denormal(cfg.flush_denormal):
-            return fit(setup(cfg, resume, ctx))
+            run = setup(cfg, resume, ctx)
+            r = run.recipe
+            log.info(
+                "%s %s/%s on %s x%d: %d steps of %d x %d tokens (lr %g, %s), vocabulary %d",
+                "resuming" if run.counters.step else "pretraining",
+                cfg.preset,
+                cfg.objective,
+                ctx.device.type,
+                ctx.world_size,
+                r.steps,
+                r.batch_size,
+                r.seq_len,
+                r.lr,
+                r.schedule,
+                run.spec.vocab_size,
+            )
+            final = fit(run)
+            log.info(
+                "%s: %d steps, %d tokens seen", final, run.counters.step, run.counters.tokens_seen
+            )
+            return final
     finally:
         shutdown_distributed(ctx)

@@ -1,0 +1,59 @@
+"""What hlm prints: our INFO lines by default, none with -q (and no progress bar), debug lines
+with -v; lm-eval's `git describe` no longer prints git's "fatal" outside a repository."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PRETRAIN = [
+    "pretrain",
+    "--preset",
+    "bert-tiny",
+    "--objective",
+    "ce",
+    "--corpus",
+    "synthetic:200",
+    "--vocab-size",
+    "400",
+    "--steps",
+    "2",
+    "--batch-size",
+    "4",
+    "--seq-len",
+    "32",
+]
+
+
+def _hlm(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_default_quiet_and_verbose_output(tmp_path: Path) -> None:
+    default = _hlm([*PRETRAIN, "--output-dir", str(tmp_path / "a")], tmp_path)
+    assert default.returncode == 0, default.stderr
+    assert "INFO zoo.train.pretrain: pretraining bert-tiny/ce on cpu x1: 2 steps" in default.stderr
+    assert "it/s]" in default.stderr or "s/it]" in default.stderr  # the progress bar
+    quiet = _hlm([*PRETRAIN, "--output-dir", str(tmp_path / "b"), "-q"], tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert "checkpoint:" in quiet.stdout  # the result is still printed
+
+
+@pytest.mark.slow
+def test_lm_eval_prints_no_git_fatal_outside_a_repository(
+    tiny_decoder: Path, tmp_path: Path
+) -> None:
+    out = _hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "2"], tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "fatal:" not in out.stderr and "|hlm_boolq|" in out.stdout.replace(" ", "")

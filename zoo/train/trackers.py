@@ -1,0 +1,86 @@
+"""Experiment trackers: every metrics line of a run also goes to TensorBoard or Weights & Biases.
+
+    hlm pretrain ... --report-to tensorboard        # OUTPUT_DIR/tensorboard/, torch's writer
+    WANDB_MODE=offline hlm pretrain ... --report-to wandb
+
+`metrics.jsonl` is always written; a tracker only mirrors it, from the main process. A tracker
+is a factory registered in `TRACKERS` by name (`report_to` is checked against it); its
+package is imported when the run starts, with a clear error naming the install when it is
+missing. W&B reads its own environment (`WANDB_PROJECT`, default `headless-zoo`;
+`WANDB_MODE=offline` for no network).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from zoo.errors import UserError
+from zoo.registry import Registry
+
+
+class Tracker(Protocol):
+    def log(self, step: int, values: dict[str, float]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+TrackerFactory = Callable[[Path, dict[str, Any]], Tracker]
+TRACKERS: Registry[TrackerFactory] = Registry("tracker")
+
+
+def _require(module: str, package: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UserError(
+            f"report_to: the {package} tracker needs `pip install {package}` "
+            "(or `pip install 'headless-zoo[trackers]'`)"
+        ) from None
+
+
+class TensorBoardTracker:
+    """Scalars under OUTPUT_DIR/tensorboard/, grouped `train/`, `val/` by their key."""
+
+    def __init__(self, out: Path, config: dict[str, Any]) -> None:
+        _require("tensorboard", "tensorboard")
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=str(out / "tensorboard"))
+        self.writer.add_text("config", f"```\n{config}\n```", 0)
+
+    def log(self, step: int, values: dict[str, float]) -> None:
+        for key, value in values.items():
+            group = "val" if key.startswith("val_") else "train"
+            self.writer.add_scalar(f"{group}/{key}", value, step)
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class WandbTracker:
+    """A W&B run named after the output folder, its config the run's resolved config."""
+
+    def __init__(self, out: Path, config: dict[str, Any]) -> None:
+        wandb = _require("wandb", "wandb")
+        project = os.environ["WANDB_PROJECT"] if "WANDB_PROJECT" in os.environ else "headless-zoo"
+        self.run = wandb.init(project=project, name=out.name, dir=str(out), config=config)
+
+    def log(self, step: int, values: dict[str, float]) -> None:
+        self.run.log(values, step=step)
+
+    def close(self) -> None:
+        self.run.finish()
+
+
+TRACKERS.add("tensorboard", TensorBoardTracker)
+TRACKERS.add("wandb", WandbTracker)
+
+
+def open_trackers(names: list[str], out: Path, config: dict[str, Any]) -> list[Tracker]:
+    return [TRACKERS.get(name)(out, config) for name in names]
