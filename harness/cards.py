@@ -241,7 +241,7 @@ def suite_summary(suite: Suite | None, df: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _suite(directory: Path) -> Suite | None:
+def last_suite(directory: Path) -> Suite | None:
     """The suite as last run into `directory` (`_suite.yaml`), if it reads."""
     f = directory / "_suite.yaml"
     if not f.is_file():
@@ -256,7 +256,7 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
     from huggingface_hub import DatasetCard, DatasetCardData
 
     df = read_leaderboard(directory)
-    suite = _suite(directory)
+    suite = last_suite(directory)
     data = DatasetCardData(
         license=license,
         tags=["headless-zoo", "leaderboard", "headless-lm"],

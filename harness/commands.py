@@ -297,6 +297,29 @@ def _add_plot(sub: Any) -> None:
     p.set_defaults(func=cmd_plot)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from harness.report import write_report
+
+    name = suite_name(args.suite)
+    out = write_report(Path(args.leaderboards) / name, name, Path(args.out) if args.out else None)
+    print(out)
+    return 0
+
+
+def _add_report(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write one static HTML page of a leaderboard (tables, figures, provenance)",
+        description="One self-contained HTML file (no CDN: opens offline): a sortable table per "
+        "task with significance marks, every figure of `hlm plot`, and the rows' provenance "
+        "(commits, versions, budgets reached, the machine the page was made on).",
+    )
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument("--out", help="the page's path (default: leaderboards/<suite>/report.html)")
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func=cmd_report)
+
+
 def add_harness_verbs(sub: Any) -> None:
     _add_validate(sub)
     _add_run(sub)
@@ -305,3 +328,4 @@ def add_harness_verbs(sub: Any) -> None:
     _add_bench(sub)
     _add_plot(sub)
     add_evaluate(sub)
+    _add_report(sub)

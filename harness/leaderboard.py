@@ -304,10 +304,7 @@ def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
     if agg.empty:
         return pd.DataFrame()
     a = agg.copy()
-    a["row"] = [
-        m if s in ("{}", "", None) else f"{m} {_sweep_label(s)}"
-        for m, s in zip(a["model"], a["sweep"], strict=True)
-    ]
+    a["row"] = [row_label(m, s) for m, s in zip(a["model"], a["sweep"], strict=True)]
     a["column"] = [f"{t}/{m}" for t, m in zip(a["task"], a["metric"], strict=True)]
     a["cell"] = [
         _fmt(float(r["mean"]), float(r["std"]), int(r["n"]), bool(r.get("significant", False)))
@@ -332,6 +329,11 @@ def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
     table = table[columns]
     table.index.name = "model"
     return table.fillna("")
+
+
+def row_label(model: str, sweep_json: str | None) -> str:
+    """A table row's label: the model, and its sweep point when it has one."""
+    return model if sweep_json in ("{}", "", None) else f"{model} {_sweep_label(str(sweep_json))}"
 
 
 def _sweep_label(sweep_json: str) -> str:
