@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from harness.artifacts import ARTIFACTS
 from harness.leaderboard import current_cells, write_current_cells
+from harness.logs import verbosity
 from harness.suite import Suite, SuiteError, pydantic_problems
 from harness.suite.checks import semantic_problems
 
@@ -38,6 +39,7 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
         "device": args.device,
         "dtype": args.dtype,
         "log_samples": args.log_samples,
+        "progress": verbosity(args) >= 0,
     }
     data = {
         "name": name,

@@ -12,6 +12,7 @@ them too. Every metric lm-eval returns is stored with its stderr; lm-eval's own 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -54,6 +55,9 @@ class LMEvalParams(BaseModel):
     log_samples: bool = Field(
         False, description="also keep lm-eval's per-sample log (prompts, answers) in the artifacts"
     )
+    progress: bool = Field(
+        False, description="show lm-eval's own progress bars (off inside a suite's cell bar)"
+    )
 
 
 def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
@@ -65,6 +69,27 @@ def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
         raise UserError("lm_eval: device 'cuda' asked for, but torch sees no CUDA device")
     dtype = p.dtype if p.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
     return device, dtype
+
+
+# lm-eval's modules that draw progress bars with no switch of their own
+BAR_MODULES = ("lm_eval.api.task", "lm_eval.api.model", "lm_eval.models.huggingface")
+
+
+@contextmanager
+def lm_eval_bars(shown: bool) -> Iterator[None]:
+    """lm-eval's progress bars as asked: hidden, they would nest inside `hlm run`'s cell bar."""
+    if shown:
+        yield
+        return
+    from tqdm import tqdm
+
+    def hidden(*args: Any, **kwargs: Any) -> Any:
+        return tqdm(*args, **{**kwargs, "disable": True})  # over lm-eval's own disable=
+
+    with contextlib.ExitStack() as stack:
+        for module in BAR_MODULES:
+            stack.enter_context(mock.patch(f"{module}.tqdm", hidden))
+        yield
 
 
 @contextmanager
@@ -162,7 +187,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     # lm-eval records `git describe` of the working directory, printing git's "fatal: not a
     # git repository" outside one: it records this project's commit instead, quietly
     quiet_git = mock.patch("lm_eval.evaluator.get_git_commit_hash", git_sha)
-    with data_root_env(root), quiet_git:
+    with data_root_env(root), quiet_git, lm_eval_bars(p.progress):
         manager = TaskManager(include_path=includes)
         for task in p.tasks:
             check_name("lm-eval task", task, manager.all_tasks)

@@ -57,3 +57,18 @@ def test_lm_eval_prints_no_git_fatal_outside_a_repository(
     out = _hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "2"], tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "fatal:" not in out.stderr and "|hlm_boolq|" in out.stdout.replace(" ", "")
+
+
+@pytest.mark.slow
+def test_hlm_run_shows_one_bar_not_lm_evals(tiny_decoder: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: bars\nmodels:\n  - {checkpoint: " + str(tiny_decoder) + ", name: tiny}\n"
+        "tasks:\n  - {type: lm_eval, params: {tasks: [hlm_boolq], limit: 4}}\n"
+    )
+    out = _hlm(["run", str(suite), "--leaderboards", str(tmp_path / "lb")], tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "bars: cells" in out.stderr  # our bar
+    assert "Running loglikelihood requests" not in out.stderr and "fatal:" not in out.stderr
+    shown = _hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "2"], tmp_path)
+    assert "Running loglikelihood requests" in shown.stderr  # ad hoc, lm-eval's own bars
