@@ -31,6 +31,7 @@ _KEY_EXCLUDE = {
     "plugins",
     "pretrain_key",
     "report_to",
+    "compile",
 }
 
 

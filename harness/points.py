@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import shutil
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -71,7 +72,7 @@ def discard_if_damaged(final: Path) -> None:
     warning), so that it is made again."""
     problem = checkpoint_problem(final) if final.is_dir() else None
     if problem is not None:
-        log.warning("%s: %s; making it again", final, problem)
+        warnings.warn(f"{final}: {problem}; making it again", stacklevel=2)
         shutil.rmtree(final)
 
 

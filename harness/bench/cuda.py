@@ -131,12 +131,14 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
         **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},  # type: ignore[arg-type]
         "headless": Variant("cwt"),
         "headless-sparse": Variant("cwt", sparse=True),
+        "vanilla-compiled": Variant("ce", compile=True),
+        "headless-compiled": Variant("cwt", compile=True),
     }
     preset, batch = ("bert-small", 32) if quick else ("bert-base", 64)
     tag = f"cuda {preset} V=50k b={batch} s=128 bf16"
     rows, best, st = _step_rows(tag, preset, 50_304, batch, 128, enc)
     fair = min(v for k, v in best.items() if k.startswith("vanilla"))
-    head = min(best["headless"], best["headless-sparse"])
+    head = min(best["headless"], best["headless-sparse"], best["headless-compiled"])
     rows.append(Row(f"{tag}: headless speed-up over hf-default", best["hf-default"] / head, "x"))
     rows.append(Row(f"{tag}: headless speed-up over the fastest vanilla", fair / head, "x"))
     pred = st["vanilla"].flops / st["headless"].flops
@@ -144,21 +146,33 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
     rows.append(
         Row(f"{tag}: headless MFU (bf16 roofline)", st["headless"].flops / head / bf16_peak, "x")
     )
+    rows.append(Row(f"{tag}: headless speed-up / FLOP-predicted", fair / head / pred, "x"))
+    rows.append(
+        Row(
+            f"{tag}: torch.compile speed-up of headless",
+            best["headless"] / best["headless-compiled"],
+            "x",
+        )
+    )
     dec: dict[str, Variant] = {
         "vanilla": Variant("ce"),
         **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},  # type: ignore[arg-type]
         "headless": Variant("cwt"),
+        "vanilla-compiled": Variant("ce", compile=True),
+        "headless-compiled": Variant("cwt", compile=True),
     }
     dbatch = 4 if quick else 16
     dtag = f"cuda pythia-70m V=50k b={dbatch} s=512 bf16"
     drows, dbest, dst = _step_rows(dtag, "pythia-70m", 50_304, dbatch, 512, dec)
     rows += drows
     dfair = min(v for k, v in dbest.items() if k.startswith("vanilla"))
+    dhead = min(dbest["headless"], dbest["headless-compiled"])
+    dpred = dst["vanilla"].flops / dst["headless"].flops
+    rows.append(Row(f"{dtag}: headless speed-up over the fastest vanilla", dfair / dhead, "x"))
+    rows.append(Row(f"{dtag}: FLOP-predicted speed-up", dpred, "x"))
+    rows.append(Row(f"{dtag}: headless speed-up / FLOP-predicted", dfair / dhead / dpred, "x"))
     rows.append(
-        Row(f"{dtag}: headless speed-up over the fastest vanilla", dfair / dbest["headless"], "x")
-    )
-    rows.append(
-        Row(f"{dtag}: FLOP-predicted speed-up", dst["vanilla"].flops / dst["headless"].flops, "x")
+        Row(f"{dtag}: headless MFU (bf16 roofline)", dst["headless"].flops / dhead / bf16_peak, "x")
     )
     flat: dict[str, Variant] = {f"V={v}": Variant("cwt", sparse=True) for v in (8_000, 120_000)}
     ftimes: dict[str, float] = {}

@@ -40,6 +40,7 @@ class Variant:
     bf16: bool = False
     prune_last_layer: bool = True
     fast_dropout: bool = True
+    compile: bool = False  # the training step's module through torch.compile
 
 
 def synthetic_batch(
@@ -95,6 +96,8 @@ class Stepper:
         self.module = TrainModule(
             self.model, spec, self.objective, variant.loss, variant.prune_last_layer
         )
+        if variant.compile:
+            self.module = torch.compile(self.module)  # type: ignore[assignment]
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.opt = make_optimizer(
             self.model, spec, self.objective, _recipe(batch, seq), variant.sparse

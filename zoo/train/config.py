@@ -227,6 +227,11 @@ class PretrainConfig(BaseModel):
         description="attention kernel: sdpa (torch's, everywhere) or xformers (CUDA, where "
         "installed; the paper trained with it)",
     )
+    compile: bool = Field(
+        False,
+        description="run the training step's forward and loss through torch.compile "
+        "(inductor: C++ on the CPU, Triton on CUDA); the first steps pay the compilation",
+    )
     fast_dropout: bool = Field(
         True,
         description="draw CPU dropout masks from 64-bit random words split into 15-bit lanes "

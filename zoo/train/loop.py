@@ -264,6 +264,8 @@ def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
     module = ctx.wrap(
         TrainModule(run.model, run.spec, run.objective, run.options, cfg.prune_last_layer)
     )
+    if cfg.compile:  # the forward and loss through torch.compile (inductor); same numbers
+        module = torch.compile(module)
     sampler = BatchSampler(len(run.blocks), cfg.seed)
     checkpointer = Checkpointer(run, stop)
     guard = checkpointer.guard
