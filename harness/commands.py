@@ -274,7 +274,12 @@ def _add_bench(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="rows as JSON: name, value, unit, target, status"
     )
-    p.add_argument("--only", nargs="+", choices=["cwt", "steps"], help="run only these parts")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        choices=["cwt", "steps", "compile"],
+        help="run only these parts (compile: eager vs torch.compile steps, not in the default run)",
+    )
     p.add_argument(
         "--profile", action="store_true", help="print a torch.profiler table of a headless step"
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from harness.bench.compiled import compile_rows
 from harness.bench.losses import bench_cwt
 from harness.bench.machine import machine_rows
 from harness.bench.memory import torch_huge_pages
@@ -22,7 +23,7 @@ from harness.bench.timing import Roofline, Row, format_rows
 from zoo.models import get_spec
 from zoo.numerics import flush_denormal
 
-PARTS = ("cwt", "steps")
+PARTS = ("cwt", "steps")  # the default parts; "compile" is asked for by name
 
 
 def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
@@ -51,6 +52,8 @@ def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
             rows += bench_cwt(quick, peak)
         if "steps" in parts:
             rows += bench_steps(quick, peak)
+        if "compile" in parts:
+            rows += compile_rows(quick, peak)
         rows.append(
             Row(
                 "fp32 roofline: 12 such products back to back, best sample",
