@@ -139,6 +139,37 @@ def test_pretraining_on_cuda_learns_and_saves_a_plain_checkpoint(tmp_path) -> No
     assert model.config._attn_implementation == "sdpa"
 
 
+def test_a_compiled_cuda_step_trains_like_the_eager_one(tmp_path) -> None:
+    import torch._inductor.config
+
+    from zoo.train.config import PretrainConfig
+    from zoo.train.pretrain import pretrain
+
+    def losses(out: str, compile: bool) -> list[float]:
+        cfg = PretrainConfig(
+            preset="pythia-tiny",
+            objective="cwt",
+            output_dir=str(tmp_path / out),
+            steps=5,
+            batch_size=8,
+            seq_len=64,
+            vocab_size=500,
+            corpus=["synthetic:300"],
+            progress=False,
+            log_every=1,
+            device="cuda",
+            compile=compile,
+        )
+        pretrain(cfg)
+        rows = (tmp_path / out / "metrics.jsonl").read_text().splitlines()
+        return [json.loads(x)["loss"] for x in rows if '"loss"' in x]
+
+    eager = losses("eager", False)
+    with torch._inductor.config.patch(fallback_random=True):  # eager's dropout draws
+        compiled = losses("compiled", True)
+    assert_close(compiled, eager, rtol=1e-3, atol=1e-4)
+
+
 def test_bench_steppers_run_on_cuda() -> None:
     from harness.bench.stepper import Stepper, Variant
     from zoo.models import get_spec
