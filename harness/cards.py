@@ -12,6 +12,7 @@ says what the model is for.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,7 @@ def pipeline_tag(meta: CheckpointMetadata) -> str:
     return FAMILIES.get(meta.family).pipeline_tag
 
 
-def _hub_task(row: dict[str, Any], kind: str) -> str | None:
+def _hub_task(row: Mapping[Any, Any], kind: str) -> str | None:
     task_type = json.loads(row["config"])["task"]["type"]
     hub = TASKS.get(task_type).hub_tasks if task_type in TASKS else {}
     return hub[kind] if kind in hub else None
@@ -97,7 +98,8 @@ def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
     if rows.empty:
         return []
     latest = rows.sort_values("step").groupby(["task", "metric", "seed"], dropna=False).tail(1)
-    hub = latest.assign(hub_task=[_hub_task(r, meta.kind) for r in latest.to_dict("records")])
+    hub_tasks: list[Any] = [_hub_task(r, meta.kind) for r in latest.to_dict("records")]
+    hub = latest.assign(hub_task=hub_tasks)
     hub = hub[hub["hub_task"].notna()]
     out = []
     for (suite, task, metric, hub_task), g in hub.groupby(["suite", "task", "metric", "hub_task"]):

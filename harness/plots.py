@@ -51,7 +51,7 @@ def _label(metric: str) -> str:
     return metric
 
 
-def palette(df: pd.DataFrame) -> dict[str, tuple[float, ...]]:
+def palette(df: pd.DataFrame) -> dict[str, Any]:
     """One colour per model label of the leaderboard, the same in every figure."""
     models = sorted(str(m) for m in df["model"].unique())
     cmap = plt.get_cmap("tab10" if len(models) <= 10 else "tab20")

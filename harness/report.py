@@ -104,7 +104,7 @@ def _table(agg: pd.DataFrame, task: str) -> str:
     for model, cells in shown.iterrows():
         tds = [f"<td>{html.escape(str(model))}</td>"]
         for metric, text in zip(metrics, cells, strict=True):
-            mean = means.loc[model, metric] if model in means.index and metric in means else None
+            mean = means[metric].get(model) if metric in means else None
             value = "" if mean is None or pd.isna(mean) else repr(float(mean))
             tds.append(f'<td data-value="{value}">{html.escape(str(text))}</td>')
         body.append(f"<tr>{''.join(tds)}</tr>")

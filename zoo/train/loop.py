@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from tqdm import tqdm
@@ -265,7 +265,7 @@ def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
         TrainModule(run.model, run.spec, run.objective, run.options, cfg.prune_last_layer)
     )
     if cfg.compile:  # the forward and loss through torch.compile (inductor); same numbers
-        module = torch.compile(module)
+        module = cast(torch.nn.Module, torch.compile(module))
     sampler = BatchSampler(len(run.blocks), cfg.seed)
     checkpointer = Checkpointer(run, stop)
     guard = checkpointer.guard
