@@ -139,14 +139,18 @@ def gather_targets(
 
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
         return target_embeddings, target_ids, 0
-    from torch.distributed.nn.functional import all_gather
+    # functional collectives: the supported differentiable all-gather (its backward sums each
+    # row's gradients from every rank and hands them to the row's owner: a reduce-scatter)
+    from torch.distributed._functional_collectives import all_gather_tensor_autograd
 
     k = torch.tensor([target_embeddings.shape[0]], device=target_embeddings.device)
     sizes_t = [torch.zeros_like(k) for _ in range(dist.get_world_size())]
     dist.all_gather(sizes_t, k)
     sizes = [int(x) for x in sizes_t]
     pad = max(sizes) - target_embeddings.shape[0]  # all_gather needs equal shapes
-    parts = all_gather(F.pad(target_embeddings, (0, 0, 0, pad)))
+    padded = F.pad(target_embeddings, (0, 0, 0, pad))  # (max K, D)
+    gathered = all_gather_tensor_autograd(padded, 0, dist.group.WORLD)  # (world x max K, D)
+    parts = gathered.split(padded.shape[0])
     cols = torch.cat([p[:n] for p, n in zip(parts, sizes, strict=True)])  # (N, D)
     col_ids = None
     if target_ids is not None:
