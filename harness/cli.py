@@ -118,7 +118,8 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
         overrides["progress"] = False
     cfg = load_config(args.config, overrides)
     final = pretrain(cfg, resume=args.resume)
-    print(f"checkpoint: {final}")
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, once
+        print(f"checkpoint: {final}")
     return 0
 
 
