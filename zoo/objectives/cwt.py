@@ -11,7 +11,7 @@ overflows for scores above ~88 in fp32). No [K, V] tensor is ever built.
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import cast, get_args
 
 import torch
 import torch.nn.functional as F
@@ -149,7 +149,8 @@ def gather_targets(
     sizes = [int(x) for x in sizes_t]
     pad = max(sizes) - target_embeddings.shape[0]  # all_gather needs equal shapes
     padded = F.pad(target_embeddings, (0, 0, 0, pad))  # (max K, D)
-    gathered = all_gather_tensor_autograd(padded, 0, dist.group.WORLD)  # (world x max K, D)
+    world = cast(dist.ProcessGroup, dist.group.WORLD)  # initialised: checked above
+    gathered = all_gather_tensor_autograd(padded, 0, world)  # (world x max K, D)
     parts = gathered.split(padded.shape[0])
     cols = torch.cat([p[:n] for p, n in zip(parts, sizes, strict=True)])  # (N, D)
     col_ids = None
