@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -26,6 +27,13 @@ from harness.leaderboard import current_cells, write_current_cells
 from harness.logs import verbosity
 from harness.suite import Suite, SuiteError, pydantic_problems
 from harness.suite.checks import semantic_problems
+
+
+def default_label(checkpoint: str) -> str:
+    """A leaderboard label for a checkpoint: its folder's name, the run's for a `final/`."""
+    path = Path(checkpoint)
+    name = path.parent.name if path.name == "final" and path.parent.name else path.name
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", name).lstrip(".-_") or "model"
 
 
 def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
@@ -43,7 +51,9 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
     }
     data = {
         "name": name,
-        "models": [{"checkpoint": args.checkpoint, "name": args.model or None}],
+        "models": [
+            {"checkpoint": args.checkpoint, "name": args.model or default_label(args.checkpoint)}
+        ],
         "tasks": [
             {"type": "lm_eval", "params": {k: v for k, v in params.items() if v is not None}}
         ],
@@ -135,7 +145,9 @@ def add_evaluate(sub: Any) -> None:
     p.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-samples", action="store_true", help="keep lm-eval's per-sample log")
-    p.add_argument("--model", help="the model's label in the leaderboard (default: folder name)")
+    p.add_argument(
+        "--model", help="the model's label in the leaderboard (default: the run's folder name)"
+    )
     p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
     p.add_argument("--leaderboards", default="leaderboards", help="leaderboards root")
     p.add_argument("--output", help="copy lm-eval's results JSON (and samples) into this folder")

@@ -46,3 +46,11 @@ def test_bad_arguments_are_named_by_flag(
     assert "--limit: Input should be greater than 0" in capsys.readouterr().err
     assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolx", "--limit", "1"]) == 2
     assert "did you mean 'hlm_boolq'" in capsys.readouterr().err
+
+
+def test_a_default_label_names_the_run() -> None:
+    from harness.evaluate import default_label
+
+    assert default_label("runs/bert-tiny-cwt/final") == "bert-tiny-cwt"
+    assert default_label("EleutherAI/pythia-70m") == "pythia-70m"
+    assert default_label("/tmp/.hidden dir/final") == "hidden-dir"
