@@ -18,16 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import ValidationError
 from tabulate import tabulate
 
-from harness.leaderboard import COLUMN_DOCS, SCHEMA, aggregate, read_leaderboard
-from harness.suite import Suite, overrides
+from harness.leaderboard import COLUMN_DOCS, SCHEMA, aggregate, latest_step, read_leaderboard
+from harness.suite import Suite, last_suite, overrides
 from harness.tables import render
 from harness.tasks import TASKS
 from zoo.models import FAMILIES
 from zoo.train.metadata import CheckpointMetadata, read_metadata
-from zoo.yaml_files import read_yaml_mapping
 
 PAPER = (
     "Godey, de la Clergerie, Sagot. Headless Language Models: Learning without Predicting with "
@@ -97,7 +95,7 @@ def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
 
     if rows.empty:
         return []
-    latest = rows.sort_values("step").groupby(["task", "metric", "seed"], dropna=False).tail(1)
+    latest = latest_step(rows)
     hub_tasks: list[Any] = [_hub_task(r, meta.kind) for r in latest.to_dict("records")]
     hub = latest.assign(hub_task=hub_tasks)
     hub = hub[hub["hub_task"].notna()]
@@ -149,7 +147,7 @@ def _facts(meta: CheckpointMetadata) -> list[str]:
 def _results_table(rows: pd.DataFrame) -> list[str]:
     if rows.empty:
         return ["No leaderboard rows were found for this checkpoint.", ""]
-    latest = rows.sort_values("step").groupby(["task", "metric", "seed"], dropna=False).tail(1)
+    latest = latest_step(rows)
     table = latest[["suite", "task", "metric", "value", "seed", "step"]].sort_values(
         ["suite", "task", "metric", "seed"]
     )
@@ -241,17 +239,6 @@ def suite_summary(suite: Suite | None, df: pd.DataFrame) -> list[str]:
         lines.append(f"- **baseline** of the significance tests: `{suite.baseline}`")
     lines.append("- the whole suite: `suite.yaml` in this repository")
     return lines
-
-
-def last_suite(directory: Path) -> Suite | None:
-    """The suite as last run into `directory` (`_suite.yaml`), if it reads."""
-    f = directory / "_suite.yaml"
-    if not f.is_file():
-        return None
-    try:
-        return Suite.model_validate(read_yaml_mapping(f, "suite keys"))
-    except ValidationError:
-        return None
 
 
 def dataset_card(name: str, directory: Path, repo: str, license: str, plots: list[str]) -> str:

@@ -144,12 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     from zoo.train.causal_finetune import CausalFinetuneConfig
     from zoo.train.config import PretrainConfig
 
-    parser = VerbParser(
+    parser = argparse.ArgumentParser(
         prog="hlm",
         description="headless-zoo: pretrain, compare and publish headless language models. "
         "Every verb takes -v (more output) and -q (warnings and errors only).",
     )
-    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=VerbParser)
 
     p = sub.add_parser("ls", help="list objectives, presets and task types")
     p.add_argument("--plugins", nargs="+", help="Python files that register objectives / tasks")

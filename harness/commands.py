@@ -12,7 +12,7 @@ from typing import Any
 from harness.evaluate import add_evaluate
 from harness.logs import verbosity
 from harness.publish import add_publish
-from harness.suite import expand_suite_refs, resolve_suite_path, suite_name
+from harness.suite import expand_suite_refs, last_suite, resolve_suite_path, suite_name
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -84,7 +84,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     agg = aggregate(df)
     if args.format == "md" and not args.all:  # a readable table: no informational or @best columns
         agg = agg[agg["higher_is_better"].notna() & ~agg["metric"].str.contains("@")]
-    baseline = args.baseline or _default_baseline(directory)
+    suite = last_suite(directory)
+    baseline = args.baseline or (suite.baseline if suite is not None else None)
     if baseline is not None:
         agg = compare_to_baseline(agg, baseline, read_samples(directory, current_cells(directory)))
     width = args.width or min(shutil.get_terminal_size((WIDTH, 24)).columns, WIDTH)
@@ -132,17 +133,6 @@ def select_task(tasks: Any, name: str) -> Any:
         return tasks == name
     check_name("task", name, sorted({*known, *families}))
     return tasks.str.startswith(name + "/")
-
-
-def _default_baseline(directory: Path) -> str | None:
-    """The `baseline` of the suite as last run into this leaderboard folder."""
-    from zoo.yaml_files import read_yaml_mapping
-
-    f = directory / "_suite.yaml"
-    if not f.is_file():
-        return None
-    baseline = read_yaml_mapping(f, "suite keys").get("baseline")
-    return baseline if isinstance(baseline, str) else None
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

@@ -299,19 +299,31 @@ def _fmt(mean: float, std: float, n: int, sig: bool) -> str:
     return s + (" †" if sig else "")
 
 
+def _labelled(agg: pd.DataFrame) -> pd.DataFrame:
+    """`agg` with the table's `row` (model, sweep point) and `column` (task/metric) labels."""
+    a = agg.copy()
+    a["row"] = [row_label(m, s) for m, s in zip(a["model"], a["sweep"], strict=True)]
+    a["column"] = [f"{t}/{m}" for t, m in zip(a["task"], a["metric"], strict=True)]
+    return a
+
+
+def pivot_means(agg: pd.DataFrame) -> pd.DataFrame:
+    """The mean behind each cell of `pivot` (same row and column labels, unsorted)."""
+    a = _labelled(agg)
+    return a.pivot_table(index="row", columns="column", values="mean", aggfunc="first", sort=False)
+
+
 def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
     """Models (x sweep point) as rows, task/metric as columns, sorted by `sort_by`'s direction."""
     if agg.empty:
         return pd.DataFrame()
-    a = agg.copy()
-    a["row"] = [row_label(m, s) for m, s in zip(a["model"], a["sweep"], strict=True)]
-    a["column"] = [f"{t}/{m}" for t, m in zip(a["task"], a["metric"], strict=True)]
+    a = _labelled(agg)
     a["cell"] = [
         _fmt(float(r["mean"]), float(r["std"]), int(r["n"]), bool(r.get("significant", False)))
         for r in a.to_dict("records")
     ]
     table = a.pivot_table(index="row", columns="column", values="cell", aggfunc="first", sort=False)
-    means = a.pivot_table(index="row", columns="column", values="mean", aggfunc="first", sort=False)
+    means = pivot_means(agg)
     if sort_by is not None:
         check_name("--sort column", sort_by, sorted(means.columns))
     key = sort_by if sort_by is not None else (means.columns[0] if len(means.columns) else None)

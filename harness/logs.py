@@ -34,8 +34,6 @@ class VerbParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self.prog.split()[-1] == "hlm":
-            return  # the top parser: its verbs carry the flags
         group = self.add_argument_group("output")
         group.add_argument(
             "-v",

@@ -69,7 +69,7 @@ def groups(d: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:
     scope = metric_info(metric).comparable
     if scope == "all" or d.empty:
         return [("", d)]
-    kind = d["preset"].map(_kind)
+    kind = d["preset"].map({p: _kind(p) for p in d["preset"].unique()})
     key = kind if scope == "kind" else kind + " · " + d["objective"].astype(str)
     return [(str(k), g) for k, g in d.groupby(key, sort=True)]
 

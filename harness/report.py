@@ -21,18 +21,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.cards import last_suite
 from harness.leaderboard import (
     aggregate,
     current_cells,
     latest_step,
     pivot,
+    pivot_means,
     read_leaderboard,
-    row_label,
 )
 from harness.plots import make_plots
 from harness.samples import read_samples
 from harness.significance import compare_to_baseline
+from harness.suite import last_suite
 from zoo.errors import UserError
 
 STYLE = """
@@ -93,18 +93,14 @@ window.addEventListener("load", function () {
 def _table(agg: pd.DataFrame, task: str) -> str:
     """One task's sortable table: models as rows, metrics as columns, `data-value` = mean."""
     part = agg[agg["task"] == task]
-    shown = pivot(part)
-    rows = [row_label(m, w) for m, w in zip(part["model"], part["sweep"], strict=True)]
-    means = part.assign(row=rows).pivot_table(
-        index="row", columns="metric", values="mean", aggfunc="first"
-    )
+    shown, means = pivot(part), pivot_means(part)
     metrics = [c.removeprefix(f"{task}/") for c in shown.columns]
     head = "".join(f"<th>{html.escape(m)}</th>" for m in ["model", *metrics])
     body = []
     for model, cells in shown.iterrows():
         tds = [f"<td>{html.escape(str(model))}</td>"]
-        for metric, text in zip(metrics, cells, strict=True):
-            mean = means[metric].get(model) if metric in means else None
+        for column, text in zip(shown.columns, cells, strict=True):
+            mean = means[column].get(model)
             value = "" if mean is None or pd.isna(mean) else repr(float(mean))
             tds.append(f'<td data-value="{value}">{html.escape(str(text))}</td>')
         body.append(f"<tr>{''.join(tds)}</tr>")

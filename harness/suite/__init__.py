@@ -7,6 +7,7 @@ suite = load_suite("suites/quickstart.yaml")
 from harness.suite.loading import (
     SuiteError,
     expand_suite_refs,
+    last_suite,
     load_suite,
     pydantic_problems,
     resolve_suite_path,
@@ -35,6 +36,7 @@ __all__ = [
     "SuiteError",
     "TaskEntry",
     "expand_suite_refs",
+    "last_suite",
     "load_suite",
     "overrides",
     "pydantic_problems",

@@ -117,6 +117,18 @@ def suite_name(ref: str) -> str:
     return load_suite(p).name if p.is_file() else ref
 
 
+def last_suite(directory: Path) -> Suite | None:
+    """The suite as last run into leaderboard folder `directory` (its `_suite.yaml`), if it
+    reads as one."""
+    f = directory / "_suite.yaml"
+    if not f.is_file():
+        return None
+    try:
+        return Suite.model_validate(read_yaml_mapping(f, "suite keys"))
+    except ValidationError:
+        return None
+
+
 def expand_suite_refs(refs: list[str]) -> list[Path]:
     """Suite files of names, paths, folders (their *.yaml) and globs, in order."""
     out: list[Path] = []

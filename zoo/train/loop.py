@@ -105,6 +105,8 @@ class MetricsLog:
         if self.enabled:
             with self.path.open("a") as f:
                 f.write(json.dumps(row) + "\n")
+            if not self.trackers:
+                return
             values = {
                 k: float(v) for k, v in row.items() if k != "step" and isinstance(v, int | float)
             }

@@ -233,9 +233,11 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
         cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
     )
     tokenizer, source = setup_tokenizer(cfg, spec, docs[0], checkpoint)
-    added = complete_specials(tokenizer, spec.kind)  # a given tokenizer may lack some
-    if checkpoint is not None:
-        added = read_metadata(checkpoint).tokenizer.added_specials
+    added = (  # a given tokenizer may lack some; a resumed run's already has them
+        read_metadata(checkpoint).tokenizer.added_specials
+        if checkpoint is not None
+        else complete_specials(tokenizer, spec.kind)
+    )
     spec = fit_vocabulary(cfg, spec, tokenizer, source)
     blocks, val_blocks = setup_data(tokenizer, spec, recipe, docs)
     torch.manual_seed(cfg.seed)
