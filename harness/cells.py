@@ -32,6 +32,7 @@ _KEY_EXCLUDE = {
     "pretrain_key",
     "report_to",
     "compile",
+    "strategy",
 }
 
 

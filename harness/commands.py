@@ -267,8 +267,10 @@ def _add_bench(sub: Any) -> None:
     p.add_argument(
         "--only",
         nargs="+",
-        choices=["cwt", "steps", "compile"],
-        help="run only these parts (compile: eager vs torch.compile steps, not in the default run)",
+        choices=["cwt", "steps", "compile", "corpus"],
+        help="run only these parts (not in the default run: compile, eager vs torch.compile "
+        "steps; corpus, tokenisation speed, cache size and pretraining memory as the corpus "
+        "grows 20x)",
     )
     p.add_argument(
         "--profile", action="store_true", help="print a torch.profiler table of a headless step"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 # No network in tests, as in CI: set before huggingface_hub / datasets read them at import.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+# The token and tokenizer cache of this test session (subprocesses inherit it), not ~/.cache.
+os.environ.setdefault("HLM_CACHE_DIR", tempfile.mkdtemp(prefix="hlm-test-cache-"))
 
 import pytest
 import transformers

@@ -104,6 +104,16 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrai
     raise ValueError(f"kind must be 'encoder' or 'decoder', got {kind!r}")
 
 
+def encode_documents(tokenizer: PreTrainedTokenizerBase, docs: list[str]) -> list[list[int]]:
+    """Token ids of each document, no special tokens (a fast tokenizer encodes the batch in
+    parallel, without "longer than model_max_length" warnings)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return [e.ids for e in backend.encode_batch(docs, add_special_tokens=False)]
+    ids: list[list[int]] = tokenizer(docs, add_special_tokens=False)["input_ids"]
+    return ids
+
+
 def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
     """A tokenizer from a local folder (or a hub id, for users with network)."""
     p = Path(name_or_path).expanduser()

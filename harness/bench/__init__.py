@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from harness.bench.compiled import compile_rows
+from harness.bench.corpus import corpus_rows
 from harness.bench.losses import bench_cwt
 from harness.bench.machine import machine_rows
 from harness.bench.memory import torch_huge_pages
@@ -23,7 +24,7 @@ from harness.bench.timing import Roofline, Row, format_rows
 from zoo.models import get_spec
 from zoo.numerics import flush_denormal
 
-PARTS = ("cwt", "steps")  # the default parts; "compile" is asked for by name
+PARTS = ("cwt", "steps")  # the default parts; "compile" and "corpus" are asked for by name
 
 
 def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
@@ -54,6 +55,8 @@ def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
             rows += bench_steps(quick, peak)
         if "compile" in parts:
             rows += compile_rows(quick, peak)
+        if "corpus" in parts:
+            rows += corpus_rows(quick)
         rows.append(
             Row(
                 "fp32 roofline: 12 such products back to back, best sample",

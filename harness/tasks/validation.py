@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+from transformers import PreTrainedTokenizerBase
 
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
-from zoo.data.batches import MaskingConfig, pack
-from zoo.data.corpus import load_documents, training_documents
+from zoo.data.batches import MaskingConfig, PackedBlocks
+from zoo.data.cache import CorpusSpec, Part, token_streams, training_corpus
 from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
@@ -24,6 +25,7 @@ from zoo.train.checkpoint import load_model
 from zoo.train.evaluate import validation_metrics
 from zoo.train.metadata import find_metadata
 from zoo.train.recipe import resolve_recipe
+from zoo.train.step import TrainModule
 
 
 class ValidationParams(BaseModel):
@@ -38,17 +40,28 @@ class ValidationParams(BaseModel):
     )
 
 
-def _documents(ctx: TaskContext) -> list[str]:
+def _held_out_text(ctx: TaskContext) -> tuple[CorpusSpec, Part]:
+    """The text to score: all of the task's sources, else the pretraining's validation text
+    (its validation sources, or the part held out of its corpus)."""
     params: ValidationParams = ctx.params
     if params.corpus:
-        return load_documents(params.corpus)
+        return CorpusSpec(tuple(params.corpus)), "main"
     cfg = ctx.pretrain
-    return training_documents(
+    text = training_corpus(
         cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
-    )[1]
+    )
+    return (text.validation, "main") if text.validation else (text.train, "held_out")
 
 
-def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
+def _validation_blocks(
+    text: tuple[CorpusSpec, Part], tokenizer: PreTrainedTokenizerBase, seq_len: int, kind: str
+) -> PackedBlocks:
+    """The validation token stream (read from the token cache; tokenised on first use)."""
+    stream = token_streams(text[0], tokenizer, kind).part(text[1])
+    return PackedBlocks(stream, seq_len, kind, special_ids(tokenizer, kind))
+
+
+def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> list[Result]:
     params: ValidationParams = ctx.params
     recipe = resolve_recipe(ctx.pretrain, ctx.spec)
     meta = find_metadata(path)
@@ -64,11 +77,8 @@ def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
         else:
             objective, options = OBJECTIVES.get(meta.objective), meta.loss_options()
     m = validation_metrics(
-        model,
-        spec,
-        objective,
-        options,
-        pack(docs, tokenizer, seq_len, spec.kind),
+        TrainModule(model, spec, objective, options),
+        _validation_blocks(text, tokenizer, seq_len, spec.kind),
         params.batch_size or batch,
         params.batches,
         special_ids(tokenizer, spec.kind),
@@ -95,7 +105,7 @@ def _evaluate(ctx: TaskContext, path: Path, docs: list[str]) -> list[Result]:
 def run_validation(ctx: TaskContext) -> list[Result]:
     if ctx.checkpoint is None:
         raise UserError("validation needs a checkpoint")
-    return _evaluate(ctx, ctx.checkpoint, _documents(ctx))
+    return _evaluate(ctx, ctx.checkpoint, _held_out_text(ctx))
 
 
 VALIDATION = TaskType(

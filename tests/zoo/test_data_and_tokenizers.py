@@ -7,7 +7,7 @@ import torch
 from transformers import AutoTokenizer
 
 from zoo.data.batches import IGNORE, BatchSampler, MaskingConfig, clm_labels, mlm_mask, pack
-from zoo.data.corpus import load_documents, read_file, split_documents
+from zoo.data.corpus import load_documents, read_file
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
 from zoo.tokenizers import special_ids, train_tokenizer
@@ -92,8 +92,6 @@ def test_real_corpus_files(data_root) -> None:
     docs = read_file(data_root / "corpus/nltk_gutenberg/chesterton-ball.txt")  # latin-1 bytes
     assert len(docs) > 100
     assert len(load_documents(["corpus/wikitext-2/valid.txt"])) > 100
-    train, val = split_documents(docs, 0.1, seed=0)
-    assert len(val) == round(len(docs) * 0.1) and not set(val) & set(train) - set(val)
 
 
 def test_jsonl_and_missing_sources(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""Packing documents into fixed-length blocks, MLM masking, CLM labels, deterministic batches.
+"""Fixed-length blocks over token streams, MLM masking, CLM labels, deterministic batches.
 
 Every batch is a pure function of (seed, step, micro-step, rank): resuming at step s replays
 exactly the batches an uninterrupted run would have seen.
@@ -8,44 +8,70 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 from transformers import PreTrainedTokenizerBase
 
 from zoo.errors import UserError
-from zoo.tokenizers import special_ids
+from zoo.tokenizers import encode_documents, special_ids
 
 IGNORE = -100
 
 
-def pack(docs: list[str], tokenizer: PreTrainedTokenizerBase, seq_len: int, kind: str) -> Tensor:
-    """Tokenise and pack documents into blocks [N, seq_len].
+class PackedBlocks:
+    """Fixed-length blocks [N, T] over a flat token stream (documents joined by their
+    separator), cut when read: nothing but the rows asked for is copied out of the stream (a
+    memory map of the token cache, or an array).
 
-    Decoder: doc + EOS + doc + EOS ... cut into seq_len blocks.
-    Encoder: doc + SEP + doc ... cut into (seq_len - 2) pieces, each wrapped as [CLS] ... [SEP].
-    The trailing partial block is dropped.
+    Decoder: the stream cut into T-token blocks. Encoder: cut into T - 2 token pieces, each
+    wrapped as [CLS] ... [SEP]. The trailing partial block is dropped.
     """
+
+    def __init__(self, stream: np.ndarray, seq_len: int, kind: str, special: dict[str, int]):
+        self.stream = stream
+        self.body = seq_len if kind == "decoder" else seq_len - 2
+        self.n = len(stream) // self.body
+        self.wrap = (special["cls"], special["sep"]) if kind == "encoder" else None
+        if self.n == 0:
+            raise UserError(
+                f"corpus too small: {len(stream)} tokens, less than one block of {seq_len}"
+            )
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: Tensor | slice) -> Tensor:
+        """Blocks [B, T] (int64) at `index`: a tensor of block numbers or a slice."""
+        rows = np.arange(self.n)[index] if isinstance(index, slice) else index.cpu().numpy()  # (B,)
+        take = rows[:, None] * self.body + np.arange(self.body)[None, :]  # (B, body)
+        blocks = torch.from_numpy(self.stream[take].astype(np.int64))  # (B, body)
+        if self.wrap is not None:
+            b = len(rows)
+            cls = torch.full((b, 1), self.wrap[0], dtype=torch.long)
+            end = torch.full((b, 1), self.wrap[1], dtype=torch.long)
+            blocks = torch.cat([cls, blocks, end], dim=1)  # (B, T)
+        return blocks
+
+
+def token_stream(docs: list[str], tokenizer: PreTrainedTokenizerBase, kind: str) -> np.ndarray:
+    """Documents encoded and joined, each followed by the separator (in memory)."""
     ids = special_ids(tokenizer, kind)
     sep = ids["eos"] if kind == "decoder" else ids["sep"]
     stream: list[int] = []
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None:  # fast path, and no "longer than model_max_length" warnings
-        enc = [e.ids for e in backend.encode_batch(docs, add_special_tokens=False)]
-    else:
-        enc = tokenizer(docs, add_special_tokens=False)["input_ids"]
-    for d in enc:
+    for d in encode_documents(tokenizer, docs):
         stream.extend(d)
         stream.append(sep)
-    body = seq_len if kind == "decoder" else seq_len - 2
-    n = len(stream) // body
-    if n == 0:
-        raise UserError(f"corpus too small: {len(stream)} tokens, less than one block of {seq_len}")
-    blocks = torch.tensor(stream[: n * body], dtype=torch.long).view(n, body)  # (N, body)
-    if kind == "encoder":
-        cls = torch.full((n, 1), ids["cls"], dtype=torch.long)
-        end = torch.full((n, 1), ids["sep"], dtype=torch.long)
-        blocks = torch.cat([cls, blocks, end], dim=1)  # (N, T)
-    return blocks
+    return np.asarray(stream, dtype=np.int64)
+
+
+def pack(docs: list[str], tokenizer: PreTrainedTokenizerBase, seq_len: int, kind: str) -> Tensor:
+    """Tokenise and pack (few) documents into blocks [N, seq_len], in memory (see
+    `PackedBlocks`; a corpus goes through the token cache instead)."""
+    blocks = PackedBlocks(
+        token_stream(docs, tokenizer, kind), seq_len, kind, special_ids(tokenizer, kind)
+    )
+    return blocks[:]
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,39 @@
-"""Corpora: read documents from local files, globs, folders, the synthetic generator or the Hub.
+"""Corpora: stream documents from local files, globs, folders, the synthetic generator or the Hub.
 
 A source string is one of:
 - ``synthetic`` or ``synthetic:N_DOCS``: the embedded synthetic language (`zoo.data.synthetic`);
-- ``hub:NAME[:CONFIG][@SPLIT]``: a Hugging Face dataset id, ``text`` column (needs network);
+- ``hub:NAME[:CONFIG][@SPLIT]``: a Hugging Face dataset id (or a local dataset folder),
+  ``text`` column, read with ``streaming=True`` (nothing is downloaded whole);
 - a local path, folder or glob of ``.txt`` (documents separated by blank lines), ``.jsonl`` /
   ``.json`` (one object per line with a ``text`` field) or ``.parquet`` (``text`` column).
 Relative local paths are tried as given, then under ``$HLM_DATA_ROOT`` (default ``../shared/data``).
+
+Every reader yields one document at a time and holds at most one line, one Parquet batch or one
+Hub example in memory: a corpus of any size streams through `iter_documents`. `fingerprint`
+names a corpus by its files' contents (the token cache's key).
 """
 
 from __future__ import annotations
 
+import codecs
 import glob
+import hashlib
 import json
+import logging
 import os
-import random
-import re
+from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
 
+log = logging.getLogger(__name__)
+
 DATA_ROOT_ENV = "HLM_DATA_ROOT"
 SUPPORTED = (".txt", ".jsonl", ".json", ".parquet")
+SYNTHETIC_DOCS = 2000  # documents of a bare `synthetic` source
+SYNTHETIC_VERSION = 1  # bump when the generator's output changes: cached corpora are renamed
 
 
 def data_root() -> Path:
@@ -49,53 +61,105 @@ def resolve_local(source: str) -> list[Path]:
     return []
 
 
-def _read_text(path: Path) -> str:
-    raw = path.read_bytes()
+def _encoding(path: Path) -> str:
+    """utf-8 when the whole file decodes as such, else latin-1 (e.g. NLTK's Gutenberg files);
+    checked in 1 MiB pieces."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        return raw.decode("utf-8")
+        with path.open("rb") as f:
+            for piece in iter(lambda: f.read(1 << 20), b""):
+                decoder.decode(piece)
+            decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        return raw.decode("latin-1")  # e.g. NLTK's Gutenberg files
+        return "latin-1"
+    return "utf-8"
 
 
-def read_file(path: Path) -> list[str]:
-    """Documents in one file."""
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines (split on \\n only, without it), decoded one at a time."""
+    encoding = _encoding(path)
+    with path.open("rb") as f:
+        for raw in f:
+            yield raw.decode(encoding).removesuffix("\n")
+
+
+def _text_documents(path: Path) -> Iterator[str]:
+    """Documents of a .txt file: runs of lines between blank (whitespace-only) lines, stripped."""
+    lines: list[str] = []
+    for line in _lines(path):
+        if line.strip():
+            lines.append(line)
+        elif lines:
+            yield "\n".join(lines).strip()
+            lines = []
+    if lines:
+        yield "\n".join(lines).strip()
+
+
+def _json_documents(path: Path) -> Iterator[str]:
+    for i, line in enumerate(_lines(path)):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{i + 1}: not a JSON line ({exc.msg})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+            raise UserError(f"{path}:{i + 1}: expected an object with a 'text' string")
+        yield obj["text"]
+
+
+def _parquet_documents(path: Path) -> Iterator[str]:
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(path)
+    names = table.schema_arrow.names
+    if "text" not in names:
+        raise UserError(f"{path}: no 'text' column (columns: {', '.join(names)})")
+    for batch in table.iter_batches(batch_size=1024, columns=["text"]):
+        yield from (t for t in batch.column(0).to_pylist() if t)
+
+
+def iter_file(path: Path) -> Iterator[str]:
+    """Documents in one file, one at a time."""
     if path.suffix == ".txt":
-        return [d.strip() for d in re.split(r"\n\s*\n", _read_text(path)) if d.strip()]
+        return _text_documents(path)
     if path.suffix in (".jsonl", ".json"):
-        docs = []
-        for i, line in enumerate(_read_text(path).split("\n")):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{i + 1}: not a JSON line ({exc.msg})") from None
-            if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-                raise UserError(f"{path}:{i + 1}: expected an object with a 'text' string")
-            docs.append(obj["text"])
-        return docs
+        return _json_documents(path)
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path)
-        if "text" not in table.column_names:
-            raise UserError(f"{path}: no 'text' column (columns: {', '.join(table.column_names)})")
-        return [t for t in table.column("text").to_pylist() if t]
+        return _parquet_documents(path)
     raise UserError(f"{path}: unsupported file type (supported: {', '.join(SUPPORTED)})")
 
 
-def _read_hub(spec: str) -> list[str]:
+def read_file(path: Path) -> list[str]:
+    """Documents in one (small) file."""
+    return list(iter_file(path))
+
+
+def _hub_parts(spec: str) -> tuple[str, str | None, str]:
     name, _, split = spec.partition("@")
     name, _, config = name.partition(":")
+    return name, config or None, split or "train"
+
+
+def _iter_hub(spec: str) -> Iterator[str]:
+    """A Hub dataset (or local dataset folder) streamed example by example."""
+    name, config, split = _hub_parts(spec)
     from datasets import load_dataset
 
     try:
-        ds = load_dataset(name, config or None, split=split or "train")
+        ds = load_dataset(name, config, split=split, streaming=True)
+        examples = iter(ds)
+        first = next(examples, None)
     except Exception as exc:  # network, auth, unknown id: all user-facing
         raise UserError(f"cannot load hub dataset {spec!r}: {type(exc).__name__}: {exc}") from exc
-    if "text" not in ds.column_names:
-        raise UserError(f"hub dataset {spec!r} has no 'text' column ({', '.join(ds.column_names)})")
-    return [t for t in ds["text"] if t]
+    if first is None:
+        return
+    if "text" not in first:
+        raise UserError(f"hub dataset {spec!r} has no 'text' column ({', '.join(first)})")
+    if first["text"]:
+        yield first["text"]
+    yield from (t for ex in examples if (t := ex["text"]))
 
 
 def source_problem(source: str) -> str | None:
@@ -111,54 +175,89 @@ def source_problem(source: str) -> str | None:
     return None
 
 
-def load_documents(sources: list[str]) -> list[str]:
-    """All documents of all sources, in order."""
-    docs: list[str] = []
+def _check(sources: list[str]) -> None:
     for src in sources:
         problem = source_problem(src)
         if problem is not None:
             raise UserError(f"corpus source: {problem}")
+
+
+def iter_documents(sources: list[str]) -> Iterator[str]:
+    """All documents of all sources, in order, one at a time."""
+    _check(sources)
+    for src in sources:
         if src == "synthetic" or src.startswith("synthetic:"):
             n = src.partition(":")[2]
-            docs.extend(synthetic_corpus(int(n) if n else 2000))
+            yield from synthetic_corpus(int(n) if n else SYNTHETIC_DOCS)
         elif src.startswith("hub:"):
-            docs.extend(_read_hub(src[4:]))
+            yield from _iter_hub(src[4:])
         else:
             for f in resolve_local(src):
-                docs.extend(read_file(f))
+                yield from iter_file(f)
+
+
+def load_documents(sources: list[str]) -> list[str]:
+    """All documents of all (small) sources, in a list; large corpora go through the token
+    cache (`zoo.data.cache`) instead."""
+    docs = list(iter_documents(sources))
     if not docs:
         raise UserError(f"corpus {sources} holds no documents")
     return docs
 
 
-def split_documents(docs: list[str], fraction: float, seed: int) -> tuple[list[str], list[str]]:
-    """Deterministic (train, validation) split holding out `fraction` of the documents."""
-    if not 0 < fraction < 1:
-        raise UserError(f"validation fraction must be in (0, 1), got {fraction}")
-    idx = list(range(len(docs)))
-    random.Random(seed).shuffle(idx)
-    n_val = max(1, round(len(docs) * fraction))
-    if n_val >= len(docs):
-        raise UserError(
-            f"corpus has only {len(docs)} documents: too few to hold out a validation set"
-        )
-    val = sorted(idx[:n_val])
-    train = sorted(idx[n_val:])
-    return [docs[i] for i in train], [docs[i] for i in val]
+def local_bytes(sources: list[str]) -> int | None:
+    """Total size of the sources' files, or None where one is synthetic or on the Hub."""
+    total = 0
+    for src in sources:
+        if src.startswith(("synthetic", "hub:")):
+            return None
+        total += sum(f.stat().st_size for f in resolve_local(src))
+    return total
 
 
-def training_documents(
-    corpus: list[str],
-    validation: list[str] | None,
-    max_documents: int | None,
-    validation_fraction: float,
-    seed: int,
-) -> tuple[list[str], list[str]]:
-    """(train, validation) documents: the validation sources where given, else a held-out
-    `validation_fraction` of the (first `max_documents`) corpus documents."""
-    docs = load_documents(corpus)
-    if max_documents is not None:
-        docs = docs[:max_documents]
-    if validation:
-        return docs, load_documents(validation)
-    return split_documents(docs, validation_fraction, seed)
+@lru_cache(maxsize=256)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _hub_revision(spec: str) -> str:
+    """A Hub dataset's commit (a local dataset folder: its files' contents); the name alone,
+    with a warning, where neither can be read (offline)."""
+    name, _, _ = _hub_parts(spec)
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        files = sorted(f for f in folder.rglob("*") if f.is_file())
+        return ",".join(_file_sha256(str(f), *_stat(f)) for f in files)
+    try:
+        from huggingface_hub import HfApi
+
+        sha = HfApi().dataset_info(name).sha
+        return str(sha)
+    except Exception as exc:  # offline, private, unknown: the name is the best key left
+        log.warning("hub:%s: no revision readable (%s): cached by name only", spec, exc)
+        return "unversioned"
+
+
+def _stat(f: Path) -> tuple[int, int]:
+    st = f.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def fingerprint(sources: list[str]) -> list[str]:
+    """One entry per source naming its contents: file checksums, the Hub revision, or the
+    synthetic generator's version and size."""
+    _check(sources)
+    out = []
+    for src in sources:
+        if src == "synthetic" or src.startswith("synthetic:"):
+            out.append(f"{src}#v{SYNTHETIC_VERSION}")
+        elif src.startswith("hub:"):
+            out.append(f"{src}#{_hub_revision(src[4:])}")
+        else:
+            files = resolve_local(src)
+            out.append(",".join(_file_sha256(str(f), *_stat(f)) for f in files))
+    return out

@@ -102,6 +102,14 @@ class BertSpec(ModelSpec):
         pred = model.cls.predictions
         return VocabHead(transform=pred.transform, weight=pred.decoder.weight, bias=pred.bias)
 
+    @classmethod
+    def shard_units(cls, model: PreTrainedModel) -> list[nn.Module]:
+        """Every block but the last: `selected_body` calls into the last one's sub-modules,
+        past its forward (where FSDP would gather it), so it stays in the root unit."""
+        assert isinstance(model, BertForMaskedLM)
+        last = model.bert.encoder.layer[-1]
+        return [m for m in super().shard_units(model) if m is not last]
+
     @staticmethod
     def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
         assert isinstance(model, BertForMaskedLM)

@@ -134,6 +134,20 @@ class ModelSpec:
         """Modules used only by the vocabulary head (frozen and skipped by headless objectives)."""
         raise NotImplementedError
 
+    @classmethod
+    def shard_units(cls, model: PreTrainedModel) -> list[nn.Module]:
+        """The modules FSDP shards as units of their own (gathered when their forward runs):
+        the transformer blocks (Hugging Face's `_no_split_modules`) that hold no input
+        embedding; the embeddings, the head and the rest form the root unit. A family whose
+        `selected_body` calls into a block without its forward leaves that block out."""
+        names = set(model._no_split_modules or [])
+        emb = cls.input_embeddings(model).weight
+        return [
+            m
+            for m in model.modules()
+            if type(m).__name__ in names and all(p is not emb for p in m.parameters())
+        ]
+
     # --- shared ---------------------------------------------------------------------------
     @staticmethod
     def input_embeddings(model: PreTrainedModel) -> nn.Embedding:

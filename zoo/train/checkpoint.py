@@ -32,14 +32,21 @@ COMMIT = "hlm_commit.json"  # written last: every other file's size and checksum
 WEIGHTS = "model.safetensors"
 
 
-def atomic_dir_write(path: Path, write: Callable[[Path], None]) -> Path:
-    """Call write(tmp_dir), then move tmp_dir to `path` (replacing any previous folder)."""
+def temporary_dir(path: Path) -> Path:
+    """Where `atomic_dir_write` writes `path` before renaming it (this process's name)."""
+    return path.parent / f".tmp-{path.name}-pid{os.getpid()}"
+
+
+def atomic_dir_write(path: Path, write: Callable[[Path], None], tmp: Path | None = None) -> Path:
+    """Call write(tmp), then move tmp to `path` (replacing any previous folder). `tmp`
+    (default `temporary_dir(path)`) may hold files other processes wrote into it already."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{path.name}-pid{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+    if tmp is None:
+        tmp = temporary_dir(path)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    tmp.mkdir(exist_ok=True)
     try:
         write(tmp)
     except BaseException:
@@ -96,9 +103,12 @@ def _sha256(path: Path) -> str:
 
 
 def write_commit(folder: Path) -> None:
-    """The commit marker, written last: every other file's size and sha256."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != COMMIT)
-    marker = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)} for p in files}
+    """The commit marker, written last: every other file's (sub-folders' too) size and sha256."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != COMMIT)
+    marker = {
+        p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+        for p in files
+    }
     (folder / COMMIT).write_text(json.dumps({"files": marker}, indent=1))
 
 
@@ -129,16 +139,22 @@ def save_checkpoint(
     tokenizer: PreTrainedTokenizerBase,
     metadata: CheckpointMetadata,
     training_state: dict[str, Any] | None = None,
+    state_dict: dict[str, torch.Tensor] | None = None,
+    tmp: Path | None = None,
 ) -> Path:
+    """A checkpoint folder: the model (or `state_dict`, its gathered parameters, under its
+    config), the tokenizer, the metadata, the training state, the commit marker; written
+    into `tmp` (which may hold the sharded state already) and renamed to `path`."""
+
     def write(tmp: Path) -> None:
-        model.save_pretrained(tmp)
+        model.save_pretrained(tmp, state_dict=state_dict)
         tokenizer.save_pretrained(tmp)
         write_metadata(tmp, metadata)
         if training_state is not None:
             torch.save(training_state, tmp / STATE)
         write_commit(tmp)
 
-    return atomic_dir_write(path, write)
+    return atomic_dir_write(path, write, tmp)
 
 
 def load_weights(model: PreTrainedModel, folder: Path) -> None:

@@ -227,6 +227,13 @@ class PretrainConfig(BaseModel):
         description="attention kernel: sdpa (torch's, everywhere) or xformers (CUDA, where "
         "installed; the paper trained with it)",
     )
+    strategy: Literal["ddp", "fsdp"] = Field(
+        "ddp",
+        description="how a torchrun job spreads the model over its processes: ddp (a full copy "
+        "each, gradients all-reduced) or fsdp (FSDP2 fully_shard: parameters, gradients and "
+        "optimizer state sharded, each transformer block gathered when it runs); one process "
+        "trains the plain model either way",
+    )
     compile: bool = Field(
         False,
         description="run the training step's forward and loss through torch.compile "

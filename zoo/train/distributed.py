@@ -1,14 +1,17 @@
 """Rank and world-size handling, in one place.
 
 Single process by default; under `torchrun` (WORLD_SIZE > 1) a gloo (CPU training) or nccl
-(CUDA training, one GPU per local rank) process group is created and the train module is
-wrapped in DistributedDataParallel.
+(CUDA training, one GPU per local rank) process group is created, and the train module is
+either wrapped in DistributedDataParallel (strategy ``ddp``) or sharded with FSDP2's
+`fully_shard` (strategy ``fsdp``: each block a unit, the train module the root, so that its
+forward gathers the embeddings the contrastive loss reads).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 import torch.distributed as dist
@@ -21,6 +24,7 @@ class DistContext:
     world_size: int = 1
     local_rank: int = 0
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    strategy: Literal["ddp", "fsdp"] = "ddp"  # a single process trains the plain model
 
     @property
     def is_main(self) -> bool:
@@ -30,8 +34,34 @@ class DistContext:
     def enabled(self) -> bool:
         return self.world_size > 1
 
-    def wrap(self, module: nn.Module) -> nn.Module:
+    @property
+    def layout(self) -> Literal["single", "ddp", "fsdp"]:
+        """How the processes hold the model: single (one process), ddp or fsdp."""
         if not self.enabled:
+            return "single"
+        return "fsdp" if self.strategy == "fsdp" else "ddp"
+
+    @property
+    def sharded(self) -> bool:
+        """Whether parameters are FSDP-sharded DTensors."""
+        return self.enabled and self.strategy == "fsdp"
+
+    def shard(self, root: nn.Module, units: list[nn.Module]) -> None:
+        """FSDP2 in place (strategy fsdp only): each of `units`, then `root`, over one
+        device mesh of every rank. Before the optimizer is made: it must see the shards."""
+        if not self.sharded:
+            return
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+
+        mesh = init_device_mesh(self.device.type, (self.world_size,))
+        for unit in units:
+            fully_shard(unit, mesh=mesh)
+        fully_shard(root, mesh=mesh)
+
+    def wrap(self, module: nn.Module) -> nn.Module:
+        """The module under DistributedDataParallel (strategy ddp, several processes)."""
+        if not self.enabled or self.strategy != "ddp":
             return module
         from torch.nn.parallel import DistributedDataParallel
 
@@ -41,6 +71,22 @@ class DistContext:
     def barrier(self) -> None:
         if self.enabled:
             dist.barrier()
+
+    def all_true(self, value: bool) -> bool:
+        """Whether `value` holds on every rank."""
+        if not self.enabled:
+            return value
+        t = torch.tensor([int(value)], device=self.device)
+        dist.all_reduce(t, op=dist.ReduceOp.MIN)
+        return bool(t.item())
+
+    def agree(self, value: str) -> str:
+        """Rank 0's `value`, on every rank."""
+        if not self.enabled:
+            return value
+        box = [value]
+        dist.broadcast_object_list(box, src=0)
+        return str(box[0])
 
     def all_reduce_mean(self, value: float) -> float:
         if not self.enabled:
@@ -63,14 +109,14 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def init_distributed(device: str = "cpu") -> DistContext:
+def init_distributed(device: str = "cpu", strategy: Literal["ddp", "fsdp"] = "ddp") -> DistContext:
     """`device`: ``cpu`` or ``cuda`` (see `resolve_device`); under torchrun each rank takes
     the GPU of its local rank."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     dev = torch.device("cuda", local_rank if world > 1 else 0) if device == "cuda" else None
     if world <= 1:
-        return DistContext(device=dev or torch.device("cpu"))
+        return DistContext(device=dev or torch.device("cpu"), strategy=strategy)
     if dev is not None:
         torch.cuda.set_device(dev)
     if not dist.is_initialized():
@@ -80,6 +126,7 @@ def init_distributed(device: str = "cpu") -> DistContext:
         world_size=dist.get_world_size(),
         local_rank=local_rank,
         device=dev or torch.device("cpu"),
+        strategy=strategy,
     )
 
 

@@ -11,12 +11,10 @@ import math
 
 import torch
 from torch import Tensor
-from transformers import PreTrainedModel
 
-from zoo.data.batches import MaskingConfig, clm_labels, mlm_mask
+from zoo.data.batches import MaskingConfig, PackedBlocks, clm_labels, mlm_mask
 from zoo.models.spec import ModelSpec
 from zoo.objectives import OBJECTIVES
-from zoo.objectives.base import LossOptions, Objective
 from zoo.train.step import TrainModule
 
 EVAL_SEED = 1234
@@ -45,21 +43,21 @@ def make_labels(
 
 @torch.no_grad()
 def validation_metrics(
-    model: PreTrainedModel,
-    spec: type[ModelSpec] | ModelSpec,
-    objective: Objective,
-    options: LossOptions,
-    blocks: Tensor,
+    step: TrainModule,
+    blocks: Tensor | PackedBlocks,
     batch_size: int,
     max_batches: int,
     special: dict[str, int],
     masking: MaskingConfig,
 ) -> dict[str, float]:
+    """The mean objective loss of `step` and the LM head's cross-entropy and perplexity over
+    the first `max_batches` batches of `blocks`. `step` is the run's train module (FSDP's root,
+    which gathers the parameters) or one made around a loaded model."""
+    model, spec = step.model, step.spec
     was_training = model.training
     model.eval()
     gen = torch.Generator().manual_seed(EVAL_SEED)
-    ce_module = TrainModule(model, spec, OBJECTIVES.get("ce"), options)
-    obj_module = TrainModule(model, spec, objective, options)
+    head_ce = OBJECTIVES.get("ce")
     sums = {"loss": 0.0, "ce": 0.0}
     n_batches = 0
     n_tokens = 0
@@ -68,10 +66,11 @@ def validation_metrics(
         if len(chunk) < batch_size and n_batches > 0:
             break  # keep K comparable across batches
         inputs, labels = make_labels(spec, chunk, model.config.vocab_size, special, masking, gen)
-        inputs, labels = inputs.to(model.device), labels.to(model.device)
+        device = spec.input_embeddings(model).weight.device
+        inputs, labels = inputs.to(device), labels.to(device)
         k = int((labels != -100).sum())
-        sums["loss"] += float(obj_module(inputs, labels)["loss"])
-        sums["ce"] += float(ce_module(inputs, labels)["loss"]) * k
+        sums["loss"] += float(step(inputs, labels)["loss"])
+        sums["ce"] += float(step(inputs, labels, objective=head_ce)["loss"]) * k
         n_tokens += k
         n_batches += 1
     model.train(was_training)

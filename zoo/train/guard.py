@@ -15,13 +15,19 @@ import math
 from pathlib import Path
 
 import torch
+from torch.distributed.tensor import DTensor
 
 from zoo.errors import TrainingDiverged
 from zoo.train.checkpoint import list_checkpoints
+from zoo.train.distributed import DistContext
 
 
 def parameters_finite(model: torch.nn.Module) -> bool:
-    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+    """Whether this process's parameters (its shards, under FSDP) are all finite."""
+    return all(
+        bool(torch.isfinite(p.to_local() if isinstance(p, DTensor) else p).all())
+        for p in model.parameters()
+    )
 
 
 def last_good_checkpoint(out: Path) -> str:
@@ -59,9 +65,12 @@ class NonFiniteGuard:
             )
         return False
 
-    def check_parameters(self, model: torch.nn.Module, step: int, where: Path) -> None:
-        """Refuse to save non-finite parameters."""
-        if not parameters_finite(model):
+    def check_parameters(
+        self, model: torch.nn.Module, step: int, where: Path, ctx: DistContext | None = None
+    ) -> None:
+        """Refuse to save non-finite parameters (on every rank alike: any rank's shard)."""
+        finite = parameters_finite(model)
+        if not (ctx.all_true(finite) if ctx is not None else finite):
             raise TrainingDiverged(
                 f"step {step}: non-finite parameters, not saved to {where}; the last good "
                 f"checkpoint is {last_good_checkpoint(self.out)}; {advice(self.lr, self.grad_clip)}"

@@ -25,12 +25,14 @@ from tqdm import tqdm
 from zoo.data.batches import IGNORE, BatchSampler
 from zoo.errors import TrainingDiverged
 from zoo.flops import train_step_flops
-from zoo.train.checkpoint import save_checkpoint
+from zoo.train.checkpoint import save_checkpoint, temporary_dir
 from zoo.train.evaluate import make_labels, validation_metrics
 from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
+from zoo.train.metadata import CheckpointMetadata
 from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.run import Counters, Run, checkpoint_metadata
-from zoo.train.step import TrainModule, head_from_embeddings, last_layer_queries
+from zoo.train.sharded import SHARDED, full_model_state, save_sharded
+from zoo.train.step import head_from_embeddings, last_layer_queries
 from zoo.train.trackers import Tracker, open_trackers
 
 
@@ -138,36 +140,49 @@ class Checkpointer:
         marks = [m for m in self._reached() if m not in self.passed]
         self.passed.update(marks)
         wanted = (every and step % every == 0) or step in run.cfg.save_steps or marks
-        if not wanted or self.stop.done(run.counters) or not run.ctx.is_main:
+        if not wanted or self.stop.done(run.counters):
             return
-        state = {
-            "optimizer": run.optimizer.state_dict(),
-            "scheduler": run.scheduler.state_dict(),
-            **run.counters.state(),
-        }
+        state = {"scheduler": run.scheduler.state_dict(), **run.counters.state()}
         path = run.out / "checkpoints" / f"step-{step:07d}"
-        self.guard.check_parameters(run.model, step, path)
-        head_from_embeddings(run.model, run.spec, run.lineage.objective)
-        meta = checkpoint_metadata(run, reached=marks)
-        save_checkpoint(path, run.model, run.tokenizer, meta, state)
+        self._save(path, checkpoint_metadata(run, reached=marks), state)
 
     def save_final(self, validation: dict[str, float]) -> Path:
         run, final = self.run, self.run.out / "final"
         marks = [m for m in self._reached() if m not in self.passed]
         meta = checkpoint_metadata(run, validation, self.stop.reason(run.counters), marks)
-        self.guard.check_parameters(run.model, run.counters.step, final)
-        head_from_embeddings(run.model, run.spec, run.lineage.objective)
-        if run.ctx.is_main:
-            save_checkpoint(final, run.model, run.tokenizer, meta)
-        run.ctx.barrier()
+        self._save(final, meta, None)
         return final
+
+    def _save(self, path: Path, meta: CheckpointMetadata, state: dict[str, Any] | None) -> None:
+        """Every rank: the finiteness check, the head, the gathered weights and (with a
+        training `state`) its shards of the model and optimizer; rank 0: the Hugging Face
+        folder around them, renamed into place once complete."""
+        run = self.run
+        self.guard.check_parameters(run.model, run.counters.step, path, run.ctx)
+        head_from_embeddings(run.model, run.spec, run.lineage.objective)
+        full = full_model_state(run)  # FSDP: gathered on rank 0
+        tmp = Path(run.ctx.agree(str(temporary_dir(path))))
+        if state is not None:
+            save_sharded(run, tmp / SHARDED)
+        if run.ctx.is_main:
+            save_checkpoint(path, run.model, run.tokenizer, meta, state, full, tmp)
+        run.ctx.barrier()
+
+
+def first_sample(step: int, per_step: int, micro: int, rank: int, world: int, size: int) -> int:
+    """Position in the sample stream of a micro-batch's first sample. A step reads positions
+    step x per_step onwards, whatever the world size (micro-batches interleave the ranks):
+    a run resumed at another world size neither repeats nor skips a sample."""
+    return step * per_step + (micro * world + rank) * size
 
 
 def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """(inputs [B, T], labels [B, T]) of each micro-batch of the run's current step."""
     r, ctx, step, seed = run.recipe, run.ctx, run.counters.step, run.cfg.seed
     for micro in range(r.grad_accum):
-        first = step * run.per_step + (micro * ctx.world_size + ctx.rank) * r.micro_batch_size
+        first = first_sample(
+            step, run.per_step, micro, ctx.rank, ctx.world_size, r.micro_batch_size
+        )
         idx = sampler.indices(first, r.micro_batch_size)
         gen = torch.Generator().manual_seed(step_seed(seed, step, micro, ctx.rank))
         torch.manual_seed(step_seed(seed, step, micro, ctx.rank) + 7)  # dropout
@@ -216,10 +231,7 @@ def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
     """Validation metrics at the run's current step, logged."""
     c = run.counters
     m = validation_metrics(
-        run.model,
-        run.spec,
-        run.objective,
-        run.options,
+        run.step,
         run.val_blocks,
         run.recipe.micro_batch_size,
         run.cfg.eval_batches,
@@ -263,9 +275,7 @@ def fit(run: Run) -> Path:
 def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
     """The training loop of `fit`, its stop rule and metrics log given."""
     cfg, ctx, c = run.cfg, run.ctx, run.counters
-    module = ctx.wrap(
-        TrainModule(run.model, run.spec, run.objective, run.options, cfg.prune_last_layer)
-    )
+    module = ctx.wrap(run.step)  # DDP; FSDP sharded it at set-up
     if cfg.compile:  # the forward and loss through torch.compile (inductor); same numbers
         module = cast(torch.nn.Module, torch.compile(module))
     sampler = BatchSampler(len(run.blocks), cfg.seed)

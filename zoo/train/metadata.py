@@ -14,7 +14,7 @@ import json
 import platform
 from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -79,6 +79,9 @@ class CheckpointMetadata(BaseModel):
     tokenizer: TokenizerInfo
     vocab_size: int = Field(description="rows of the model's embedding matrix")
     world_size: int
+    strategy: Literal["single", "ddp", "fsdp"] = Field(
+        "single", description="how the processes held the model: one process, DDP or FSDP"
+    )
     device: str
     seq_len: int
     batch_size: int = Field(description="sequences per optimizer step, all processes")

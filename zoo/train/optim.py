@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.distributed.tensor import DTensor
 
 from zoo.errors import UserError
 from zoo.train.recipe import ResolvedRecipe
@@ -20,10 +21,14 @@ from zoo.train.recipe import ResolvedRecipe
 
 def grad_norm(params: list[torch.nn.Parameter]) -> float:
     """The global L2 norm of the gradients, dense and sparse alike (one foreach pass); not
-    finite when any gradient is not."""
+    finite when any gradient is not. FSDP's sharded gradients: the norm over every rank's
+    shards."""
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
+    if isinstance(grads[0], DTensor):
+        total = torch.nn.utils.get_total_norm(grads, foreach=True)
+        return float(total.full_tensor() if isinstance(total, DTensor) else total)
     dense = [g for g in grads if not g.is_sparse]
     norms = list(torch._foreach_norm(dense)) if dense else []
     norms += [torch.linalg.vector_norm(g.coalesce()._values()) for g in grads if g.is_sparse]
@@ -80,6 +85,11 @@ def make_optimizer(
     return _Combined(
         adamw, torch.optim.SparseAdam(sparse, lr=recipe.lr, betas=recipe.betas, eps=recipe.eps)
     )
+
+
+def optimizers_of(optimizer: torch.optim.Optimizer) -> list[torch.optim.Optimizer]:
+    """The torch optimizers behind `optimizer` (AdamW, and SparseAdam with sparse embeddings)."""
+    return list(optimizer.parts) if isinstance(optimizer, _Combined) else [optimizer]
 
 
 def _fusable(params: list[torch.nn.Parameter]) -> bool:

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
     """Train per `cfg` (continuing its last checkpoint with `resume`); returns `final/`."""
-    ctx = init_distributed(resolve_device(cfg.device))
+    ctx = init_distributed(resolve_device(cfg.device), cfg.strategy)
     try:
         with flush_denormal(cfg.flush_denormal):
             run = setup(cfg, resume, ctx)

@@ -23,12 +23,12 @@ from zoo.train.checkpoint import (
     checkpoint_problem,
     checkpoint_step,
     list_checkpoints,
-    load_weights,
     remove_leftovers,
 )
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import ResumeRecord, read_metadata
 from zoo.train.run import Counters, Run
+from zoo.train.sharded import SHARDED, load_sharded
 from zoo.yaml_files import read_yaml_mapping
 
 DEFINING = (
@@ -140,11 +140,17 @@ def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str
 
 
 def restore(run: Run, checkpoint: Path, changes: dict[str, list[Any]]) -> None:
-    """Load a checkpoint's weights (strictly), optimizer, schedule and counters into `run`,
-    then apply the resume's changes: the schedule is the new recipe's, from the new peak."""
+    """Load a checkpoint's model and optimizer state (sharded, resharded to this run's world
+    size and strategy), schedule and counters into `run`, then apply the resume's changes:
+    the schedule is the new recipe's, from the new peak. A change of world size or strategy
+    is recorded with them."""
+    if not (checkpoint / SHARDED).is_dir():
+        raise UserError(
+            f"--resume: {checkpoint} has no {SHARDED}/ training state (written by a headless-zoo "
+            "before sharded checkpoints): resume it with that version, or start anew"
+        )
     state = torch.load(checkpoint / STATE, weights_only=False)
-    load_weights(run.model, checkpoint)
-    run.optimizer.load_state_dict(state["optimizer"])
+    load_sharded(run, checkpoint / SHARDED)
     run.scheduler.load_state_dict(state["scheduler"])
     skipped = state["skipped_steps"] if "skipped_steps" in state else 0
     run.counters = Counters(
@@ -158,7 +164,13 @@ def restore(run: Run, checkpoint: Path, changes: dict[str, list[Any]]) -> None:
     for group, fn in zip(run.optimizer.param_groups, lambdas, strict=True):
         group["initial_lr"] = run.recipe.lr
         group["lr"] = run.recipe.lr * fn(sched.last_epoch)
-    earlier = read_metadata(checkpoint).resumed
+    saved = read_metadata(checkpoint)
+    layout: dict[str, list[Any]] = {
+        "world_size": [saved.world_size, run.ctx.world_size],
+        "strategy": [saved.strategy, run.ctx.layout],
+    }
+    changes = {**changes, **{k: v for k, v in layout.items() if v[0] != v[1]}}
+    earlier = saved.resumed
     run.resumed = (
         [*earlier, ResumeRecord(step=run.counters.step, changed=changes)] if changes else earlier
     )

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from zoo.data.batches import MaskingConfig
+from zoo.data.batches import MaskingConfig, PackedBlocks
 from zoo.flops import expected_k
 from zoo.models.spec import ModelSpec
 from zoo.objectives import LossOptions, Objective
@@ -22,6 +22,7 @@ from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import CausalFinetune, CheckpointMetadata, ResumeRecord, TokenizerInfo
 from zoo.train.recipe import ResolvedRecipe
+from zoo.train.step import TrainModule
 
 
 @dataclass
@@ -65,11 +66,12 @@ class Run:
     spec: ModelSpec
     recipe: ResolvedRecipe
     model: PreTrainedModel
+    step: TrainModule  # the model's training step (FSDP's root unit when sharded)
     tokenizer: PreTrainedTokenizerBase
     tokenizer_source: str
     special: dict[str, int]
-    blocks: torch.Tensor  # (N, T) packed training sequences
-    val_blocks: torch.Tensor  # (M, T)
+    blocks: PackedBlocks  # (N, T) training sequences over the cached token stream
+    val_blocks: PackedBlocks  # (M, T)
     masking: MaskingConfig
     optimizer: torch.optim.Optimizer
     scheduler: torch.optim.lr_scheduler.LRScheduler
@@ -133,6 +135,7 @@ def checkpoint_metadata(
         ),
         vocab_size=run.spec.vocab_size,
         world_size=run.ctx.world_size,
+        strategy=run.ctx.layout,
         device=run.ctx.device.type,
         seq_len=run.recipe.seq_len,
         batch_size=run.per_step,

@@ -17,8 +17,8 @@ import torch
 import yaml
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from zoo.data.batches import MaskingConfig, pack
-from zoo.data.corpus import training_documents
+from zoo.data.batches import MaskingConfig, PackedBlocks
+from zoo.data.cache import TrainingCorpus, cached_tokenizer, training_corpus
 from zoo.errors import UserError
 from zoo.models import PRESETS, family_of, get_spec, spec_from_hf_config
 from zoo.models.fast_attention import use_fast_dropout
@@ -27,7 +27,7 @@ from zoo.models.xformers_attention import check_xformers, use_xformers
 from zoo.objectives import OBJECTIVES, Objective
 from zoo.objectives.external import EXTERNAL, check_external
 from zoo.registry import load_plugin
-from zoo.tokenizers import complete_specials, load_tokenizer, special_ids, train_tokenizer
+from zoo.tokenizers import complete_specials, load_tokenizer, special_ids
 from zoo.train.checkpoint import (
     atomic_dir_write,
     load_model,
@@ -40,7 +40,7 @@ from zoo.train.recipe import ResolvedRecipe, resolve_recipe
 from zoo.train.resume import restore, resume_changes, resume_point
 from zoo.train.run import Counters, Lineage, Run
 from zoo.train.schedule import make_scheduler
-from zoo.train.step import prepare_for_objective
+from zoo.train.step import TrainModule, prepare_for_objective
 
 
 def check_kernels(cfg: PretrainConfig, device: str) -> None:
@@ -96,18 +96,19 @@ def setup_model(
 
 
 def setup_tokenizer(
-    cfg: PretrainConfig, spec: ModelSpec, train_docs: list[str], resume_from: Path | None
+    cfg: PretrainConfig, spec: ModelSpec, corpus: TrainingCorpus, resume_from: Path | None
 ) -> tuple[PreTrainedTokenizerBase, str]:
     """(tokenizer, where it came from). A resumed run reloads the one its checkpoint holds;
-    any other run takes the configured one or trains one (`write_resolved_config` then
-    overwrites the output folder's `tokenizer/` with it)."""
+    any other run takes the configured one or the one trained on the training documents
+    (streamed; cached per corpus, so every rank and later run reads the same one);
+    `write_resolved_config` then overwrites the output folder's `tokenizer/` with it."""
     if resume_from is not None:
         return load_tokenizer(str(resume_from)), read_metadata(resume_from).tokenizer.source
     if cfg.init_from is not None:
         return load_tokenizer(cfg.init_from), cfg.init_from
     if cfg.tokenizer is not None:
         return load_tokenizer(cfg.tokenizer), cfg.tokenizer
-    return train_tokenizer(train_docs, spec.vocab_size, spec.kind), "trained"
+    return cached_tokenizer(corpus.train, spec.vocab_size, spec.kind), "trained"
 
 
 def fit_vocabulary(
@@ -164,11 +165,15 @@ def setup_data(
     tokenizer: PreTrainedTokenizerBase,
     spec: ModelSpec,
     recipe: ResolvedRecipe,
-    docs: tuple[list[str], list[str]],
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(train blocks [N, T], validation blocks [M, T]); a corpus under one batch is an error."""
-    blocks = pack(docs[0], tokenizer, recipe.seq_len, spec.kind)  # (N, T)
-    val_blocks = pack(docs[1], tokenizer, recipe.seq_len, spec.kind)  # (M, T)
+    corpus: TrainingCorpus,
+    progress: bool = False,
+) -> tuple[PackedBlocks, PackedBlocks]:
+    """(train blocks [N, T], validation blocks [M, T]) over the corpus's cached token streams
+    (tokenised on first use); a corpus under one batch is an error."""
+    train, validation = corpus.streams(tokenizer, spec.kind, progress)
+    special = special_ids(tokenizer, spec.kind)
+    blocks = PackedBlocks(train, recipe.seq_len, spec.kind, special)  # (N, T)
+    val_blocks = PackedBlocks(validation, recipe.seq_len, spec.kind, special)  # (M, T)
     if len(blocks) < recipe.micro_batch_size:
         raise UserError(
             f"corpus too small: {len(blocks)} blocks of {recipe.seq_len} tokens, fewer than one "
@@ -229,23 +234,25 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
     checkpoint = resume_point(out, resume)
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)
-    docs = training_documents(
+    corpus = training_corpus(
         cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
     )
-    tokenizer, source = setup_tokenizer(cfg, spec, docs[0], checkpoint)
+    tokenizer, source = setup_tokenizer(cfg, spec, corpus, checkpoint)
     added = (  # a given tokenizer may lack some; a resumed run's already has them
         read_metadata(checkpoint).tokenizer.added_specials
         if checkpoint is not None
         else complete_specials(tokenizer, spec.kind)
     )
     spec = fit_vocabulary(cfg, spec, tokenizer, source)
-    blocks, val_blocks = setup_data(tokenizer, spec, recipe, docs)
+    blocks, val_blocks = setup_data(tokenizer, spec, recipe, corpus, cfg.progress and ctx.is_main)
     torch.manual_seed(cfg.seed)
     special = special_ids(tokenizer, spec.kind)
     if model is None:
         model = spec.build(tie_word_embeddings=not objective.needs_output_embeddings)
     set_token_ids(model, special)
     model = prepare_model(cfg, model, spec, objective, ctx)
+    step = TrainModule(model, spec, objective, cfg.loss, cfg.prune_last_layer)
+    ctx.shard(step, spec.shard_units(model))  # FSDP: before the optimizer sees the parameters
     optimizer = make_optimizer(model, spec, objective, recipe, cfg.sparse_embeddings)
     run = Run(
         cfg=cfg,
@@ -256,6 +263,7 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
         spec=spec,
         recipe=recipe,
         model=model,
+        step=step,
         tokenizer=tokenizer,
         tokenizer_source=source,
         special=special,

@@ -90,15 +90,21 @@ class TrainModule(nn.Module):
         self.prune_last_layer = prune_last_layer
 
     def forward(
-        self, input_ids: Tensor, labels: Tensor, attention_mask: Tensor | None = None
+        self,
+        input_ids: Tensor,
+        labels: Tensor,
+        attention_mask: Tensor | None = None,
+        objective: Objective | None = None,
     ) -> dict[str, Tensor]:
+        """`objective`: another objective's loss through the same module (evaluation's CE
+        through the head), with this module's options."""
         selected = labels != IGNORE  # (B, T)
         if self.prune_last_layer:  # the family may skip the last layer's unselected positions
             h = self.spec.selected_body(self.model, input_ids, attention_mask, selected)  # (K, D)
         else:
             h = self.spec.body(self.model, input_ids, attention_mask)[selected]  # (K, D)
         targets = labels[selected]  # (K,)
-        obj = self.objective
+        obj = objective or self.objective
         batch = LossInputs(
             hidden=h,
             targets=targets,

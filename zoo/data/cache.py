@@ -1,0 +1,350 @@
+"""The on-disk cache: each corpus tokenised once into memory-mapped token streams, and the
+tokenizers trained on corpora.
+
+    corpus = training_corpus(["corpus/wikitext-2"], None, None, 0.02, seed=0)
+    tokenizer = cached_tokenizer(corpus.train, 8000, "encoder")      # trained once, reused
+    train, validation = corpus.streams(tokenizer, "encoder")        # np.memmap token ids
+
+Format: a flat binary file of token ids per part (`main.bin`, `held_out.bin`): every document
+followed by the separator (a decoder's end of text, an encoder's [SEP]), as nanoGPT's
+`train.bin`. Ids are uint16 while the vocabulary fits (2 bytes a token), else uint32. A numpy
+memory map over one flat array makes a block a slice: nothing but the batch in use is read,
+every process of a run shares the page cache, and no Arrow table or index sits between the
+sampler and the bytes (a `datasets` Arrow cache stores a list column with offsets per document,
+which the packed-block sampler never needs). The sequence length is not part of the stream:
+blocks of any length are views over it (`zoo.data.batches.PackedBlocks`), so a sweep over
+sequence lengths tokenises the corpus once.
+
+The key of a stream hashes the corpus files' contents (`zoo.data.corpus.fingerprint`), the
+document limit and hold-out, the tokenizer (its full serialisation) and the model kind. A
+folder is written under a temporary name and renamed when complete; a file lock makes every
+other process (the ranks of a torchrun job, two runs of a suite) wait for the one building it,
+then read it. The root is `$HLM_CACHE_DIR` (default `~/.cache/headless-zoo`).
+
+Held-out documents are chosen one at a time from (seed, document index), so the split streams
+(no document count is needed first) and is the same in the tokenizer's training pass and the
+tokenisation pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from filelock import FileLock
+from tqdm import tqdm
+from transformers import PreTrainedTokenizerBase
+
+from zoo.data.corpus import fingerprint, iter_documents, local_bytes
+from zoo.errors import UserError
+from zoo.tokenizers import encode_documents, load_tokenizer, special_ids, train_tokenizer
+
+log = logging.getLogger(__name__)
+
+CACHE_ENV = "HLM_CACHE_DIR"
+FORMAT = 1  # bump when the stream layout changes
+ENCODE_BATCH = 1000  # documents per call into the Rust tokenizer (which runs them in parallel)
+Part = Literal["main", "held_out"]
+_MASK = (1 << 64) - 1
+
+
+def cache_root() -> Path:
+    """$HLM_CACHE_DIR, else $XDG_CACHE_HOME/headless-zoo, else ~/.cache/headless-zoo."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg).expanduser() / "headless-zoo"
+
+
+def is_held_out(index: int, seed: int, fraction: float) -> bool:
+    """Whether document `index` is held out: a uniform draw from (seed, index) (splitmix64)
+    below `fraction`. Streaming and deterministic."""
+    x = (seed * 0x9E3779B97F4A7C15 + index + 1) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    x ^= x >> 31
+    return x / 2.0**64 < fraction
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    """A list of sources, its first `max_documents` documents, and the `held_out` fraction of
+    them set aside (by `seed`) as the `held_out` part; without one, every document is `main`."""
+
+    sources: tuple[str, ...]
+    max_documents: int | None = None
+    held_out: float | None = None
+    seed: int = 0
+
+    def documents(self, part: Part) -> Iterator[str]:
+        """The part's documents, streamed."""
+        for i, doc in enumerate(iter_documents(list(self.sources))):
+            if self.max_documents is not None and i >= self.max_documents:
+                return
+            if self.part_of(i) == part:
+                yield doc
+
+    def part_of(self, index: int) -> Part:
+        if self.held_out is not None and is_held_out(index, self.seed, self.held_out):
+            return "held_out"
+        return "main"
+
+    def identity(self) -> dict[str, Any]:
+        """What the corpus's cache keys hash: contents, not paths."""
+        return {**asdict(self), "sources": fingerprint(list(self.sources))}
+
+    def describe(self) -> str:
+        return ", ".join(self.sources)
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def tokenizer_digest(tokenizer: PreTrainedTokenizerBase) -> str:
+    """A hash of everything that decides the ids: the fast tokenizer's full serialisation
+    (model, normaliser, pre-tokeniser, added tokens), else the vocabulary."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    text = (
+        backend.to_str()
+        if backend is not None
+        else json.dumps(sorted(tokenizer.get_vocab().items()))
+    )
+    return hashlib.sha256(f"{type(tokenizer).__name__}\n{text}".encode()).hexdigest()
+
+
+def _remove_dead_builds(folder: Path) -> None:
+    """Temporary folders a killed builder of `folder` left (the caller holds its lock)."""
+    for tmp in folder.parent.glob(f".tmp-{folder.name}-*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _locked_build(folder: Path, build: Any) -> Path:
+    """`folder`, built by `build(tmp)` under a file lock unless another process has."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        if (folder / "meta.json").is_file():
+            return folder
+        _remove_dead_builds(folder)
+        tmp = folder.parent / f".tmp-{folder.name}-pid{os.getpid()}"
+        tmp.mkdir()
+        try:
+            build(tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        os.rename(tmp, folder)
+    return folder
+
+
+def cached_tokenizer(corpus: CorpusSpec, vocab_size: int, kind: str) -> PreTrainedTokenizerBase:
+    """The tokenizer trained (from an iterator over the `main` documents) on `corpus`: trained
+    once per corpus contents, size and kind, then read back by every run and process."""
+    import tokenizers
+
+    key = _digest(
+        ["tokenizer", FORMAT, corpus.identity(), vocab_size, kind, tokenizers.__version__]
+    )
+    folder = cache_root() / "tokenizers" / key
+
+    def build(tmp: Path) -> None:
+        counted = _Counted(corpus.documents("main"))
+        started = time.perf_counter()
+        tokenizer = train_tokenizer(counted, vocab_size, kind)
+        if counted.n == 0:
+            raise UserError(f"corpus {corpus.describe()} holds no documents")
+        tokenizer.save_pretrained(tmp)
+        meta = {"corpus": corpus.identity(), "vocab_size": vocab_size, "kind": kind}
+        meta |= {"documents": counted.n, "seconds": round(time.perf_counter() - started, 3)}
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+
+    return load_tokenizer(str(_locked_build(folder, build)))
+
+
+class _Counted:
+    """An iterator that counts what it yields."""
+
+    def __init__(self, items: Iterator[str]) -> None:
+        self.items, self.n = items, 0
+
+    def __iter__(self) -> Iterator[str]:
+        for item in self.items:
+            self.n += 1
+            yield item
+
+
+@dataclass(frozen=True)
+class TokenStreams:
+    """A built cache folder: its parts as read-only memory maps, and what the build recorded."""
+
+    folder: Path
+    meta: dict[str, Any]
+
+    def part(self, name: Part) -> np.ndarray:
+        """The part's token ids (1-D memory map; empty when it holds no token)."""
+        info = self.meta["parts"][name]
+        dtype = np.dtype(self.meta["dtype"])
+        if info["tokens"] == 0:
+            return np.empty(0, dtype=dtype)
+        return np.memmap(self.folder / f"{name}.bin", dtype=dtype, mode="r")
+
+
+def token_streams(
+    corpus: CorpusSpec, tokenizer: PreTrainedTokenizerBase, kind: str, progress: bool = False
+) -> TokenStreams:
+    """The corpus tokenised by `tokenizer` for a `kind` model: built once, then reused."""
+    tok_digest = tokenizer_digest(tokenizer)
+    separator = _separator(tokenizer, kind)
+    key = _digest(["tokens", FORMAT, corpus.identity(), tok_digest, kind, separator])
+    folder = cache_root() / "tokens" / key
+
+    def build(tmp: Path) -> None:
+        _build_streams(tmp, corpus, tokenizer, kind, progress)
+
+    built = _locked_build(folder, build)
+    return TokenStreams(built, json.loads((built / "meta.json").read_text()))
+
+
+def _separator(tokenizer: PreTrainedTokenizerBase, kind: str) -> int:
+    ids = special_ids(tokenizer, kind)
+    return ids["eos"] if kind == "decoder" else ids["sep"]
+
+
+def _bar(corpus: CorpusSpec, progress: bool) -> tqdm:
+    total = local_bytes(list(corpus.sources)) if corpus.max_documents is None else None
+    return tqdm(
+        total=total,
+        unit="B",
+        unit_scale=True,
+        disable=not progress,
+        desc=f"tokenising {corpus.describe()}"[:60],
+    )
+
+
+def _build_streams(
+    tmp: Path,
+    corpus: CorpusSpec,
+    tokenizer: PreTrainedTokenizerBase,
+    kind: str,
+    progress: bool,
+) -> None:
+    """Tokenise the corpus into `tmp/main.bin` (and `held_out.bin`) and write `meta.json`."""
+    dtype = np.dtype(np.uint16 if len(tokenizer) <= 1 << 16 else np.uint32)
+    separator = _separator(tokenizer, kind)
+    parts: dict[str, dict[str, int]] = {
+        p: {"documents": 0, "tokens": 0} for p in ("main", "held_out")
+    }
+    started, text_bytes = time.perf_counter(), 0
+    files = {p: (tmp / f"{p}.bin").open("wb") for p in parts}
+    with _bar(corpus, progress) as bar:
+        for part, docs in _batched_parts(corpus):
+            ids: list[int] = []
+            for encoded in encode_documents(tokenizer, docs):
+                ids.extend(encoded)
+                ids.append(separator)
+            np.asarray(ids, dtype=dtype).tofile(files[part])
+            size = sum(len(d.encode("utf-8")) for d in docs)
+            text_bytes += size
+            parts[part]["documents"] += len(docs)
+            parts[part]["tokens"] += len(ids)
+            bar.update(size)
+    for f in files.values():
+        f.close()
+    _check_parts(corpus, parts)
+    seconds = time.perf_counter() - started
+    meta = {
+        "format": FORMAT,
+        "corpus": corpus.identity(),
+        "tokenizer": tokenizer_digest(tokenizer),
+        "kind": kind,
+        "separator": separator,
+        "dtype": dtype.name,
+        "parts": parts,
+        "text_bytes": text_bytes,
+        "seconds": round(seconds, 3),
+        "built_by": {"host": socket.gethostname(), "pid": os.getpid()},
+    }
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+    log.info(
+        "token cache: %s tokenised, %d tokens in %.1f s (%.2f MB/s) -> %s",
+        corpus.describe(),
+        parts["main"]["tokens"] + parts["held_out"]["tokens"],
+        seconds,
+        text_bytes / 1e6 / max(seconds, 1e-9),
+        tmp.name,
+    )
+
+
+def _batched_parts(corpus: CorpusSpec) -> Iterator[tuple[Part, list[str]]]:
+    """(part, documents) in batches of up to ENCODE_BATCH documents of one part."""
+    batches: dict[Part, list[str]] = {"main": [], "held_out": []}
+    for i, doc in enumerate(iter_documents(list(corpus.sources))):
+        if corpus.max_documents is not None and i >= corpus.max_documents:
+            break
+        part = corpus.part_of(i)
+        batches[part].append(doc)
+        if len(batches[part]) == ENCODE_BATCH:
+            yield part, batches[part]
+            batches[part] = []
+    for part, docs in batches.items():
+        if docs:
+            yield part, docs
+
+
+def _check_parts(corpus: CorpusSpec, parts: dict[str, dict[str, int]]) -> None:
+    main, held = parts["main"]["documents"], parts["held_out"]["documents"]
+    if main + held == 0:
+        raise UserError(f"corpus {corpus.describe()} holds no documents")
+    if corpus.held_out is None:
+        return
+    if held == 0 or main == 0:
+        raise UserError(
+            f"corpus {corpus.describe()}: {main + held} documents, {held} of them held out at "
+            f"validation_fraction {corpus.held_out}: too few to hold out a validation set "
+            "(raise validation_fraction, add documents, or give validation sources)"
+        )
+
+
+@dataclass(frozen=True)
+class TrainingCorpus:
+    """The training text and where its validation text comes from: separate sources, or the
+    part held out of the training sources."""
+
+    train: CorpusSpec
+    validation: CorpusSpec | None = None
+
+    def streams(
+        self, tokenizer: PreTrainedTokenizerBase, kind: str, progress: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(training token ids, validation token ids), memory-mapped from the cache."""
+        train = token_streams(self.train, tokenizer, kind, progress)
+        if self.validation is None:
+            return train.part("main"), train.part("held_out")
+        held = token_streams(self.validation, tokenizer, kind, progress)
+        return train.part("main"), held.part("main")
+
+
+def training_corpus(
+    corpus: list[str],
+    validation: list[str] | None,
+    max_documents: int | None,
+    validation_fraction: float,
+    seed: int,
+) -> TrainingCorpus:
+    """The validation sources where given, else a held-out `validation_fraction` of the
+    (first `max_documents`) corpus documents."""
+    if validation:
+        return TrainingCorpus(
+            CorpusSpec(tuple(corpus), max_documents), CorpusSpec(tuple(validation))
+        )
+    return TrainingCorpus(CorpusSpec(tuple(corpus), max_documents, validation_fraction, seed))

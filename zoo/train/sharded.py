@@ -1,0 +1,77 @@
+"""Training state through `torch.distributed.checkpoint` (DCP): every rank writes its shards of
+the model and optimizer state; any world size reads them back, resharded.
+
+    save_sharded(run, folder)     # collective: every rank of the run calls it
+    load_sharded(run, folder)     # the run's own layout: 1 process, DDP copies or FSDP shards
+
+The state dicts are keyed by parameter name (`get_state_dict`), not by optimizer slot, so a
+checkpoint written by 2 FSDP processes loads into 1 plain process, or the reverse, with every
+number unchanged. Under DDP every rank holds the same copy and DCP writes it once. The
+Hugging Face export beside it (`model.safetensors`) is built from `full_model_state`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import torch
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_state_dict,
+    set_state_dict,
+)
+
+from zoo.train.optim import optimizers_of
+from zoo.train.run import Run
+
+SHARDED = "sharded"  # the DCP folder inside a checkpoint
+
+
+@contextmanager
+def _quiet_single_process() -> Iterator[None]:
+    """DCP warns that it assumes one process when there is no process group: so it is."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*assuming the intent is to")
+        yield
+
+
+def _state(run: Run) -> dict[str, Any]:
+    model, optim = get_state_dict(run.model, optimizers_of(run.optimizer))
+    return {"model": model, "optimizer": optim}
+
+
+def save_sharded(run: Run, folder: Path) -> None:
+    """The model and optimizer state, each rank writing its own shards into `folder`."""
+    with _quiet_single_process():
+        dcp.save(_state(run), checkpoint_id=str(folder))
+
+
+def load_sharded(run: Run, folder: Path) -> None:
+    """Load `folder`'s model and optimizer state into the run, resharded to its layout."""
+    state = _state(run)
+    with _quiet_single_process():
+        dcp.load(state, checkpoint_id=str(folder))
+    set_state_dict(
+        run.model,
+        optimizers_of(run.optimizer),
+        model_state_dict=state["model"],
+        optim_state_dict=state["optimizer"],
+    )
+
+
+def full_model_state(run: Run) -> dict[str, torch.Tensor] | None:
+    """The whole model's parameters gathered on rank 0's CPU (collective; FSDP only: empty on
+    other ranks), or None where `run.model` holds them whole already."""
+    if not run.ctx.sharded:
+        return None
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    full = cast(dict[str, torch.Tensor], get_model_state_dict(run.model, options=options))
+    kept = {name for name, _ in run.model.named_parameters()}  # a tied weight once, as HF saves
+    aliases = {n for n, _ in run.model.named_parameters(remove_duplicate=False)} - kept
+    return {k: v for k, v in full.items() if k not in aliases}
