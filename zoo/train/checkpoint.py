@@ -2,7 +2,8 @@
 
 A checkpoint folder holds `model.safetensors`, `config.json`, the tokenizer files and
 `hlm_metadata.json` (`zoo.train.metadata`). Intermediate checkpoints also hold
-`training_state.pt` (optimizer, scheduler, counters) for `--resume`. The folder is written
+`training_state.pt` (scheduler, counters) and `sharded/` (the model and optimizer state
+through torch.distributed.checkpoint, `zoo.train.sharded`) for `--resume`. The folder is written
 under a temporary name and renamed, so a killed run never leaves a half-written checkpoint,
 and its commit marker (`hlm_commit.json`, written last) holds every file's size and sha256:
 `checkpoint_problem` says whether a folder can still be trusted.

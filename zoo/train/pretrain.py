@@ -9,7 +9,7 @@ Output folder layout:
     config.yaml               the resolved configuration
     tokenizer/                the tokenizer (trained on the corpus unless one was given)
     metrics.jsonl             one JSON line per log / eval step (step, loss, lr, tokens/s, peak RSS)
-    checkpoints/step-N/       HF checkpoint + training_state.pt (every `save_every` steps)
+    checkpoints/step-N/       HF checkpoint + training_state.pt + sharded/ (every `save_every` steps)
     final/                    HF checkpoint at the end (AutoModelForMaskedLM / ForCausalLM)
 """
 
