@@ -86,6 +86,14 @@ BUILTIN_METRICS = (
         log_scale=True,
         comparable="kind",
     ),
+    Metric(
+        "unigram_ppl",
+        None,
+        "",
+        "perplexity of the training text's add-one unigram model on the validation tokens",
+        log_scale=True,
+        comparable="kind",
+    ),
     Metric("tokens_per_s", True, "tok/s", "training throughput"),
     Metric("step_ms", False, "ms", "median training-step latency after warm-up"),
     Metric(

@@ -3,14 +3,18 @@
 Reports the loss of the objective the checkpoint was last trained with (CWT for headless
 models, with their loss options, computed at the pretraining micro-batch size since it depends
 on K; CE after causal fine-tuning) and, where an LM head is meaningful, cross-entropy and
-perplexity through it: every decoder (a headless decoder's tied head is the paper's "headless"
-row) and encoders trained with a vocabulary head.
+perplexity through it: every decoder (a headless decoder's tied head is the paper's
+"headless" row) and encoders trained with a vocabulary head. Beside them, the perplexity of
+the training text's unigram model on the same tokens: the bar a model must clear before its
+perplexity says anything.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import torch
 from pydantic import BaseModel, ConfigDict, Field
 from transformers import PreTrainedTokenizerBase
 
@@ -53,6 +57,32 @@ def _held_out_text(ctx: TaskContext) -> tuple[CorpusSpec, Part]:
     return (text.validation, "main") if text.validation else (text.train, "held_out")
 
 
+def _training_text(ctx: TaskContext) -> CorpusSpec:
+    cfg = ctx.pretrain
+    return training_corpus(
+        cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
+    ).train
+
+
+def scored_tokens(blocks: torch.Tensor, kind: str, special: dict[str, int]) -> np.ndarray:
+    """The ids a language model predicts in `blocks` [N, T]: every position after the first
+    (decoders), the non-special ones (encoders)."""
+    if kind == "decoder":
+        return blocks[:, 1:].flatten().numpy()
+    ids = blocks.flatten()
+    return ids[~torch.isin(ids, torch.tensor(list(special.values())))].numpy()
+
+
+def unigram_perplexity(training: np.ndarray, scored: np.ndarray, vocab: int) -> float:
+    """Perplexity on `scored` ids of the add-one unigram model of the `training` ids: the bar
+    a language model must clear to have learnt more than token frequencies."""
+    counts = np.ones(vocab, dtype=np.float64)
+    for start in range(0, len(training), 1 << 24):  # a memory map, read in pieces
+        counts += np.bincount(training[start : start + (1 << 24)], minlength=vocab)[:vocab]
+    log_p = np.log(counts / counts.sum())  # (V,)
+    return float(np.exp(-log_p[scored].mean()))
+
+
 def _validation_blocks(
     text: tuple[CorpusSpec, Part], tokenizer: PreTrainedTokenizerBase, seq_len: int, kind: str
 ) -> PackedBlocks:
@@ -76,9 +106,10 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
             objective, options = OBJECTIVES.get("ce"), LossOptions()
         else:
             objective, options = OBJECTIVES.get(meta.objective), meta.loss_options()
+    blocks = _validation_blocks(text, tokenizer, seq_len, spec.kind)
     m = validation_metrics(
         TrainModule(model, spec, objective, options),
-        _validation_blocks(text, tokenizer, seq_len, spec.kind),
+        blocks,
         params.batch_size or batch,
         params.batches,
         special_ids(tokenizer, spec.kind),
@@ -86,7 +117,14 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
     )
     names = ["val_loss"]
     if spec.kind == "decoder" or objective.needs_head:
-        names += ["val_ce", "val_ppl"]
+        names += ["val_ce", "val_ppl", "unigram_ppl"]
+        scored = blocks[: (params.batch_size or batch) * params.batches]  # (N, T) as evaluated
+        training = token_streams(_training_text(ctx), tokenizer, spec.kind).part("main")
+        m["unigram_ppl"] = unigram_perplexity(
+            training,
+            scored_tokens(scored, spec.kind, special_ids(tokenizer, spec.kind)),
+            len(tokenizer),
+        )
     if meta is None:
         return [Result(metric=n, value=m[n]) for n in names]
     return [
@@ -113,7 +151,7 @@ VALIDATION = TaskType(
     description="validation loss / perplexity on held-out text (objective loss, LM-head CE and ppl)",
     run=run_validation,
     params=ValidationParams,
-    metrics=("val_loss", "val_ce", "val_ppl"),
+    metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl"),
     hub_tasks={"encoder": "fill-mask", "decoder": "text-generation"},
 )
 TASKS.add(VALIDATION.name, VALIDATION)

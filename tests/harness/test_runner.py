@@ -43,7 +43,12 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
     assert set(val[val["model"] == "bert-tiny-cwt"]["metric"]) == {
         "val_loss"
     }  # no head metrics for a headless encoder
-    assert set(val[val["model"] == "bert-tiny-ce"]["metric"]) == {"val_loss", "val_ce", "val_ppl"}
+    assert set(val[val["model"] == "bert-tiny-ce"]["metric"]) == {
+        "val_loss",
+        "val_ce",
+        "val_ppl",
+        "unigram_ppl",
+    }
     thr = df[df["task"] == "throughput"]
     ratios = thr[thr["metric"] == "speedup_vs_baseline"]
     assert len(ratios) == 4 and (ratios["value"] > 0).all()
@@ -183,8 +188,11 @@ def test_quickstart_suite_end_to_end(isolated) -> None:
         (df["task"] == "validation") & (df["step"] == df.groupby("model")["step"].transform("max"))
     ]
     ppl = final[final["metric"] == "val_ppl"].set_index("model")["value"]
-    # decoders learned the synthetic language: far below the uniform perplexity of 1500
+    # decoders learned the synthetic language: far below the uniform perplexity of 1500, and
+    # below the training text's unigram model on the same tokens
+    unigram = final[final["metric"] == "unigram_ppl"].set_index("model")["value"]
     assert (ppl < 200).all(), ppl
+    assert ppl["pythia-tiny-ce"] < unigram["pythia-tiny-ce"] / 2, (ppl, unigram)
     # causal fine-tuning recovers the headless decoder's LM head (paper section 3.3)
     assert ppl["pythia-tiny-cwt-ft"] < ppl["pythia-tiny-cwt"]
     thr = df[(df["task"] == "throughput") & (df["metric"] == "speedup_vs_baseline")].set_index(
