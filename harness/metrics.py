@@ -51,6 +51,8 @@ def mcc(pred: Sequence[float], gold: Sequence[float]) -> float:
 
 
 def spearman(pred: Sequence[float], gold: Sequence[float]) -> float:
+    if np.std(pred) == 0 or np.std(gold) == 0:  # a constant correlates with nothing
+        return 0.0
     value = stats.spearmanr(pred, gold).statistic
     return 0.0 if np.isnan(value) else float(value)
 
@@ -120,6 +122,13 @@ BUILTIN_METRICS = (
     Metric("spearman", True, "", "Spearman correlation (STS-B)", spearman),
     Metric("pearson", True, "", "Pearson correlation (STS-B)", pearson),
     Metric("average", True, "", "mean of the sub-tasks' primary metrics"),
+    Metric(
+        "majority",
+        None,
+        "",
+        "the primary metric of predicting the training set's most frequent class (regression: "
+        "its mean) for every example",
+    ),
     # lm-eval
     Metric("acc", True, "", "lm-eval accuracy"),
     Metric("acc_norm", True, "", "lm-eval length-normalised accuracy"),

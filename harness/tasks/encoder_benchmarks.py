@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -27,6 +28,7 @@ from harness.downstream.benchmarks import (
 )
 from harness.downstream.classifier import FinetuneConfig, finetune
 from harness.downstream.data import Example, TaskData, load_examples
+from harness.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 
 # Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
@@ -139,6 +141,18 @@ def _results(
     return out
 
 
+def majority(label: str, task: TaskData, train: list[Example], dev: list[Example]) -> Result:
+    """The primary metric of the trivial predictor: the training set's most frequent class
+    (regression: its mean score) for every example, the bar a fine-tuned model must clear."""
+    gold = [e.label for e in dev]
+    if task.labels:
+        common = Counter(e.label for e in train).most_common(1)[0][0]
+        pred = [common] * len(dev)
+    else:
+        pred = [statistics.fmean(e.label for e in train)] * len(dev)
+    return Result("majority", METRICS.get(task.primary).score(pred, gold), task=label)
+
+
 def _average(prefix: str, results: list[Result], primaries: dict[str, str]) -> list[Result]:
     out = []
     for suffix in ("", "@best"):
@@ -163,15 +177,9 @@ def _benchmark_runner(
         for name in p.tasks or default:
             task = registry[name]
             label = f"{benchmark}/{name}"
-            runs = _runs(
-                ctx.checkpoint,
-                task,
-                _data(task, p, "train"),
-                {"dev": _data(task, p, "eval")},
-                p,
-                ctx.seed,
-            )
-            results += _results(label, task, runs, "dev")
+            train, dev = _data(task, p, "train"), _data(task, p, "eval")
+            runs = _runs(ctx.checkpoint, task, train, {"dev": dev}, p, ctx.seed)
+            results += [*_results(label, task, runs, "dev"), majority(label, task, train, dev)]
             primaries[label] = task.primary
         return results + _average(benchmark, results, primaries)
 

@@ -158,14 +158,17 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
         "xnli-zero-shot/fr",
         "xnli-zero-shot/average",
     } <= tasks
-    cola = e[e["task"] == "glue/cola"]
+    cola = e[(e["task"] == "glue/cola") & (e["metric"] != "majority")]
     assert set(cola["metric"]) == {"mcc", "mcc@best"} and cola["higher_is_better"].all()
     assert set(e[e["task"] == "glue/mrpc"]["metric"]) == {
         "accuracy",
         "accuracy@best",
         "f1",
         "f1@best",
+        "majority",
     }
+    majority = e[e["metric"] == "majority"].set_index("task")["value"]
+    assert majority["glue/cola"] == 0.0  # one class everywhere: no correlation
     assert e["value"].between(-1, 1).all()
     dd = read_leaderboard(tmp_path / "lb" / "ds-dec")
     assert set(dd["model"]) == {
@@ -232,3 +235,19 @@ def test_synthetic_agreement_task_is_balanced_deterministic_and_disjoint() -> No
     assert len({w.rstrip("s") for w in dev_words} - {w.rstrip("s") for w in words}) < 0.02 * len(
         dev_words
     )
+
+
+def test_majority_baseline() -> None:
+    from harness.downstream.benchmarks import GLUE
+    from harness.downstream.data import Example
+    from harness.tasks.encoder_benchmarks import majority
+
+    sst2, stsb = GLUE["sst2"], GLUE["stsb"]
+    train = [Example("a", None, 1.0)] * 3 + [Example("b", None, 0.0)]
+    dev = [Example("c", None, 1.0), Example("d", None, 0.0), Example("e", None, 1.0)]
+    row = majority("glue/sst2", sst2, train, dev)
+    assert (row.metric, row.task, row.value) == ("majority", "glue/sst2", pytest.approx(2 / 3))
+    scores = [Example("a", "b", s) for s in (1.0, 2.5, 4.0)]
+    assert (
+        majority("glue/stsb", stsb, scores, scores).value == 0.0
+    )  # a constant correlates with nothing
