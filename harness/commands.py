@@ -67,6 +67,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from harness.leaderboard import aggregate, current_cells, read_leaderboard
+    from harness.metrics import is_baseline
     from harness.samples import read_samples
     from harness.significance import compare_to_baseline
     from harness.tables import WIDTH, render
@@ -82,8 +83,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.at:
         df = _at_budget(df, args.at)
     agg = aggregate(df)
-    if args.format == "md" and not args.all:  # a readable table: no informational or @best columns
-        agg = agg[agg["higher_is_better"].notna() & ~agg["metric"].str.contains("@")]
+    if args.format == "md" and not args.all:  # readable: no informational (but baselines) or @best
+        shown = agg["higher_is_better"].notna() | agg["metric"].map(is_baseline)
+        agg = agg[shown & ~agg["metric"].str.contains("@")]
     suite = last_suite(directory)
     baseline = args.baseline or (suite.baseline if suite is not None else None)
     if baseline is not None:

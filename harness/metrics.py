@@ -30,6 +30,7 @@ class Metric:
     # which models' values share an axis: "all", "kind" (encoders apart from decoders: MLM vs
     # CLM), or "objective" (also CWT apart from CE: a loss only comparable within its objective)
     comparable: str = "all"
+    baseline: bool = False  # a trivial model's score, shown beside the models' (no direction)
 
     def score(self, pred: Sequence[float], gold: Sequence[float]) -> float:
         if self.fn is None:
@@ -95,6 +96,7 @@ BUILTIN_METRICS = (
         "perplexity of the training text's add-one unigram model on the validation tokens",
         log_scale=True,
         comparable="kind",
+        baseline=True,
     ),
     Metric("tokens_per_s", True, "tok/s", "training throughput"),
     Metric("step_ms", False, "ms", "median training-step latency after warm-up"),
@@ -128,6 +130,7 @@ BUILTIN_METRICS = (
         "",
         "the primary metric of predicting the training set's most frequent class (regression: "
         "its mean) for every example",
+        baseline=True,
     ),
     # lm-eval
     Metric("acc", True, "", "lm-eval accuracy"),
@@ -147,6 +150,11 @@ BUILTIN_METRICS = (
 )
 for _metric in BUILTIN_METRICS:
     METRICS.add(_metric.name, _metric)
+
+
+def is_baseline(metric: str) -> bool:
+    """Whether the metric is a trivial model's score (shown beside the models' scores)."""
+    return metric in METRICS and METRICS.get(metric).baseline
 
 
 def direction(metric: str, fallback: bool | None = None) -> bool | None:

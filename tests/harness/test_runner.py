@@ -91,6 +91,7 @@ def test_leaderboard_and_plot_verbs(isolated, capsys) -> None:
         and "±" in out
         and "baseline `bert-tiny-ce`" in out
     )
+    assert "unigram_ppl" in out and "flops_per_token" not in out  # baselines shown, not INFO
     assert hlm(["leaderboard", "tiny", "--leaderboards", str(lb), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {"model", "metric", "mean", "std", "n", "p_value", "significant"} <= set(rows[0])
