@@ -1,8 +1,8 @@
 """`hlm bench --only corpus`: the token cache's speed and size, and the memory of pretraining
 as the corpus grows.
 
-- tokenisation throughput (MB of text per second, all cores of the machine) and the cache's
-  bytes per token and per byte of text, from a cold build of the shipped English corpus
+- tokenisation throughput (MB of text per second, all cores of the machine), the tokenizer's
+  batch encoding alone beside it, and the cache's bytes per token and per byte of text, from a cold build of the shipped English corpus
   (`corpus/` under $HLM_DATA_ROOT, about 9 MB);
 - the peak RSS of a whole `hlm pretrain` (tokenizer training, tokenisation, a few steps) in a
   fresh process with an empty cache, on the shipped corpus and on 20 copies of it; the goal:
@@ -20,10 +20,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from harness.bench.timing import Row, check
-from zoo.data.corpus import data_root
+from zoo.data.cache import ENCODE_BATCH
+from zoo.data.corpus import data_root, iter_documents
+from zoo.tokenizers import encode_documents, load_tokenizer
 
 SHIPPED = "corpus"  # the English corpus under $HLM_DATA_ROOT
 COPIES = 20
@@ -74,6 +77,18 @@ def _cache_meta(cache: Path) -> dict[str, float]:
     return {"tokens": tokens, "text": text, "seconds": seconds, "bytes": size}
 
 
+def _encoder_mb_per_s(corpus: Path, cache: Path) -> float:
+    """MB/s of the tokenizer's batch encoding alone over `corpus` (the cache's tokenizer):
+    what bounds the cache build."""
+    tokenizer = load_tokenizer(str(next((cache / "tokenizers").glob("*/meta.json")).parent))
+    docs = list(iter_documents([str(corpus)]))
+    started = time.perf_counter()
+    for i in range(0, len(docs), ENCODE_BATCH):
+        encode_documents(tokenizer, docs[i : i + ENCODE_BATCH])
+    seconds = time.perf_counter() - started
+    return sum(len(d.encode("utf-8")) for d in docs) / 1e6 / seconds
+
+
 def corpus_rows(quick: bool) -> list[Row]:
     """The corpus rows; `quick` trains 2 steps instead of 10."""
     shipped = data_root() / SHIPPED
@@ -83,6 +98,7 @@ def corpus_rows(quick: bool) -> list[Row]:
         big = _copies(shipped, work / "corpus-x20", COPIES)
         one = _pretrain_rss_mb(shipped, work / "run-1", work / "cache-1", steps)
         meta = _cache_meta(work / "cache-1")
+        encoder = _encoder_mb_per_s(shipped, work / "cache-1")
         twenty = _pretrain_rss_mb(big, work / "run-20", work / "cache-20", steps)
         meta20 = _cache_meta(work / "cache-20")
         warm = _pretrain_rss_mb(big, work / "run-20-warm", work / "cache-20", steps)
@@ -98,6 +114,7 @@ def corpus_rows(quick: bool) -> list[Row]:
             meta20["text"] / 1e6 / meta20["seconds"],
             "MB/s",
         ),
+        Row(f"tokenizer encode_batch alone, shipped corpus, {cores} cores", encoder, "MB/s"),
         Row("token cache: bytes per token", meta["bytes"] / meta["tokens"], "B"),
         Row("token cache: bytes per byte of text", meta["bytes"] / meta["text"], "ratio"),
         Row("hlm pretrain peak RSS, shipped corpus, cold cache", one, "MB"),

@@ -16,17 +16,16 @@ from pathlib import Path
 import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, Field
-from transformers import PreTrainedTokenizerBase
 
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.batches import MaskingConfig, PackedBlocks
-from zoo.data.cache import CorpusSpec, Part, token_streams, training_corpus
+from zoo.data.cache import CorpusSpec, Part, token_streams
 from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.tokenizers import load_tokenizer, special_ids
 from zoo.train.checkpoint import load_model
-from zoo.train.evaluate import validation_metrics
+from zoo.train.evaluate import evaluated_blocks, validation_metrics
 from zoo.train.metadata import find_metadata
 from zoo.train.recipe import resolve_recipe
 from zoo.train.step import TrainModule
@@ -50,18 +49,8 @@ def _held_out_text(ctx: TaskContext) -> tuple[CorpusSpec, Part]:
     params: ValidationParams = ctx.params
     if params.corpus:
         return CorpusSpec(tuple(params.corpus)), "main"
-    cfg = ctx.pretrain
-    text = training_corpus(
-        cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
-    )
+    text = ctx.pretrain.training_text()
     return (text.validation, "main") if text.validation else (text.train, "held_out")
-
-
-def _training_text(ctx: TaskContext) -> CorpusSpec:
-    cfg = ctx.pretrain
-    return training_corpus(
-        cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
-    ).train
 
 
 def scored_tokens(blocks: torch.Tensor, kind: str, special: dict[str, int]) -> np.ndarray:
@@ -73,22 +62,12 @@ def scored_tokens(blocks: torch.Tensor, kind: str, special: dict[str, int]) -> n
     return ids[~torch.isin(ids, torch.tensor(list(special.values())))].numpy()
 
 
-def unigram_perplexity(training: np.ndarray, scored: np.ndarray, vocab: int) -> float:
-    """Perplexity on `scored` ids of the add-one unigram model of the `training` ids: the bar
-    a language model must clear to have learnt more than token frequencies."""
-    counts = np.ones(vocab, dtype=np.float64)
-    for start in range(0, len(training), 1 << 24):  # a memory map, read in pieces
-        counts += np.bincount(training[start : start + (1 << 24)], minlength=vocab)[:vocab]
-    log_p = np.log(counts / counts.sum())  # (V,)
+def unigram_perplexity(counts: np.ndarray, scored: np.ndarray) -> float:
+    """Perplexity on `scored` ids of the add-one unigram model with token `counts` [V] (the
+    training text's, counted when its token cache was built): the bar a language model must
+    clear to have learnt more than token frequencies."""
+    log_p = np.log((counts + 1.0) / (counts.sum() + len(counts)))  # (V,)
     return float(np.exp(-log_p[scored].mean()))
-
-
-def _validation_blocks(
-    text: tuple[CorpusSpec, Part], tokenizer: PreTrainedTokenizerBase, seq_len: int, kind: str
-) -> PackedBlocks:
-    """The validation token stream (read from the token cache; tokenised on first use)."""
-    stream = token_streams(text[0], tokenizer, kind).part(text[1])
-    return PackedBlocks(stream, seq_len, kind, special_ids(tokenizer, kind))
 
 
 def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> list[Result]:
@@ -106,24 +85,24 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
             objective, options = OBJECTIVES.get("ce"), LossOptions()
         else:
             objective, options = OBJECTIVES.get(meta.objective), meta.loss_options()
-    blocks = _validation_blocks(text, tokenizer, seq_len, spec.kind)
+    special, batch = special_ids(tokenizer, spec.kind), params.batch_size or batch
+    stream = token_streams(text[0], tokenizer, spec.kind).part(text[1])
+    blocks = PackedBlocks(stream, seq_len, spec.kind, special)
     m = validation_metrics(
         TrainModule(model, spec, objective, options),
         blocks,
-        params.batch_size or batch,
+        batch,
         params.batches,
-        special_ids(tokenizer, spec.kind),
+        special,
         MaskingConfig(probability=ctx.pretrain.mlm_probability),
     )
     names = ["val_loss"]
     if spec.kind == "decoder" or objective.needs_head:
         names += ["val_ce", "val_ppl", "unigram_ppl"]
-        scored = blocks[: (params.batch_size or batch) * params.batches]  # (N, T) as evaluated
-        training = token_streams(_training_text(ctx), tokenizer, spec.kind).part("main")
+        scored = blocks[: evaluated_blocks(len(blocks), batch, params.batches)]  # (N, T)
+        training = token_streams(ctx.pretrain.training_text().train, tokenizer, spec.kind)
         m["unigram_ppl"] = unigram_perplexity(
-            training,
-            scored_tokens(scored, spec.kind, special_ids(tokenizer, spec.kind)),
-            len(tokenizer),
+            training.counts("main"), scored_tokens(scored, spec.kind, special)
         )
     if meta is None:
         return [Result(metric=n, value=m[n]) for n in names]

@@ -7,7 +7,7 @@ import torch
 from transformers import AutoTokenizer
 
 from zoo.data.batches import IGNORE, BatchSampler, MaskingConfig, clm_labels, mlm_mask, pack
-from zoo.data.corpus import load_documents, read_file
+from zoo.data.corpus import iter_documents, iter_file
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
 from zoo.tokenizers import special_ids, train_tokenizer
@@ -89,18 +89,18 @@ def test_batch_sampler_is_a_permutation_per_epoch() -> None:
 
 
 def test_real_corpus_files(data_root) -> None:
-    docs = read_file(data_root / "corpus/nltk_gutenberg/chesterton-ball.txt")  # latin-1 bytes
+    docs = list(iter_file(data_root / "corpus/nltk_gutenberg/chesterton-ball.txt"))  # latin-1 bytes
     assert len(docs) > 100
-    assert len(load_documents(["corpus/wikitext-2/valid.txt"])) > 100
+    assert len(list(iter_documents(["corpus/wikitext-2/valid.txt"]))) > 100
 
 
 def test_jsonl_and_missing_sources(tmp_path) -> None:
     good = tmp_path / "c.jsonl"
     good.write_text(json.dumps({"text": "hello"}) + "\n" + json.dumps({"text": "world"}) + "\n")
-    assert load_documents([str(good)]) == ["hello", "world"]
+    assert list(iter_documents([str(good)])) == ["hello", "world"]
     bad = tmp_path / "b.jsonl"
     bad.write_text('{"txt": 1}\n')
     with pytest.raises(UserError, match=r"b.jsonl:1: expected an object with a 'text'"):
-        load_documents([str(bad)])
+        list(iter_documents([str(bad)]))
     with pytest.raises(UserError, match="no file matches"):
-        load_documents([str(tmp_path / "nope*.txt")])
+        list(iter_documents([str(tmp_path / "nope*.txt")]))

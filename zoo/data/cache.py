@@ -7,7 +7,8 @@ tokenizers trained on corpora.
 
 Format: a flat binary file of token ids per part (`main.bin`, `held_out.bin`): every document
 followed by the separator (a decoder's end of text, an encoder's [SEP]), as nanoGPT's
-`train.bin`. Ids are uint16 while the vocabulary fits (2 bytes a token), else uint32. A numpy
+`train.bin`, and each part's token counts (`main.counts.npy`: the unigram model baselines
+read). Ids are uint16 while the vocabulary fits (2 bytes a token), else uint32. A numpy
 memory map over one flat array makes a block a slice: nothing but the batch in use is read,
 every process of a run shares the page cache, and no Arrow table or index sits between the
 sampler and the bytes (a `datasets` Arrow cache stores a list column with offsets per document,
@@ -45,14 +46,15 @@ from filelock import FileLock
 from tqdm import tqdm
 from transformers import PreTrainedTokenizerBase
 
+from zoo.data.batches import token_stream
 from zoo.data.corpus import fingerprint, iter_documents, local_bytes
 from zoo.errors import UserError
-from zoo.tokenizers import encode_documents, load_tokenizer, special_ids, train_tokenizer
+from zoo.tokenizers import load_tokenizer, train_tokenizer
 
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "HLM_CACHE_DIR"
-FORMAT = 1  # bump when the stream layout changes
+FORMAT = 2  # bump when the stream layout changes (2: unigram counts per part)
 ENCODE_BATCH = 1000  # documents per call into the Rust tokenizer (which runs them in parallel)
 Part = Literal["main", "held_out"]
 _MASK = (1 << 64) - 1
@@ -86,18 +88,17 @@ class CorpusSpec:
     held_out: float | None = None
     seed: int = 0
 
-    def documents(self, part: Part) -> Iterator[str]:
-        """The part's documents, streamed."""
+    def parts(self) -> Iterator[tuple[Part, str]]:
+        """(part, document) of every document up to the limit, streamed."""
         for i, doc in enumerate(iter_documents(list(self.sources))):
             if self.max_documents is not None and i >= self.max_documents:
                 return
-            if self.part_of(i) == part:
-                yield doc
+            held = self.held_out is not None and is_held_out(i, self.seed, self.held_out)
+            yield ("held_out" if held else "main"), doc
 
-    def part_of(self, index: int) -> Part:
-        if self.held_out is not None and is_held_out(index, self.seed, self.held_out):
-            return "held_out"
-        return "main"
+    def documents(self, part: Part) -> Iterator[str]:
+        """The part's documents, streamed."""
+        return (doc for p, doc in self.parts() if p == part)
 
     def identity(self) -> dict[str, Any]:
         """What the corpus's cache keys hash: contents, not paths."""
@@ -190,6 +191,11 @@ class TokenStreams:
     folder: Path
     meta: dict[str, Any]
 
+    def counts(self, name: Part) -> np.ndarray:
+        """How often each token id occurs in the part: [V] int64."""
+        counts: np.ndarray = np.load(self.folder / f"{name}.counts.npy")
+        return counts
+
     def part(self, name: Part) -> np.ndarray:
         """The part's token ids (1-D memory map; empty when it holds no token)."""
         info = self.meta["parts"][name]
@@ -203,9 +209,7 @@ def token_streams(
     corpus: CorpusSpec, tokenizer: PreTrainedTokenizerBase, kind: str, progress: bool = False
 ) -> TokenStreams:
     """The corpus tokenised by `tokenizer` for a `kind` model: built once, then reused."""
-    tok_digest = tokenizer_digest(tokenizer)
-    separator = _separator(tokenizer, kind)
-    key = _digest(["tokens", FORMAT, corpus.identity(), tok_digest, kind, separator])
+    key = _digest(["tokens", FORMAT, corpus.identity(), tokenizer_digest(tokenizer), kind])
     folder = cache_root() / "tokens" / key
 
     def build(tmp: Path) -> None:
@@ -213,11 +217,6 @@ def token_streams(
 
     built = _locked_build(folder, build)
     return TokenStreams(built, json.loads((built / "meta.json").read_text()))
-
-
-def _separator(tokenizer: PreTrainedTokenizerBase, kind: str) -> int:
-    ids = special_ids(tokenizer, kind)
-    return ids["eos"] if kind == "decoder" else ids["sep"]
 
 
 def _bar(corpus: CorpusSpec, progress: bool) -> tqdm:
@@ -238,21 +237,21 @@ def _build_streams(
     kind: str,
     progress: bool,
 ) -> None:
-    """Tokenise the corpus into `tmp/main.bin` (and `held_out.bin`) and write `meta.json`."""
-    dtype = np.dtype(np.uint16 if len(tokenizer) <= 1 << 16 else np.uint32)
-    separator = _separator(tokenizer, kind)
+    """Tokenise the corpus into `tmp/main.bin` (and `held_out.bin`), count each part's token
+    ids (`main.counts.npy`: a unigram model, for baselines), and write `meta.json`."""
+    vocab = len(tokenizer)
+    dtype = np.dtype(np.uint16 if vocab <= 1 << 16 else np.uint32)
     parts: dict[str, dict[str, int]] = {
         p: {"documents": 0, "tokens": 0} for p in ("main", "held_out")
     }
+    counts = {p: np.zeros(vocab, dtype=np.int64) for p in parts}
     started, text_bytes = time.perf_counter(), 0
     files = {p: (tmp / f"{p}.bin").open("wb") for p in parts}
     with _bar(corpus, progress) as bar:
         for part, docs in _batched_parts(corpus):
-            ids: list[int] = []
-            for encoded in encode_documents(tokenizer, docs):
-                ids.extend(encoded)
-                ids.append(separator)
-            np.asarray(ids, dtype=dtype).tofile(files[part])
+            ids = token_stream(docs, tokenizer, kind)  # documents joined by the separator
+            ids.astype(dtype).tofile(files[part])
+            counts[part] += np.bincount(ids, minlength=vocab)[:vocab]
             size = sum(len(d.encode("utf-8")) for d in docs)
             text_bytes += size
             parts[part]["documents"] += len(docs)
@@ -261,13 +260,14 @@ def _build_streams(
     for f in files.values():
         f.close()
     _check_parts(corpus, parts)
+    for name, c in counts.items():
+        np.save(tmp / f"{name}.counts.npy", c)
     seconds = time.perf_counter() - started
     meta = {
         "format": FORMAT,
         "corpus": corpus.identity(),
         "tokenizer": tokenizer_digest(tokenizer),
         "kind": kind,
-        "separator": separator,
         "dtype": dtype.name,
         "parts": parts,
         "text_bytes": text_bytes,
@@ -288,10 +288,7 @@ def _build_streams(
 def _batched_parts(corpus: CorpusSpec) -> Iterator[tuple[Part, list[str]]]:
     """(part, documents) in batches of up to ENCODE_BATCH documents of one part."""
     batches: dict[Part, list[str]] = {"main": [], "held_out": []}
-    for i, doc in enumerate(iter_documents(list(corpus.sources))):
-        if corpus.max_documents is not None and i >= corpus.max_documents:
-            break
-        part = corpus.part_of(i)
+    for part, doc in corpus.parts():
         batches[part].append(doc)
         if len(batches[part]) == ENCODE_BATCH:
             yield part, batches[part]

@@ -131,11 +131,6 @@ def iter_file(path: Path) -> Iterator[str]:
     raise UserError(f"{path}: unsupported file type (supported: {', '.join(SUPPORTED)})")
 
 
-def read_file(path: Path) -> list[str]:
-    """Documents in one (small) file."""
-    return list(iter_file(path))
-
-
 def _hub_parts(spec: str) -> tuple[str, str | None, str]:
     name, _, split = spec.partition("@")
     name, _, config = name.partition(":")
@@ -194,15 +189,6 @@ def iter_documents(sources: list[str]) -> Iterator[str]:
         else:
             for f in resolve_local(src):
                 yield from iter_file(f)
-
-
-def load_documents(sources: list[str]) -> list[str]:
-    """All documents of all (small) sources, in a list; large corpora go through the token
-    cache (`zoo.data.cache`) instead."""
-    docs = list(iter_documents(sources))
-    if not docs:
-        raise UserError(f"corpus {sources} holds no documents")
-    return docs
 
 
 def local_bytes(sources: list[str]) -> int | None:

@@ -21,6 +21,7 @@ from pydantic import (
     field_validator,
 )
 
+from zoo.data.cache import TrainingCorpus, training_corpus
 from zoo.data.corpus import source_problem
 from zoo.errors import UserError
 from zoo.models import PRESETS
@@ -280,6 +281,12 @@ class PretrainConfig(BaseModel):
         "tensorboard/), wandb ($WANDB_PROJECT, WANDB_MODE=offline without network)",
     )
     progress: bool = Field(True, description="progress bar")
+
+    def training_text(self) -> TrainingCorpus:
+        """The training text, and its validation sources or the part held out of it."""
+        return training_corpus(
+            self.corpus, self.validation, self.max_documents, self.validation_fraction, self.seed
+        )
 
     @field_validator("plugins")
     @classmethod

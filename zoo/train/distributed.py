@@ -37,14 +37,12 @@ class DistContext:
     @property
     def layout(self) -> Literal["single", "ddp", "fsdp"]:
         """How the processes hold the model: single (one process), ddp or fsdp."""
-        if not self.enabled:
-            return "single"
-        return "fsdp" if self.strategy == "fsdp" else "ddp"
+        return self.strategy if self.enabled else "single"
 
     @property
     def sharded(self) -> bool:
         """Whether parameters are FSDP-sharded DTensors."""
-        return self.enabled and self.strategy == "fsdp"
+        return self.layout == "fsdp"
 
     def shard(self, root: nn.Module, units: list[nn.Module]) -> None:
         """FSDP2 in place (strategy fsdp only): each of `units`, then `root`, over one
@@ -61,7 +59,7 @@ class DistContext:
 
     def wrap(self, module: nn.Module) -> nn.Module:
         """The module under DistributedDataParallel (strategy ddp, several processes)."""
-        if not self.enabled or self.strategy != "ddp":
+        if self.layout != "ddp":
             return module
         from torch.nn.parallel import DistributedDataParallel
 

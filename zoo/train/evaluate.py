@@ -41,6 +41,13 @@ def make_labels(
     return blocks, clm_labels(blocks)
 
 
+def evaluated_blocks(n: int, batch_size: int, max_batches: int) -> int:
+    """How many of `n` blocks `validation_metrics` reads: whole batches only, up to
+    `max_batches` (K stays comparable across batches), or all of them when under one batch."""
+    n_eval = min(n, batch_size * max_batches)
+    return n_eval if n_eval < batch_size else n_eval // batch_size * batch_size
+
+
 @torch.no_grad()
 def validation_metrics(
     step: TrainModule,
@@ -58,15 +65,13 @@ def validation_metrics(
     model.eval()
     gen = torch.Generator().manual_seed(EVAL_SEED)
     head_ce = OBJECTIVES.get("ce")
+    device = spec.input_embeddings(model).weight.device
     sums = {"loss": 0.0, "ce": 0.0}
     n_batches = 0
     n_tokens = 0
-    for start in range(0, min(len(blocks), batch_size * max_batches), batch_size):
+    for start in range(0, evaluated_blocks(len(blocks), batch_size, max_batches), batch_size):
         chunk = blocks[start : start + batch_size]
-        if len(chunk) < batch_size and n_batches > 0:
-            break  # keep K comparable across batches
         inputs, labels = make_labels(spec, chunk, model.config.vocab_size, special, masking, gen)
-        device = spec.input_embeddings(model).weight.device
         inputs, labels = inputs.to(device), labels.to(device)
         k = int((labels != -100).sum())
         sums["loss"] += float(step(inputs, labels)["loss"])

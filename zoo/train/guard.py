@@ -66,11 +66,10 @@ class NonFiniteGuard:
         return False
 
     def check_parameters(
-        self, model: torch.nn.Module, step: int, where: Path, ctx: DistContext | None = None
+        self, model: torch.nn.Module, step: int, where: Path, ctx: DistContext
     ) -> None:
         """Refuse to save non-finite parameters (on every rank alike: any rank's shard)."""
-        finite = parameters_finite(model)
-        if not (ctx.all_true(finite) if ctx is not None else finite):
+        if not ctx.all_true(parameters_finite(model)):
             raise TrainingDiverged(
                 f"step {step}: non-finite parameters, not saved to {where}; the last good "
                 f"checkpoint is {last_good_checkpoint(self.out)}; {advice(self.lr, self.grad_clip)}"

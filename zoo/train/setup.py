@@ -18,7 +18,7 @@ import yaml
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from zoo.data.batches import MaskingConfig, PackedBlocks
-from zoo.data.cache import TrainingCorpus, cached_tokenizer, training_corpus
+from zoo.data.cache import TrainingCorpus, cached_tokenizer
 from zoo.errors import UserError
 from zoo.models import PRESETS, family_of, get_spec, spec_from_hf_config
 from zoo.models.fast_attention import use_fast_dropout
@@ -234,9 +234,7 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
     checkpoint = resume_point(out, resume)
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)
-    corpus = training_corpus(
-        cfg.corpus, cfg.validation, cfg.max_documents, cfg.validation_fraction, cfg.seed
-    )
+    corpus = cfg.training_text()
     tokenizer, source = setup_tokenizer(cfg, spec, corpus, checkpoint)
     added = (  # a given tokenizer may lack some; a resumed run's already has them
         read_metadata(checkpoint).tokenizer.added_specials
