@@ -299,6 +299,17 @@ def _add_plot(sub: Any) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report import write_report
 
+    if args.paper:
+        from harness.reproduction_doc import write_reproduction
+
+        doc = Path(args.out) if args.out else Path("docs/REPRODUCTION.md")
+        for path in write_reproduction(Path(args.leaderboards), doc, Path("README.md")):
+            print(path)
+        return 0
+    if args.suite is None:
+        from zoo.errors import UserError
+
+        raise UserError("hlm report: name a suite, or pass --paper")
     name = suite_name(args.suite)
     out = write_report(Path(args.leaderboards) / name, name, Path(args.out) if args.out else None)
     print(out)
@@ -313,8 +324,18 @@ def _add_report(sub: Any) -> None:
         "task with significance marks, every figure of `hlm plot`, and the rows' provenance "
         "(commits, versions, budgets reached, the machine the page was made on).",
     )
-    p.add_argument("suite", help="suite name or YAML path")
-    p.add_argument("--out", help="the page's path (default: leaderboards/<suite>/report.html)")
+    p.add_argument("suite", nargs="?", help="suite name or YAML path")
+    p.add_argument(
+        "--paper",
+        action="store_true",
+        help="instead: the paper's figures beside ours, from the paper-cpu-* leaderboards, "
+        "into docs/REPRODUCTION.md (and the headline sentence of ./README.md)",
+    )
+    p.add_argument(
+        "--out",
+        help="the page's path (default: leaderboards/<suite>/report.html; with --paper "
+        "docs/REPRODUCTION.md)",
+    )
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_report)
 

@@ -30,6 +30,8 @@ from harness.leaderboard import (
     read_leaderboard,
 )
 from harness.plots import make_plots
+from harness.reproduction import findings
+from harness.reproduction_doc import render_html
 from harness.samples import read_samples
 from harness.significance import compare_to_baseline
 from harness.suite import last_suite
@@ -171,11 +173,13 @@ def build_report(directory: Path, name: str) -> str:
         else '<p class="note">mean ± std over seeds at the latest step. Click a header to sort.</p>'
     )
     description = html.escape(suite.description.strip()) if suite is not None else ""
+    paper = [f for f in findings(directory.parent) if f.source.suite == name]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>headless-zoo: {html.escape(name)}</title><style>{STYLE}</style></head><body>"
         f"<h1>headless-zoo leaderboard: {html.escape(name)}</h1><p>{description}</p>"
         f"<h2>Results</h2>{mark}{tables}"
+        f"{render_html(paper) if paper else ''}"
         f"<h2>Figures</h2>{''.join(_figures(df, samples))}"
         f"<h2>Provenance</h2>{_provenance(df)}"
         f"<script>{SCRIPT}</script></body></html>"

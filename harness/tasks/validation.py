@@ -79,12 +79,12 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
     tokenizer = load_tokenizer(str(path))
     objective, options = OBJECTIVES.get(ctx.objective), ctx.pretrain.loss
     seq_len, batch = recipe.seq_len, recipe.micro_batch_size
-    if meta is not None:  # as trained: the contrastive loss depends on K per forward
+    if meta is not None and meta.causal_finetune is not None:
+        # a causal LM now, judged by its CE on the blocks its pretraining twin is scored on
+        objective, options = OBJECTIVES.get("ce"), LossOptions()
+    elif meta is not None:  # as trained: the contrastive loss depends on K per forward
         seq_len, batch = meta.seq_len, meta.recipe.micro_batch_size
-        if meta.causal_finetune is not None:  # a causal LM now: judged by its CE
-            objective, options = OBJECTIVES.get("ce"), LossOptions()
-        else:
-            objective, options = OBJECTIVES.get(meta.objective), meta.loss_options()
+        objective, options = OBJECTIVES.get(meta.objective), meta.loss_options()
     special, batch = special_ids(tokenizer, spec.kind), params.batch_size or batch
     stream = token_streams(text[0], tokenizer, spec.kind).part(text[1])
     blocks = PackedBlocks(stream, seq_len, spec.kind, special)

@@ -21,6 +21,7 @@ CLAIMS = {  # every row of the reproduction's list
     "figure6",
     "figure7",
     "appendix-a",
+    "duplicates",
 }
 
 
@@ -30,6 +31,7 @@ def test_every_claim_is_typed_with_a_directed_metric() -> None:
         assert isinstance(figure.higher_is_better, bool)  # raises for a metric without one
         assert figure.values or figure.stated, figure.quantity
         assert set(figure.values) <= {"vanilla", "headless", "headless+ft"}
+    assert len({f.key for f in PAPER}) == len(PAPER)  # each figure named once
 
 
 def test_paper_gains_follow_the_metric_direction() -> None:

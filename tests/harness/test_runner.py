@@ -194,6 +194,9 @@ def test_quickstart_suite_end_to_end(isolated) -> None:
     unigram = final[final["metric"] == "unigram_ppl"].set_index("model")["value"]
     assert (ppl < 200).all(), ppl
     assert ppl["pythia-tiny-ce"] < unigram["pythia-tiny-ce"] / 2, (ppl, unigram)
+    # the three decoders are scored on the same tokens (the fine-tuned one too)
+    decoders = ["pythia-tiny-ce", "pythia-tiny-cwt", "pythia-tiny-cwt-ft"]
+    assert unigram[decoders].nunique() == 1, unigram
     # causal fine-tuning recovers the headless decoder's LM head (paper section 3.3)
     assert ppl["pythia-tiny-cwt-ft"] < ppl["pythia-tiny-cwt"]
     thr = df[(df["task"] == "throughput") & (df["metric"] == "speedup_vs_baseline")].set_index(

@@ -20,7 +20,7 @@ SUITES = sorted((Path(__file__).parents[2] / "suites").glob("*.yaml"))
 def test_suites_are_shipped() -> None:
     names = {p.stem for p in SUITES}
     assert {"quickstart", "throughput", "vocab-sweep", "batch-sweep", "ablation"} <= names
-    assert {"glue", "superglue", "xnli", "lambada", "zeroshot", "paper-cpu"} <= names
+    assert {"glue", "superglue", "xnli", "lambada", "zeroshot", "paper-cpu-encoder"} <= names
 
 
 @pytest.mark.parametrize("path", SUITES, ids=lambda p: p.stem)

@@ -1,0 +1,201 @@
+"""Our side of the paper's figures, compared: one `Finding` (with its verdict) per figure and role.
+
+`SOURCES` maps every figure of `harness.paper.PAPER` (by its key) to a `Source`: the suite
+whose committed leaderboard holds our rows, the task and metric, which model plays which
+role (vanilla, headless, headless + causal FT), the checkpoint compared, and the sanity
+`Gate`s the vanilla model must clear for the comparison to say anything (a GLUE task above
+its majority baseline, a decoder below the unigram perplexity). `findings()` turns the
+leaderboards into one `Finding` per figure and role; `harness.reproduction_doc` writes them.
+
+Checkpoints compared (`Source.at`):
+- `final`: each model's last evaluated checkpoint (equal tokens where the recipes match);
+- `equal-time`: headless at its last checkpoint, vanilla at the checkpoint whose training
+  seconds are nearest (per seed; both times are shown);
+- `along`: every checkpoint both evaluated (Figure 3), the gap averaged over steps and seeds;
+- `sweep`: every sweep point (Figures 2, 6, 7), the gap averaged over points and seeds.
+
+Significance: one-tailed, headless better than vanilla: Welch's t-test over seeds when both
+have two or more, the paired t-test over examples for one seed where per-example scores were
+kept, a paired t-test over (step or sweep point, seed) for `along` and `sweep`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+from harness.leaderboard import current_cells, latest_step, read_leaderboard
+from harness.paper import PAPER, PaperFigure, Role, Verdict, verdict
+from harness.paper_sources import At, Source, final_values, source_of
+from harness.samples import read_samples
+from harness.significance import PAIRED, WELCH, latest_samples, paired_one_tailed
+from harness.significance import welch_one_tailed as welch
+
+
+@dataclass
+class Finding:
+    """One figure for one role against vanilla: the paper's values, ours, and the verdict."""
+
+    figure: PaperFigure
+    role: Role
+    source: Source
+    ours: dict[Role, float] = field(default_factory=dict)
+    seeds: int = 0
+    gain: float = math.nan  # ours, positive = the role better than vanilla
+    p_value: float = math.nan
+    test: str = ""
+    detail: str = ""
+    verdict: Verdict = "not comparable"
+    reason: str = ""
+
+
+def _at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
+    d = rows[
+        (rows["model"] == model) & (rows["task"] == source.task) & (rows["metric"] == source.metric)
+    ]
+    return d.sort_values("timestamp").drop_duplicates(["seed", "step", "sweep"], keep="last")
+
+
+def _equal_time(rows: pd.DataFrame, source: Source, role: Role) -> tuple[pd.Series, pd.Series, str]:
+    """Per seed: `role` at its last checkpoint, vanilla at the one nearest in seconds."""
+    mine = _at_steps(rows, source.roles[role], source)
+    base = _at_steps(rows, source.roles["vanilla"], source)
+    picks, notes = {}, []
+    for seed, last in latest_step(mine).set_index("seed").iterrows():
+        b = base[base["seed"] == seed]
+        if b.empty:
+            continue
+        near = b.loc[(b["train_seconds"] - last["train_seconds"]).abs().idxmin()]
+        picks[seed] = float(near["value"])
+        notes.append(
+            f"seed {seed}: vanilla step {int(near['step'])} ({near['train_seconds']:.0f} s) vs "
+            f"step {int(last['step'])} ({last['train_seconds']:.0f} s)"
+        )
+    ours = latest_step(mine).set_index("seed")["value"]
+    return ours, pd.Series(picks, dtype=float), "; ".join(notes)
+
+
+def _paired_gains(rows: pd.DataFrame, source: Source, role: Role, sign: float) -> pd.DataFrame:
+    """Gains of `role` over vanilla per (sweep point, step, seed) both evaluated."""
+    keys = ["sweep", "step", "seed"]
+    mine = _at_steps(rows, source.roles[role], source).set_index(keys)["value"]
+    base = _at_steps(rows, source.roles["vanilla"], source).set_index(keys)["value"]
+    both = pd.concat({"mine": mine, "base": base}, axis=1).dropna()
+    return both.assign(gain=sign * (both["mine"] - both["base"])).reset_index()
+
+
+def _point_label(row: pd.Series, at: At) -> str:
+    if at == "along":
+        return f"step {int(row['step'])}"
+    point = json.loads(row["sweep"]) if row["sweep"] else {}
+    return ", ".join(f"{k} {v}" for k, v in point.items()) or "-"
+
+
+def _compare_points(f: Finding, rows: pd.DataFrame, sign: float) -> None:
+    g = _paired_gains(rows, f.source, f.role, sign)
+    if g.empty:
+        return
+    f.ours = {"vanilla": float(g["base"].mean()), f.role: float(g["mine"].mean())}
+    f.seeds, f.gain = int(g["seed"].nunique()), float(g["gain"].mean())
+    if len(g) > 1 and g["gain"].nunique() > 1:
+        alt = "greater"
+        f.p_value = float(stats.ttest_1samp(g["gain"], 0.0, alternative=alt).pvalue)
+        f.test = f"paired t-test over {len(g)} (point, seed) pairs"
+    by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"])
+    parts = [
+        f"{_point_label(grp.iloc[0], f.source.at)}: {grp['gain'].mean():+.4g}" for _, grp in by
+    ]
+    f.detail = "gap " + ", ".join(parts)
+
+
+def _comparefinal_values(
+    f: Finding, rows: pd.DataFrame, samples: pd.DataFrame, sign: float
+) -> None:
+    s = f.source
+    if s.at == "equal-time":
+        mine, base, f.detail = _equal_time(rows, s, f.role)
+    else:
+        mine = final_values(rows, s.roles[f.role], s.task, s.metric)
+        base = final_values(rows, s.roles["vanilla"], s.task, s.metric)
+    if mine.empty or base.empty:
+        return
+    f.ours = {"vanilla": float(base.mean()), f.role: float(mine.mean())}
+    f.seeds = int(min(len(mine), len(base)))
+    f.gain = sign * (f.ours[f.role] - f.ours["vanilla"])
+    hib = sign > 0
+    if len(mine) > 1 and len(base) > 1:
+        f.p_value, f.test = welch(list(mine), list(base), hib), WELCH
+        return
+    kept = latest_samples(samples)
+    a = kept.get((s.roles[f.role], "{}", s.task, s.metric))
+    b = kept.get((s.roles["vanilla"], "{}", s.task, s.metric))
+    if a and b:
+        f.p_value, f.test = paired_one_tailed(a, b, hib), PAIRED
+
+
+def _judge(f: Finding, rows: pd.DataFrame) -> None:
+    fig = f.figure
+    if f.source.unavailable:
+        f.reason = f.source.unavailable
+        return
+    if rows.empty:
+        f.reason = (
+            f"no committed rows in leaderboards/{f.source.suite} (`hlm run {f.source.suite}`)"
+        )
+        return
+    checks = [g.check(rows, f.source.roles["vanilla"]) for g in f.source.gates]
+    failed = [text for ok, text in checks if not ok]
+    if math.isnan(f.gain):
+        f.reason = f"no rows of {f.source.task} / {f.source.metric} for both models"
+    elif failed:
+        f.reason = "the vanilla model does not clear its sanity bar: " + "; ".join(failed)
+    elif not fig.compared:
+        f.reason = "the paper makes no claim here: our measurement only"
+    else:
+        f.verdict = verdict(fig.paper_gain(f.role), f.gain, f.p_value, True)
+        f.reason = _reason(f)
+
+
+def _reason(f: Finding) -> str:
+    better = "better" if f.gain > 0 else "worse"
+    p = "no test" if math.isnan(f.p_value) else f"p = {f.p_value:.3g}"
+    paper = f.figure.paper_gain(f.role)
+    said = "better" if paper is None or paper > 0 else "worse"
+    ours = f"{f.role} {better} than vanilla by {abs(f.gain):.3g} ({p})"
+    if f.verdict == "reproduced":
+        return f"{ours}, significant, as the paper has it {said}"
+    if f.verdict == "direction only":
+        return f"{ours}: the paper's direction, not significant at {0.05}"
+    return f"{ours}, where the paper has it {said}"
+
+
+def findings(root: Path) -> list[Finding]:
+    """One finding per paper figure and compared role, from the leaderboards under `root`."""
+    cache: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+    out = []
+    for fig in PAPER:
+        source = source_of(fig)
+        if source.suite not in cache:
+            d = root / source.suite
+            rows = read_leaderboard(d) if d.is_dir() else pd.DataFrame()
+            samples = read_samples(d, current_cells(d)) if d.is_dir() else pd.DataFrame()
+            cache[source.suite] = rows, samples
+        rows, samples = cache[source.suite]
+        for role in [
+            r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)
+        ]:
+            f = Finding(fig, role, source)
+            sign = 1.0 if fig.higher_is_better else -1.0
+            if not rows.empty:
+                if source.at in ("along", "sweep"):
+                    _compare_points(f, rows, sign)
+                else:
+                    _comparefinal_values(f, rows, samples, sign)
+            _judge(f, rows)
+            out.append(f)
+    return out

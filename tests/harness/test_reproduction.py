@@ -1,0 +1,126 @@
+"""The reproduction report (`harness.reproduction`, `harness.paper_sources`,
+`harness.reproduction_doc`): every paper figure has a source, verdicts follow the rows and
+the sanity bars, and docs/REPRODUCTION.md is what `hlm report --paper` makes of the
+committed leaderboards."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from harness.leaderboard import COLUMNS, write_cell
+from harness.paper import PAPER
+from harness.paper_sources import source_of
+from harness.reproduction import findings
+from harness.reproduction_doc import HEADLINE, headline, render, write_reproduction
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_every_figure_has_a_source_with_its_metric() -> None:
+    for fig in PAPER:
+        source = source_of(fig)
+        assert source.unavailable or source.metric == fig.metric, fig.key
+        assert "vanilla" in source.roles and len(source.roles) >= 2
+        assert (ROOT / "suites" / f"{source.suite}.yaml").is_file(), source.suite
+
+
+def _row(model: str, task: str, metric: str, value: float, seed: int, step: int = 3000) -> dict:
+    r = dict.fromkeys(COLUMNS)
+    seconds = step * (0.1 if model.endswith("cwt") else 0.15)
+    r.update(
+        suite="paper-cpu-encoder",
+        suite_version=1,
+        cell_id="c",
+        model=model,
+        seed=seed,
+        task=task,
+        metric=metric,
+        value=value,
+        step=step,
+        train_seconds=seconds,
+        sweep="{}",
+        config="{}",
+        git_sha="",
+        versions="{}",
+        timestamp=T0 + timedelta(seconds=step),
+    )
+    return r
+
+
+def _encoder_rows(tmp: Path, sst2_ce: float, gain: float) -> Path:
+    """3 seeds of ce and cwt at steps 1000-3000: cwt better by `gain` (+0.002 x seed) on the
+    average."""
+    rows = []
+    for seed in range(3):
+        noise = 0.002 * seed
+        for step in (1000, 2000, 3000):
+            for model, g in (("bert-tiny-ce", 0.0), ("bert-tiny-cwt", gain + noise)):
+                rows += [
+                    _row(model, "glue/sst2", "accuracy", sst2_ce + g + noise, seed, step),
+                    _row(model, "glue/sst2", "majority", 0.51, seed, step),
+                    _row(model, "glue/stsb", "spearman", 0.3 + g, seed, step),
+                    _row(model, "glue/stsb", "majority", 0.0, seed, step),
+                    _row(
+                        model, "glue/average", "average", 0.5 + g + noise + step / 1e5, seed, step
+                    ),
+                ]
+    write_cell(tmp / "paper-cpu-encoder", "rows", rows)
+    return tmp
+
+
+def _by_key(found, key: str):
+    return next(f for f in found if f.figure.key.startswith(key))
+
+
+def test_verdicts_follow_the_rows(tmp_path) -> None:
+    found = findings(_encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02))
+    avg = _by_key(found, "table1-tokens: GLUE average")
+    assert avg.verdict == "reproduced" and avg.seeds == 3 and avg.p_value < 0.05
+    assert avg.gain == pytest.approx(0.022)
+    # equal time: cwt's 3000 steps (300 s) beside ce's checkpoint nearest in seconds (2000: 300 s)
+    timed = _by_key(found, "table1-time: GLUE average")
+    assert "vanilla step 2000 (300 s) vs step 3000 (300 s)" in timed.detail
+    assert timed.gain == pytest.approx(0.022 + 0.01)
+    along = _by_key(found, "figure3")
+    assert along.verdict == "reproduced" and "step 1000: +0.022" in along.detail
+    assert _by_key(found, "table1-tokens: GLUE QNLI").reason.startswith("no local train set")
+    assert _by_key(found, "table3").reason.startswith("no committed rows")
+    worse = findings(_encoder_rows(tmp_path / "w", sst2_ce=0.78, gain=-0.02))
+    assert _by_key(worse, "table1-tokens: GLUE average").verdict == "not reproduced at this scale"
+
+
+def test_a_vanilla_model_at_its_majority_baseline_is_not_comparable(tmp_path) -> None:
+    found = findings(_encoder_rows(tmp_path, sst2_ce=0.52, gain=0.02))
+    avg = _by_key(found, "table1-tokens: GLUE average")
+    assert avg.verdict == "not comparable"
+    assert "glue/sst2 accuracy 0.522 vs majority 0.510" in avg.reason
+    assert "says nothing yet: the vanilla model does not clear" in headline(found)
+
+
+def test_the_readme_headline_is_rewritten_between_its_markers(tmp_path) -> None:
+    root = _encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02)
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "a\n<!-- reproduction-headline -->\nold\n<!-- /reproduction-headline -->\nb\n"
+    )
+    doc = tmp_path / "docs" / "REPRODUCTION.md"
+    assert write_reproduction(root, doc, readme) == [doc, readme]
+    text = readme.read_text()
+    assert "old" not in text and "24.0" not in text and "reproduced" in text
+    assert doc.read_text() == render(findings(root))
+
+
+def test_reproduction_doc_is_generated_from_the_committed_leaderboards(tmp_path) -> None:
+    """docs/REPRODUCTION.md and the README headline: `hlm report --paper` output, unedited."""
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    doc = tmp_path / "REPRODUCTION.md"
+    write_reproduction(ROOT / "leaderboards", doc, tmp_path / "README.md")
+    assert doc.read_text() == (ROOT / "docs" / "REPRODUCTION.md").read_text()
+    match = HEADLINE.search((ROOT / "README.md").read_text())
+    assert match is not None, "README.md lacks the reproduction-headline markers"
+    assert (tmp_path / "README.md").read_text() == (ROOT / "README.md").read_text()
