@@ -173,7 +173,7 @@ def build_report(directory: Path, name: str) -> str:
         else '<p class="note">mean ± std over seeds at the latest step. Click a header to sort.</p>'
     )
     description = html.escape(suite.description.strip()) if suite is not None else ""
-    paper = [f for f in findings(directory.parent) if f.source.suite == name]
+    paper = findings(directory.parent, suite=name)  # reads this suite's rows only
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>headless-zoo: {html.escape(name)}</title><style>{STYLE}</style></head><body>"

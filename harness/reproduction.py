@@ -1,11 +1,9 @@
 """Our side of the paper's figures, compared: one `Finding` (with its verdict) per figure and role.
 
-`SOURCES` maps every figure of `harness.paper.PAPER` (by its key) to a `Source`: the suite
-whose committed leaderboard holds our rows, the task and metric, which model plays which
-role (vanilla, headless, headless + causal FT), the checkpoint compared, and the sanity
-`Gate`s the vanilla model must clear for the comparison to say anything (a GLUE task above
-its majority baseline, a decoder below the unigram perplexity). `findings()` turns the
-leaderboards into one `Finding` per figure and role; `harness.reproduction_doc` writes them.
+For every figure of `harness.paper.PAPER`, `harness.paper_sources.source_of` says where our
+rows are (suite, task, metric, the model per role) and which sanity gates the vanilla model
+must clear; `findings()` reads the committed leaderboards and gives one `Finding` per figure
+and role, which `harness.reproduction_doc` writes out.
 
 Checkpoints compared (`Source.at`):
 - `final`: each model's last evaluated checkpoint (equal tokens where the recipes match);
@@ -30,7 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from harness.leaderboard import current_cells, latest_step, read_leaderboard
-from harness.paper import PAPER, PaperFigure, Role, Verdict, verdict
+from harness.paper import ALPHA, PAPER, PaperFigure, Role, Verdict, verdict
 from harness.paper_sources import At, Source, final_values, source_of
 from harness.samples import read_samples
 from harness.significance import PAIRED, WELCH, latest_samples, paired_one_tailed
@@ -170,16 +168,19 @@ def _reason(f: Finding) -> str:
     if f.verdict == "reproduced":
         return f"{ours}, significant, as the paper has it {said}"
     if f.verdict == "direction only":
-        return f"{ours}: the paper's direction, not significant at {0.05}"
+        return f"{ours}: the paper's direction, not significant at {ALPHA}"
     return f"{ours}, where the paper has it {said}"
 
 
-def findings(root: Path) -> list[Finding]:
-    """One finding per paper figure and compared role, from the leaderboards under `root`."""
+def findings(root: Path, suite: str | None = None) -> list[Finding]:
+    """One finding per paper figure and compared role, from the leaderboards under `root`
+    (only the figures whose rows come from `suite`, when given)."""
     cache: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
     out = []
     for fig in PAPER:
         source = source_of(fig)
+        if suite is not None and source.suite != suite:
+            continue
         if source.suite not in cache:
             d = root / source.suite
             rows = read_leaderboard(d) if d.is_dir() else pd.DataFrame()
