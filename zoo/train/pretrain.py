@@ -49,6 +49,7 @@ def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
                 run.spec.vocab_size,
             )
             final = fit(run)
+            ctx.barrier()  # every rank's last collective done before any rank tears gloo down
             log.info(
                 "%s: %d steps, %d tokens seen", final, run.counters.step, run.counters.tokens_seen
             )
