@@ -49,6 +49,18 @@ def boolq(**_: Any) -> datasets.DatasetDict:
     return _split("validation", _data_file("superglue", "BoolQ", "val.jsonl"), "json")
 
 
+def boolq_target(doc: dict[str, Any]) -> int:
+    """BoolQ's answer as the index of `doc_to_choice` (0 "no", 1 "yes"). The local jsonl
+    spells labels as the strings "true"/"false" (the hub's copy as booleans); a Jinja
+    truth test would read both strings as yes."""
+    label = doc["label"]
+    if isinstance(label, bool | int) and label in (0, 1):
+        return int(label)
+    if isinstance(label, str) and label.strip().lower() in ("true", "false"):
+        return int(label.strip().lower() == "true")
+    raise ValueError(f"BoolQ label {label!r}: expected true/false")
+
+
 def crows_pairs(**_: Any) -> datasets.DatasetDict:
     """CrowS-Pairs (anonymized csv) as the `test` split."""
     return _split("test", _data_file("crows_pairs", "crows_pairs_anonymized.csv"), "csv")

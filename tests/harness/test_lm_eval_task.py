@@ -63,3 +63,30 @@ def test_device_and_dtype_follow_the_machine_unless_asked() -> None:
     if not cuda:
         with pytest.raises(UserError, match="torch sees no CUDA device"):
             device_and_dtype(LMEvalParams(tasks=["hlm_boolq"], device="cuda"))
+
+
+@pytest.mark.parametrize(
+    ("task", "label", "choices"),
+    [
+        ("hlm_boolq", "label", {"no": "false", "yes": "true"}),
+        ("hlm_pubmedqa", "final_decision", {"yes": "yes", "no": "no", "maybe": "maybe"}),
+    ],
+)
+def test_shipped_tasks_score_against_the_labels_of_the_local_files(
+    data_root: Path, monkeypatch: pytest.MonkeyPatch, task: str, label: str, choices: dict
+) -> None:
+    """Each document's gold choice, as lm-eval resolves it, names that document's label in
+    the local file (BoolQ's jsonl spells them "true"/"false": a truth test reads both as yes)."""
+    from collections import Counter
+
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv("HLM_DATA_ROOT", str(data_root))
+    manager = TaskManager(include_path=[str(ROOT / "harness" / "lm_eval_tasks")])
+    built = manager.load_task_or_group([task])[task]
+    docs = list(built.eval_docs)
+    targets = [(built.doc_to_target(d), built.doc_to_choice(d)) for d in docs]
+    gold = Counter(t if isinstance(t, str) else names[t] for t, names in targets)
+    truth = Counter(str(d[label]).lower() for d in docs)
+    assert {choices[name]: n for name, n in gold.items()} == truth
+    assert len(gold) >= 2  # both answers occur
