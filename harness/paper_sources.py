@@ -59,7 +59,8 @@ class Gate:
         if self.factor is not None:
             text = f"{self.task} {self.metric} {value:.4g} vs {name} {bar:.4g} (needs <= x{self.factor})"
             return value <= bar * self.factor, text
-        text = f"{self.task} {self.metric} {value:.3f} vs {name} {bar:.3f} (needs +{self.margin})"
+        need = f"needs +{self.margin}" if self.margin else "needs at least as much"
+        text = f"{self.task} {self.metric} {value:.3f} vs {name} {bar:.3f} ({need})"
         return value >= bar + self.margin, text
 
 

@@ -25,7 +25,7 @@ from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.tokenizers import load_tokenizer, special_ids
 from zoo.train.checkpoint import load_model
-from zoo.train.evaluate import evaluated_blocks, validation_metrics
+from zoo.train.evaluate import evaluated_blocks, summarize, validation_batches
 from zoo.train.metadata import find_metadata
 from zoo.train.recipe import resolve_recipe
 from zoo.train.step import TrainModule
@@ -88,7 +88,7 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
     special, batch = special_ids(tokenizer, spec.kind), params.batch_size or batch
     stream = token_streams(text[0], tokenizer, spec.kind).part(text[1])
     blocks = PackedBlocks(stream, seq_len, spec.kind, special)
-    m = validation_metrics(
+    scores = validation_batches(
         TrainModule(model, spec, objective, options),
         blocks,
         batch,
@@ -96,6 +96,12 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
         special,
         MaskingConfig(probability=ctx.pretrain.mlm_probability),
     )
+    m = summarize(scores)
+    # per evaluation batch, the same batches for every model: a paired test across models
+    per_batch = {
+        "val_loss": {str(i): s.loss for i, s in enumerate(scores)},
+        "val_ce": {str(i): s.ce for i, s in enumerate(scores)},
+    }
     names = ["val_loss"]
     if spec.kind == "decoder" or objective.needs_head:
         names += ["val_ce", "val_ppl", "unigram_ppl"]
@@ -105,11 +111,12 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
             training.counts("main"), scored_tokens(scored, spec.kind, special)
         )
     if meta is None:
-        return [Result(metric=n, value=m[n]) for n in names]
+        return [Result(metric=n, value=m[n], samples=per_batch.get(n)) for n in names]
     return [
         Result(
             metric=n,
             value=m[n],
+            samples=per_batch.get(n),
             step=meta.pretrain_step,
             tokens_seen=meta.tokens_seen,
             train_flops=meta.train_flops,

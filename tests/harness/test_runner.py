@@ -19,6 +19,7 @@ import pytest
 from harness.cli import main as hlm
 from harness.leaderboard import COLUMNS, read_leaderboard
 from harness.runner import expand, plan_suite, run_suite
+from harness.samples import read_samples
 from harness.suite import load_suite
 from tests.harness.conftest import TINY
 
@@ -49,6 +50,16 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
         "val_ppl",
         "unigram_ppl",
     }
+    # a sample per evaluation batch, the same batches for both models: paired
+    kept = read_samples(lb / "tiny")
+    kept = kept[(kept["task"] == "validation") & (kept["step"] == 6) & (kept["seed"] == 0)]
+    keys = kept.groupby(["model", "metric"])["key"].apply(sorted).to_dict()
+    assert set(keys) == {
+        ("bert-tiny-ce", "val_ce"),
+        ("bert-tiny-ce", "val_loss"),
+        ("bert-tiny-cwt", "val_loss"),
+    }
+    assert len(set(map(tuple, keys.values()))) == 1 and keys["bert-tiny-ce", "val_ce"]
     thr = df[df["task"] == "throughput"]
     ratios = thr[thr["metric"] == "speedup_vs_baseline"]
     assert len(ratios) == 4 and (ratios["value"] > 0).all()

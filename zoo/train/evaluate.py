@@ -8,6 +8,7 @@ its (tied or fine-tuned) LM head and the matching perplexity.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -48,7 +49,60 @@ def evaluated_blocks(n: int, batch_size: int, max_batches: int) -> int:
     return n_eval if n_eval < batch_size else n_eval // batch_size * batch_size
 
 
+@dataclass(frozen=True)
+class BatchScore:
+    """One evaluation batch: the objective's mean loss, the LM head's summed cross-entropy
+    and the number of scored tokens."""
+
+    loss: float
+    ce_sum: float
+    tokens: int
+
+    @property
+    def ce(self) -> float:
+        return self.ce_sum / max(1, self.tokens)
+
+
 @torch.no_grad()
+def validation_batches(
+    step: TrainModule,
+    blocks: Tensor | PackedBlocks,
+    batch_size: int,
+    max_batches: int,
+    special: dict[str, int],
+    masking: MaskingConfig,
+) -> list[BatchScore]:
+    """The scores of `step` on each of the first `max_batches` batches of `blocks`, with the
+    fixed masking seed (two models see the same batches, masked alike: paired). `step` is the
+    run's train module (FSDP's root, which gathers the parameters) or one made around a
+    loaded model."""
+    model, spec = step.model, step.spec
+    was_training = model.training
+    model.eval()
+    gen = torch.Generator().manual_seed(EVAL_SEED)
+    head_ce = OBJECTIVES.get("ce")
+    device = spec.input_embeddings(model).weight.device
+    out = []
+    for start in range(0, evaluated_blocks(len(blocks), batch_size, max_batches), batch_size):
+        chunk = blocks[start : start + batch_size]  # (B, T)
+        inputs, labels = make_labels(spec, chunk, model.config.vocab_size, special, masking, gen)
+        inputs, labels = inputs.to(device), labels.to(device)
+        k = int((labels != -100).sum())
+        loss = float(step(inputs, labels)["loss"])
+        ce = float(step(inputs, labels, objective=head_ce)["loss"])
+        out.append(BatchScore(loss=loss, ce_sum=ce * k, tokens=k))
+    model.train(was_training)
+    return out
+
+
+def summarize(scores: list[BatchScore]) -> dict[str, float]:
+    """The mean objective loss over batches, the token-weighted cross-entropy and its
+    perplexity."""
+    loss = sum(s.loss for s in scores) / max(1, len(scores))
+    ce = sum(s.ce_sum for s in scores) / max(1, sum(s.tokens for s in scores))
+    return {"val_loss": loss, "val_ce": ce, "val_ppl": math.exp(min(ce, 50.0))}
+
+
 def validation_metrics(
     step: TrainModule,
     blocks: Tensor | PackedBlocks,
@@ -57,28 +111,5 @@ def validation_metrics(
     special: dict[str, int],
     masking: MaskingConfig,
 ) -> dict[str, float]:
-    """The mean objective loss of `step` and the LM head's cross-entropy and perplexity over
-    the first `max_batches` batches of `blocks`. `step` is the run's train module (FSDP's root,
-    which gathers the parameters) or one made around a loaded model."""
-    model, spec = step.model, step.spec
-    was_training = model.training
-    model.eval()
-    gen = torch.Generator().manual_seed(EVAL_SEED)
-    head_ce = OBJECTIVES.get("ce")
-    device = spec.input_embeddings(model).weight.device
-    sums = {"loss": 0.0, "ce": 0.0}
-    n_batches = 0
-    n_tokens = 0
-    for start in range(0, evaluated_blocks(len(blocks), batch_size, max_batches), batch_size):
-        chunk = blocks[start : start + batch_size]
-        inputs, labels = make_labels(spec, chunk, model.config.vocab_size, special, masking, gen)
-        inputs, labels = inputs.to(device), labels.to(device)
-        k = int((labels != -100).sum())
-        sums["loss"] += float(step(inputs, labels)["loss"])
-        sums["ce"] += float(step(inputs, labels, objective=head_ce)["loss"]) * k
-        n_tokens += k
-        n_batches += 1
-    model.train(was_training)
-    loss = sums["loss"] / max(1, n_batches)
-    ce = sums["ce"] / max(1, n_tokens)
-    return {"val_loss": loss, "val_ce": ce, "val_ppl": math.exp(min(ce, 50.0))}
+    """`summarize` of `validation_batches`: the numbers logged during pretraining."""
+    return summarize(validation_batches(step, blocks, batch_size, max_batches, special, masking))
