@@ -37,4 +37,5 @@ pytest: env
 test: lint typecheck pytest
 
 clean:
-	rm -rf $(VENV) runs leaderboards/*/ .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
+	git clean -fdXq leaderboards  # what runs wrote, not the committed paper-cpu-* results
