@@ -300,14 +300,12 @@ PAPER: tuple[PaperFigure, ...] = (
 def verdict(paper_gain: float | None, our_gain: float, p_value: float, comparable: bool) -> Verdict:
     """The verdict on one figure. `paper_gain` / `our_gain`: how much better headless is than
     vanilla (positive: better; None where the paper states only a direction, taken as
-    better); `p_value`: one-tailed, for headless better than vanilla; `comparable`: whether
+    better); `p_value`: one-tailed, in the paper's direction; `comparable`: whether
     our set-up passed its sanity checks (a vanilla model above the trivial baseline)."""
     if not comparable or math.isnan(our_gain):
         return "not comparable"
     paper_better = paper_gain is None or paper_gain > 0
     if (our_gain > 0) != paper_better:
         return "not reproduced at this scale"
-    significant = not math.isnan(p_value) and (
-        p_value < ALPHA if paper_better else 1.0 - p_value < ALPHA
-    )
+    significant = not math.isnan(p_value) and p_value < ALPHA
     return "reproduced" if significant else "direction only"

@@ -101,7 +101,7 @@ def _compare_points(f: Finding, rows: pd.DataFrame, sign: float) -> None:
     f.ours = {"vanilla": float(g["base"].mean()), f.role: float(g["mine"].mean())}
     f.seeds, f.gain = int(g["seed"].nunique()), float(g["gain"].mean())
     if len(g) > 1 and g["gain"].nunique() > 1:
-        alt = "greater"
+        alt = "greater" if _paper_better(f) else "less"
         f.p_value = float(stats.ttest_1samp(g["gain"], 0.0, alternative=alt).pvalue)
         f.test = f"paired t-test over {len(g)} (point, seed) pairs"
     by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"])
@@ -109,6 +109,12 @@ def _compare_points(f: Finding, rows: pd.DataFrame, sign: float) -> None:
         f"{_point_label(grp.iloc[0], f.source.at)}: {grp['gain'].mean():+.4g}" for _, grp in by
     ]
     f.detail = "gap " + ", ".join(parts)
+
+
+def _paper_better(f: Finding) -> bool:
+    """Whether the paper has the role better than vanilla (a stated claim: better)."""
+    paper = f.figure.paper_gain(f.role)
+    return paper is None or paper > 0
 
 
 def _comparefinal_values(
@@ -125,7 +131,7 @@ def _comparefinal_values(
     f.ours = {"vanilla": float(base.mean()), f.role: float(mine.mean())}
     f.seeds = int(min(len(mine), len(base)))
     f.gain = sign * (f.ours[f.role] - f.ours["vanilla"])
-    hib = sign > 0
+    hib = (sign > 0) == _paper_better(f)  # tested in the paper's direction
     if len(mine) > 1 and len(base) > 1:
         f.p_value, f.test = welch(list(mine), list(base), hib), WELCH
         return
@@ -162,8 +168,7 @@ def _judge(f: Finding, rows: pd.DataFrame) -> None:
 def _reason(f: Finding) -> str:
     better = "better" if f.gain > 0 else "worse"
     p = "no test" if math.isnan(f.p_value) else f"p = {f.p_value:.3g}"
-    paper = f.figure.paper_gain(f.role)
-    said = "better" if paper is None or paper > 0 else "worse"
+    said = "better" if _paper_better(f) else "worse"
     ours = f"{f.role} {better} than vanilla by {abs(f.gain):.3g} ({p})"
     if f.verdict == "reproduced":
         return f"{ours}, significant, as the paper has it {said}"

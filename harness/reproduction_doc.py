@@ -43,6 +43,13 @@ VERDICTS: tuple[Verdict, ...] = (
 HEADLINE = re.compile(
     r"(<!-- reproduction-headline -->\n)(.*?)(\n<!-- /reproduction-headline -->)", re.S
 )
+NOTES = {
+    "table1-time": "Training seconds as each run recorded them (one thread per run on a shared "
+    "2-core machine, other runs beside it): they carry that machine's noise. Table 6 and "
+    "Figure 2 hold the step times measured side by side.",
+    "figure2": "Step latency is the machine's: the ratio, measured side by side, is the "
+    "comparable figure.",
+}
 COLUMNS = ["figure", "paper", "ours", "paper Δ", "our Δ", "seeds", "p (test)", "verdict", "why"]
 
 
@@ -103,8 +110,22 @@ def headline(found: list[Finding]) -> str:
     return f"At CPU scale, {glue}; over all {len(found)} figures: {tally}."
 
 
-def render(found: list[Finding]) -> str:
-    """The whole page, in Markdown."""
+def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
+    """Links to the committed plots (`hlm plot SUITE`) of the tasks these findings read."""
+    if root is None:
+        return []
+    links = []
+    for f in mine:
+        slug = f.source.task.replace("/", "_")
+        folder = root / f.source.suite / "_plots"
+        for png in sorted(folder.glob(f"*-{slug}*.png")):
+            link = f"[{png.stem}](../leaderboards/{f.source.suite}/_plots/{png.name})"
+            links += [link] if link not in links else []
+    return ["", "Plots: " + ", ".join(links) + "."] if links else []
+
+
+def render(found: list[Finding], root: Path | None = None) -> str:
+    """The whole page, in Markdown (with links to the plots committed under `root`)."""
     parts = [
         "# The paper's claims, reproduced at CPU scale",
         "",
@@ -117,8 +138,8 @@ def render(found: list[Finding]) -> str:
         "",
         f"**{headline(found)}**",
         "",
-        "Verdicts: *reproduced* (the paper's direction, significant at p < 0.05, "
-        "one-tailed), *direction only* (the paper's direction, not significant or not "
+        "Verdicts: *reproduced* (the paper's direction, significant at p < 0.05; every p "
+        "is one-tailed, in the paper's direction), *direction only* (the paper's direction, not significant or not "
         "testable), *not reproduced at this scale* (the other direction), *not comparable* "
         "(no rows yet, or the vanilla model does not clear its sanity bar: a GLUE task above "
         "its majority baseline, a decoder at most half the unigram perplexity of the same "
@@ -132,9 +153,10 @@ def render(found: list[Finding]) -> str:
     ]
     for claim, title in TITLES.items():
         mine = [f for f in found if f.figure.claim == claim]
-        suites = sorted({f.source.suite for f in mine})
-        parts += ["", f"## {title}", "", f"Our rows: {', '.join(f'`{s}`' for s in suites)}."]
-        parts += ["", _table([_row(f) for f in mine])]
+        suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in sorted({f.source.suite for f in mine}))
+        parts += ["", f"## {title}", "", f"Our rows: {suites}."]
+        parts += ["", NOTES[claim]] if claim in NOTES else []
+        parts += ["", _table([_row(f) for f in mine]), *_plots(root, mine)]
     return "\n".join(parts) + "\n"
 
 
@@ -155,7 +177,7 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
     """Write `doc` from the leaderboards under `root`, and the headline into `readme`."""
     found = findings(root)
     doc.parent.mkdir(parents=True, exist_ok=True)
-    doc.write_text(render(found), encoding="utf-8")
+    doc.write_text(render(found, root), encoding="utf-8")
     written = [doc]
     if readme is not None and readme.exists():
         text = readme.read_text(encoding="utf-8")

@@ -51,7 +51,8 @@ def test_paper_gains_follow_the_metric_direction() -> None:
         (0.9, 0.02, 0.20, True, "direction only"),
         (0.9, -0.02, 0.99, True, "not reproduced at this scale"),
         (0.9, 0.02, 0.01, False, "not comparable"),
-        (-350.0, -0.5, 0.995, True, "reproduced"),  # headless worse, and worse here too
+        (-350.0, -0.5, 0.005, True, "reproduced"),  # headless worse, and worse here too
+        (-350.0, -0.5, 0.3, True, "direction only"),  # p: one-tailed, the paper's direction
         (-350.0, 0.5, 0.01, True, "not reproduced at this scale"),
         (None, 0.01, 0.30, True, "direction only"),
         (0.9, math.nan, math.nan, True, "not comparable"),

@@ -94,6 +94,23 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
     assert _by_key(worse, "table1-tokens: GLUE average").verdict == "not reproduced at this scale"
 
 
+def test_p_values_are_one_tailed_in_the_papers_direction(tmp_path) -> None:
+    """Table 3: the paper has headless+ft's validation loss worse than vanilla; ours is
+    worse in every seed, so that direction is significant (a small p, not 1 - p)."""
+    rows = []
+    for seed in range(3):
+        for model, ce in (("pythia-tiny-ce", 4.8), ("pythia-tiny-cwt-ft", 5.1 + 0.01 * seed)):
+            rows += [
+                _row(model, "validation", "val_ce", ce, seed),
+                _row(model, "validation", "val_ppl", 2.718**ce, seed),
+                _row(model, "validation", "unigram_ppl", 900.0, seed),
+            ]
+    write_cell(tmp_path / "paper-cpu-decoder", "rows", [{**r, "suite": "x"} for r in rows])
+    loss = _by_key(findings(tmp_path), "table3: validation loss")
+    assert loss.verdict == "reproduced" and loss.p_value < 0.001, loss
+    assert loss.gain == pytest.approx(-0.31) and "as the paper has it worse" in loss.reason
+
+
 def test_a_vanilla_model_at_its_majority_baseline_is_not_comparable(tmp_path) -> None:
     found = findings(_encoder_rows(tmp_path, sst2_ce=0.52, gain=0.02))
     avg = _by_key(found, "table1-tokens: GLUE average")
@@ -109,10 +126,18 @@ def test_the_readme_headline_is_rewritten_between_its_markers(tmp_path) -> None:
         "a\n<!-- reproduction-headline -->\nold\n<!-- /reproduction-headline -->\nb\n"
     )
     doc = tmp_path / "docs" / "REPRODUCTION.md"
+    plots = root / "paper-cpu-encoder" / "_plots"
+    plots.mkdir(parents=True)
+    (plots / "curves-glue_average-average.png").write_bytes(b"")
+    (plots / "bars-synonyms.png").write_bytes(b"")  # a task no GLUE finding reads
     assert write_reproduction(root, doc, readme) == [doc, readme]
     text = readme.read_text()
     assert "old" not in text and "24.0" not in text and "reproduced" in text
-    assert doc.read_text() == render(findings(root))
+    assert doc.read_text() == render(findings(root), root)
+    table1 = doc.read_text().split("## Table 1: GLUE at equal tokens")[1].split("##")[0]
+    link = "../leaderboards/paper-cpu-encoder/_plots/curves-glue_average-average.png"
+    assert f"Plots: [curves-glue_average-average]({link})." in table1
+    assert "bars-synonyms" not in table1
 
 
 def test_reproduction_doc_is_generated_from_the_committed_leaderboards(tmp_path) -> None:
