@@ -147,6 +147,10 @@ BUILTIN_METRICS = (
     # representation analysis (Appendix A)
     Metric("synonym_cosine", True, "", "mean cosine of WordNet synonyms' input embeddings"),
     Metric("synonym_pairs", None, "", "WordNet synonym pairs whose words are single tokens"),
+    Metric(
+        "random_pair_cosine", None, "", "mean cosine of the same words paired at random (chance)"
+    ),
+    Metric("synonym_margin", True, "", "synonym_cosine minus random_pair_cosine, pair by pair"),
 )
 for _metric in BUILTIN_METRICS:
     METRICS.add(_metric.name, _metric)

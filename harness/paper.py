@@ -284,6 +284,18 @@ PAPER: tuple[PaperFigure, ...] = (
     ),
     *(
         PaperFigure(
+            "appendix-a",
+            "Appendix A",
+            f"synonyms' cosine above random pairs of the same words, {kind}",
+            "synonym_margin",
+            stated="the paper compares raw cosines only; an embedding space whose vectors "
+            "share a direction has high cosines for any pair",
+            compared=False,
+        )
+        for kind in ("encoder", "decoder")
+    ),
+    *(
+        PaperFigure(
             "duplicates",
             "Section 3.2",
             f"CWT duplicate targets {mode} vs kept (the paper's choice): GLUE average",

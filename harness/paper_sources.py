@@ -151,6 +151,7 @@ XNLI_SANE = (
     Gate("xnli-translate-train/average", "average", lambda: 1 / 3, 0.02, what="chance (1/3)"),
 )
 SYNONYMS = "appendix-a: cosine of WordNet synonyms' input embeddings"
+MARGIN = "appendix-a: synonyms' cosine above random pairs of the same words"
 DUPLICATES = "duplicates: CWT duplicate targets {} vs kept (the paper's choice): GLUE average"
 OTHER: dict[str, Source] = {
     "figure3: GLUE average along pretraining": Source(
@@ -201,6 +202,8 @@ OTHER: dict[str, Source] = {
     ),
     f"{SYNONYMS}, encoder": Source(ENCODER, "synonyms", "synonym_cosine", ENC),
     f"{SYNONYMS}, decoder": Source(DECODER, "synonyms", "synonym_cosine", DEC),
+    f"{MARGIN}, encoder": Source(ENCODER, "synonyms", "synonym_margin", ENC),
+    f"{MARGIN}, decoder": Source(DECODER, "synonyms", "synonym_margin", DEC),
     DUPLICATES.format("masked"): _ablation("cwt-mask", "glue/average", "average", base="cwt"),
     DUPLICATES.format("unique"): _ablation("cwt-unique", "glue/average", "average", base="cwt"),
 }

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+from torch.testing import assert_close
 
 from harness.downstream.wordnet import read_synsets, synonym_pairs, synset_words
 from harness.leaderboard import read_leaderboard
@@ -56,6 +57,24 @@ def test_pair_cosines_equal_a_direct_computation() -> None:
     for key, value in got.items():
         a, b = (emb[single_token(tok, w)] for w in key.split("|"))
         assert value == pytest.approx(float(a @ b / (a.norm() * b.norm())), abs=1e-6)
+
+
+def test_random_pairs_show_a_shared_direction_as_chance_level() -> None:
+    """Every vector = a common direction + a small own part, synonyms identical but for
+    noise: raw cosines are high for any pair, the margin over shuffled pairs is what is left."""
+    from harness.tasks.synonyms import pair_cosines, single_token
+
+    words = ["big", "large", "small", "little", "fast", "quick", "old", "aged"]
+    tok = train_tokenizer([" ".join(words) * 20], 64, "encoder")
+    g = torch.Generator().manual_seed(0)
+    emb = torch.full((len(tok), 16), 1.0) + 0.3 * torch.randn(len(tok), 16, generator=g)
+    pairs = list(zip(words[::2], words[1::2], strict=True))
+    for a, b in pairs:  # synonyms: the same own part
+        emb[single_token(tok, b)] = emb[single_token(tok, a)] + 0.01
+    same, chance = pair_cosines(emb, tok, pairs), pair_cosines(emb, tok, pairs, shuffled=True)
+    assert set(same) == set(chance) and min(same.values()) > 0.99
+    assert 0.7 < sum(chance.values()) / len(chance) < 0.99  # high, from the shared direction
+    assert pair_cosines(emb, tok, pairs, shuffled=True) == chance  # a fixed shuffle
 
 
 def test_the_shift_is_tested_on_paired_examples() -> None:
@@ -148,7 +167,18 @@ def test_synonyms_on_real_text(isolated: Path) -> None:
     pairs = df[df["metric"] == "synonym_pairs"]["value"]
     assert (pairs > 20).all()
     kept = read_samples(lb / "syn")
-    assert len(kept) == int(pairs.sum()) and set(kept["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
-    means = kept.groupby("model")["value"].mean()
-    cos = df[df["metric"] == "synonym_cosine"].set_index("model")["value"]
-    assert means.to_dict() == pytest.approx(cos.to_dict())
+    per_metric = kept.groupby("metric")["key"].count().to_dict()
+    assert per_metric == dict.fromkeys(
+        ["random_pair_cosine", "synonym_cosine", "synonym_margin"], int(pairs.sum())
+    )
+    assert set(kept["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
+    means = kept.groupby(["model", "metric"])["value"].mean()
+    for metric in ("synonym_cosine", "random_pair_cosine", "synonym_margin"):
+        rows = df[df["metric"] == metric].set_index("model")["value"]
+        assert means.xs(metric, level="metric").to_dict() == pytest.approx(rows.to_dict())
+    # the margin is pair by pair: synonym cosine minus the same first word's random partner
+    wide = kept.pivot_table(index=["model", "key"], columns="metric", values="value")
+    assert_close(
+        wide["synonym_margin"].to_numpy(),
+        (wide["synonym_cosine"] - wide["random_pair_cosine"]).to_numpy(),
+    )
