@@ -140,13 +140,20 @@ def largest_batch(
     return ok
 
 
-def _timed(steppers: dict[str, Stepper], p: ThroughputParams) -> dict[str, list[float]]:
+def _timed(
+    steppers: dict[str, Stepper], p: ThroughputParams, roofline: Roofline
+) -> dict[str, list[float]]:
+    """Step seconds per variant, interleaved (the same machine state for all), with the
+    roofline sampled after each measured round: the MFU's denominator is the machine's speed
+    over the same stretch of time, not at two moments another job may have slowed."""
     times: dict[str, list[float]] = {k: [] for k in steppers}
     for i in range(p.warmup + p.steps):
-        for name, s in steppers.items():  # interleaved: the same machine state for all
+        for name, s in steppers.items():
             dt = s.step()
             if i >= p.warmup:
                 times[name].append(dt)
+        if i >= p.warmup:
+            roofline.sample()
     return times
 
 
@@ -167,9 +174,7 @@ def _run_throughput(ctx: TaskContext) -> list[Result]:
     spec = get_spec(ctx.spec.name, ctx.spec.vocab_size)
     steppers = {k: Stepper(spec, v, batch, seq, ctx.seed, device) for k, v in variants.items()}
     roofline = _roofline(cuda)
-    roofline.sample()
-    times = _timed(steppers, p)
-    roofline.sample()
+    times = _timed(steppers, p, roofline)
     med = {k: statistics.median(v) for k, v in times.items()}
     model, tokens = steppers["model"], batch * seq
     achieved = model.flops / med["model"]
@@ -178,7 +183,7 @@ def _run_throughput(ctx: TaskContext) -> list[Result]:
         Result("step_ms", 1000 * med["model"], stderr=1000 * statistics.pstdev(times["model"])),
         Result("flops_per_token", model.flops / tokens),
         Result("achieved_tflops", achieved / 1e12),
-        Result("mfu", achieved / statistics.mean(roofline.samples)),
+        Result("mfu", achieved / statistics.median(roofline.samples)),
         Result("params", float(model.n_params)),
         Result("speedup_vs_baseline", med["baseline"] / med["model"] if baseline else 1.0),
     ]
