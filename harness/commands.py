@@ -302,8 +302,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.paper:
         from harness.reproduction_doc import write_reproduction
 
-        doc = Path(args.out) if args.out else Path("docs/REPRODUCTION.md")
-        for path in write_reproduction(Path(args.leaderboards), doc, Path("README.md")):
+        # the README's headline follows the project's own page, not a copy written elsewhere
+        doc, readme = (
+            (Path(args.out), None)
+            if args.out
+            else (Path("docs/REPRODUCTION.md"), Path("README.md"))
+        )
+        for path in write_reproduction(Path(args.leaderboards), doc, readme):
             print(path)
         return 0
     if args.suite is None:
@@ -334,7 +339,8 @@ def _add_report(sub: Any) -> None:
     p.add_argument(
         "--out",
         help="the page's path (default: leaderboards/<suite>/report.html; with --paper "
-        "docs/REPRODUCTION.md)",
+        "docs/REPRODUCTION.md, whose headline sentence is also written into README.md; "
+        "with --out, only the page)",
     )
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func=cmd_report)

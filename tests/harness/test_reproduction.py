@@ -149,3 +149,17 @@ def test_reproduction_doc_is_generated_from_the_committed_leaderboards(tmp_path)
     match = HEADLINE.search((ROOT / "README.md").read_text())
     assert match is not None, "README.md lacks the reproduction-headline markers"
     assert (tmp_path / "README.md").read_text() == (ROOT / "README.md").read_text()
+
+
+def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch) -> None:
+    from harness.cli import main as hlm
+
+    root = _encoder_rows(tmp_path / "lb", sst2_ce=0.78, gain=0.02)
+    readme = tmp_path / "README.md"
+    original = "a\n<!-- reproduction-headline -->\nold\n<!-- /reproduction-headline -->\n"
+    readme.write_text(original)
+    monkeypatch.chdir(tmp_path)
+    assert hlm(["report", "--paper", "--out", "copy.md", "--leaderboards", str(root)]) == 0
+    assert readme.read_text() == original and "reproduced" in (tmp_path / "copy.md").read_text()
+    assert hlm(["report", "--paper", "--leaderboards", str(root)]) == 0  # the project's page
+    assert "old" not in readme.read_text() and (tmp_path / "docs/REPRODUCTION.md").is_file()
