@@ -84,7 +84,8 @@ def _paired_gains(rows: pd.DataFrame, source: Source, role: Role, sign: float) -
     mine = _at_steps(rows, source.roles[role], source).set_index(keys)["value"]
     base = _at_steps(rows, source.roles["vanilla"], source).set_index(keys)["value"]
     both = pd.concat({"mine": mine, "base": base}, axis=1).dropna()
-    return both.assign(gain=sign * (both["mine"] - both["base"])).reset_index()
+    gain = sign * (both["mine"] - both["base"])  # (points,)
+    return both.assign(gain=gain / both["base"].abs() if source.relative else gain).reset_index()
 
 
 def _point_label(row: pd.Series, at: At) -> str:
@@ -106,9 +107,15 @@ def _compare_points(f: Finding, rows: pd.DataFrame, sign: float) -> None:
         f.test = f"paired t-test over {len(g)} (point, seed) pairs"
     by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"])
     parts = [
-        f"{_point_label(grp.iloc[0], f.source.at)}: {grp['gain'].mean():+.4g}" for _, grp in by
+        f"{_point_label(grp.iloc[0], f.source.at)}: {gain_text(f.source, grp['gain'].mean())}"
+        for _, grp in by
     ]
     f.detail = "gap " + ", ".join(parts)
+
+
+def gain_text(source: Source, gain: float) -> str:
+    """A gain as shown: a share of vanilla's value in percent for a `relative` source."""
+    return f"{100 * gain:+.1f}%" if source.relative else f"{gain:+.3g}"
 
 
 def _paper_better(f: Finding) -> bool:
@@ -159,17 +166,22 @@ def _judge(f: Finding, rows: pd.DataFrame) -> None:
     elif failed:
         f.reason = "the vanilla model does not clear its sanity bar: " + "; ".join(failed)
     elif not fig.compared:
-        f.reason = "the paper makes no claim here: our measurement only"
+        f.reason = f"{_measured(f)}: our measurement, the paper makes no claim here"
     else:
         f.verdict = verdict(fig.paper_gain(f.role), f.gain, f.p_value, True)
         f.reason = _reason(f)
 
 
-def _reason(f: Finding) -> str:
+def _measured(f: Finding) -> str:
     better = "better" if f.gain > 0 else "worse"
     p = "no test" if math.isnan(f.p_value) else f"p = {f.p_value:.3g}"
+    amount = gain_text(f.source, abs(f.gain)).lstrip("+")
+    return f"{f.role} {better} than vanilla by {amount} ({p})"
+
+
+def _reason(f: Finding) -> str:
     said = "better" if _paper_better(f) else "worse"
-    ours = f"{f.role} {better} than vanilla by {abs(f.gain):.3g} ({p})"
+    ours = _measured(f)
     if f.verdict == "reproduced":
         return f"{ours}, significant, as the paper has it {said}"
     if f.verdict == "direction only":

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.paper import Role, Verdict
-from harness.reproduction import Finding, findings
+from harness.reproduction import Finding, findings, gain_text
 
 TITLES = {
     "table1-tokens": "Table 1: GLUE at equal tokens",
@@ -76,10 +76,12 @@ def _row(f: Finding) -> list[str]:
         paper,
         _pair(f.ours, f.role, pct),
         _num(paper_gain),
-        _num(f.gain, pct),
+        gain_text(f.source, f.gain)
+        if f.source.relative and not math.isnan(f.gain)
+        else _num(f.gain, pct),
         str(f.seeds),
         p,
-        f"**{f.verdict}**",
+        f"**{f.verdict}**" if fig.compared else "our measurement",
         why,
     ]
 
@@ -94,7 +96,8 @@ def _table(rows: list[list[str]]) -> str:
 def headline(found: list[Finding]) -> str:
     """One sentence: the verdict on the paper's main claim (GLUE average at equal tokens),
     then the count of every verdict."""
-    counts = Counter(f.verdict for f in found)
+    claims = [f for f in found if f.figure.compared]  # our own measurements: no verdict
+    counts = Counter(f.verdict for f in claims)
     main = next(f for f in found if f.figure.key.startswith("table1-tokens: GLUE average"))
     if math.isnan(main.gain):
         glue = f"GLUE at equal tokens has no result yet ({main.reason})"
@@ -107,7 +110,7 @@ def headline(found: list[Finding]) -> str:
             f"vanilla one's {v:.1f} ({main.verdict})"
         )
     tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-    return f"At CPU scale, {glue}; over all {len(found)} figures: {tally}."
+    return f"At CPU scale, {glue}; over all {len(claims)} figures of the paper: {tally}."
 
 
 def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
@@ -145,11 +148,16 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "its majority baseline, a decoder at most half the unigram perplexity of the same "
         "tokens, a zero-shot accuracy above the majority answer). Paper and our values are "
         "in the paper's unit (percent where it uses percent); Δ: the role minus vanilla, "
-        "sign-adjusted so that positive is better.",
+        "sign-adjusted so that positive is better (a share of vanilla's value where shown in "
+        "percent). Rows marked *our measurement* compare what the paper does not (CWT's "
+        "duplicate modes, synonyms against chance) and carry no verdict.",
         "",
         "| verdict | figures |",
         "| --- | --- |",
-        *(f"| {v} | {sum(f.verdict == v for f in found)} |" for v in VERDICTS),
+        *(
+            f"| {v} | {sum(f.verdict == v and f.figure.compared for f in found)} |"
+            for v in VERDICTS
+        ),
     ]
     for claim, title in TITLES.items():
         mine = [f for f in found if f.figure.claim == claim]

@@ -5,6 +5,7 @@ committed leaderboards."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -90,6 +91,7 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
     assert along.verdict == "reproduced" and "step 1000: +0.022" in along.detail
     assert _by_key(found, "table1-tokens: GLUE QNLI").reason.startswith("no local train set")
     assert _by_key(found, "table3").reason.startswith("no committed rows")
+    assert len(found) == 45 and "over all 40 figures of the paper" in headline(found)  # 5 ours
     worse = findings(_encoder_rows(tmp_path / "w", sst2_ce=0.78, gain=-0.02))
     assert _by_key(worse, "table1-tokens: GLUE average").verdict == "not reproduced at this scale"
 
@@ -163,3 +165,18 @@ def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch) -> Non
     assert readme.read_text() == original and "reproduced" in (tmp_path / "copy.md").read_text()
     assert hlm(["report", "--paper", "--leaderboards", str(root)]) == 0  # the project's page
     assert "old" not in readme.read_text() and (tmp_path / "docs/REPRODUCTION.md").is_file()
+
+
+def test_a_latency_sweep_is_judged_on_its_relative_cut(tmp_path) -> None:
+    """Figure 2: step times differ tenfold across batch sizes; the gain is the share of
+    vanilla's latency cut at each batch size (25% and 30% here), not milliseconds."""
+    rows = []
+    for batch, ms, cut in ((8, 100.0, 0.25), (16, 210.0, 0.30), (64, 1000.0, 0.25)):
+        for model, value in (("bert-small-ce", ms), ("bert-small-cwt", ms * (1 - cut))):
+            r = _row(model, "throughput", "step_ms", value, 0)
+            rows.append({**r, "sweep": json.dumps({"batch_size": batch})})
+    write_cell(tmp_path / "paper-cpu-throughput", "rows", rows)
+    fig2 = _by_key(findings(tmp_path), "figure2")
+    assert fig2.gain == pytest.approx((0.25 + 0.30 + 0.25) / 3)
+    assert "batch_size 16: +30.0%" in fig2.detail and fig2.verdict == "reproduced"
+    assert "by 26.7%" in fig2.reason
