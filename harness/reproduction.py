@@ -105,7 +105,9 @@ def _compare_points(f: Finding, rows: pd.DataFrame, sign: float) -> None:
         alt = "greater" if _paper_better(f) else "less"
         f.p_value = float(stats.ttest_1samp(g["gain"], 0.0, alternative=alt).pvalue)
         f.test = f"paired t-test over {len(g)} (point, seed) pairs"
-    by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"])
+    point = g["sweep"].map(lambda text: tuple(json.loads(text).values()) if text else ())
+    g = g.assign(point=point).sort_values(["point", "step", "seed"])  # batch 8 before 16
+    by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"], sort=False)
     parts = [
         f"{_point_label(grp.iloc[0], f.source.at)}: {gain_text(f.source, grp['gain'].mean())}"
         for _, grp in by
