@@ -197,6 +197,14 @@ OTHER: dict[str, Source] = {
         "sweep",
         relative=True,
     ),
+    "figure2: peak training memory, BERT-base, 512 tokens": Source(
+        "paper-cpu-throughput",
+        "throughput",
+        "peak_rss_mb",
+        {"vanilla": "bert-small-ce", "headless": "bert-small-cwt"},
+        "sweep",
+        relative=True,
+    ),
     "figure6: vocabulary sweep: training speed and GLUE": Source(
         "paper-cpu-vocab", "glue/average", "average", ENC, "sweep", ENCODER_SANE
     ),
