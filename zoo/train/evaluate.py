@@ -43,7 +43,7 @@ def make_labels(
 
 
 def evaluated_blocks(n: int, batch_size: int, max_batches: int) -> int:
-    """How many of `n` blocks `validation_metrics` reads: whole batches only, up to
+    """How many of `n` blocks `validation_batches` reads: whole batches only, up to
     `max_batches` (K stays comparable across batches), or all of them when under one batch."""
     n_eval = min(n, batch_size * max_batches)
     return n_eval if n_eval < batch_size else n_eval // batch_size * batch_size
@@ -101,15 +101,3 @@ def summarize(scores: list[BatchScore]) -> dict[str, float]:
     loss = sum(s.loss for s in scores) / max(1, len(scores))
     ce = sum(s.ce_sum for s in scores) / max(1, sum(s.tokens for s in scores))
     return {"val_loss": loss, "val_ce": ce, "val_ppl": math.exp(min(ce, 50.0))}
-
-
-def validation_metrics(
-    step: TrainModule,
-    blocks: Tensor | PackedBlocks,
-    batch_size: int,
-    max_batches: int,
-    special: dict[str, int],
-    masking: MaskingConfig,
-) -> dict[str, float]:
-    """`summarize` of `validation_batches`: the numbers logged during pretraining."""
-    return summarize(validation_batches(step, blocks, batch_size, max_batches, special, masking))

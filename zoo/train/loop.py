@@ -26,7 +26,7 @@ from zoo.data.batches import IGNORE, BatchSampler
 from zoo.errors import TrainingDiverged
 from zoo.flops import train_step_flops
 from zoo.train.checkpoint import save_checkpoint, temporary_dir
-from zoo.train.evaluate import make_labels, validation_metrics
+from zoo.train.evaluate import make_labels, summarize, validation_batches
 from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
 from zoo.train.metadata import CheckpointMetadata
 from zoo.train.optim import clip_grad_norm, grad_norm
@@ -230,13 +230,15 @@ def train_step(
 def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
     """Validation metrics at the run's current step, logged."""
     c = run.counters
-    m = validation_metrics(
-        run.step,
-        run.val_blocks,
-        run.recipe.micro_batch_size,
-        run.cfg.eval_batches,
-        run.special,
-        run.masking,
+    m = summarize(
+        validation_batches(
+            run.step,
+            run.val_blocks,
+            run.recipe.micro_batch_size,
+            run.cfg.eval_batches,
+            run.special,
+            run.masking,
+        )
     )
     log.write({"step": c.step, "tokens_seen": c.tokens_seen, "train_flops": c.flops, **m})
     return m
