@@ -135,6 +135,8 @@ def _comparefinal_values(
     else:
         mine = final_values(rows, s.roles[f.role], s.task, s.metric)
         base = final_values(rows, s.roles["vanilla"], s.task, s.metric)
+    seeds = mine.index.intersection(base.index)  # a seed only one model has yet: left out
+    mine, base = mine[seeds], base[seeds]
     if mine.empty or base.empty:
         return
     f.ours = {"vanilla": float(base.mean()), f.role: float(mine.mean())}

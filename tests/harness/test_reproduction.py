@@ -181,3 +181,13 @@ def test_a_latency_sweep_is_judged_on_its_relative_cut(tmp_path) -> None:
     assert "batch_size 8: +25.0%, batch_size 16: +30.0%, batch_size 64: +25.0%" in fig2.detail
     assert fig2.verdict == "reproduced"
     assert "by 26.7%" in fig2.reason
+
+
+def test_a_seed_only_one_model_has_yet_is_left_out(tmp_path) -> None:
+    """A run in progress: vanilla's seed 3 is in, headless's is not. The comparison stays on
+    the seeds both have (the extra seed's very low average would otherwise count)."""
+    root = _encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02)
+    extra = [_row("bert-tiny-ce", "glue/average", "average", 0.1, 3, step) for step in (1000, 3000)]
+    write_cell(root / "paper-cpu-encoder", "extra", extra)
+    avg = _by_key(findings(root), "table1-tokens: GLUE average")
+    assert avg.seeds == 3 and avg.gain == pytest.approx(0.022)
