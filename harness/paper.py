@@ -257,8 +257,7 @@ PAPER: tuple[PaperFigure, ...] = (
         "Figure 2",
         "peak training memory, BERT-base, 512 tokens",
         "peak_rss_mb",
-        stated="headless training takes less memory at every batch size, so larger "
-        "batches fit",
+        stated="headless training takes less memory at every batch size, so larger batches fit",
     ),
     PaperFigure(
         "figure6",
