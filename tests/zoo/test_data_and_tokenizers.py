@@ -7,7 +7,7 @@ import torch
 from transformers import AutoTokenizer
 
 from zoo.data.batches import IGNORE, BatchSampler, MaskingConfig, clm_labels, mlm_mask, pack
-from zoo.data.corpus import iter_documents, iter_file
+from zoo.data.corpus import iter_documents, iter_file, source_problem
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
 from zoo.tokenizers import special_ids, train_tokenizer
@@ -92,6 +92,24 @@ def test_real_corpus_files(data_root) -> None:
     docs = list(iter_file(data_root / "corpus/nltk_gutenberg/chesterton-ball.txt"))  # latin-1 bytes
     assert len(docs) > 100
     assert len(list(iter_documents(["corpus/wikitext-2/valid.txt"]))) > 100
+
+
+def test_flores_sentence_files_are_a_document_per_line(data_root) -> None:
+    """The paper's multilingual corpus as shipped: FLORES-200's .dev / .devtest files."""
+    path = data_root / "flores200/dev/eng_Latn.dev"
+    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    docs = list(iter_file(path))
+    assert docs == [x.strip() for x in lines] and len(docs) > 900
+    assert source_problem("flores200/devtest/*.devtest") is None
+
+
+def test_a_file_of_no_known_type_is_refused_before_reading(tmp_path) -> None:
+    (tmp_path / "a.txt").write_text("fine\n")
+    (tmp_path / "b.docx").write_text("not read\n")
+    problem = source_problem(str(tmp_path / "*"))
+    assert problem is not None and "b.docx: unsupported file type" in problem
+    with pytest.raises(UserError, match=r"b\.docx: unsupported file type"):
+        list(iter_documents([str(tmp_path / "*")]))
 
 
 def test_jsonl_and_missing_sources(tmp_path) -> None:

@@ -5,7 +5,8 @@ A source string is one of:
 - ``hub:NAME[:CONFIG][@SPLIT]``: a Hugging Face dataset id (or a local dataset folder),
   ``text`` column, read with ``streaming=True`` (nothing is downloaded whole);
 - a local path, folder or glob of ``.txt`` (documents separated by blank lines), ``.jsonl`` /
-  ``.json`` (one object per line with a ``text`` field) or ``.parquet`` (``text`` column).
+  ``.json`` (one object per line with a ``text`` field), ``.parquet`` (``text`` column) or
+  FLORES-200's ``.dev`` / ``.devtest`` (one sentence, a document, per line).
 Relative local paths are tried as given, then under ``$HLM_DATA_ROOT`` (default ``../shared/data``).
 
 Every reader yields one document at a time and holds at most one line, one Parquet batch or one
@@ -31,7 +32,8 @@ from zoo.errors import UserError
 log = logging.getLogger(__name__)
 
 DATA_ROOT_ENV = "HLM_DATA_ROOT"
-SUPPORTED = (".txt", ".jsonl", ".json", ".parquet")
+LINE_PER_DOCUMENT = (".dev", ".devtest")  # FLORES-200's sentence files
+SUPPORTED = (".txt", ".jsonl", ".json", ".parquet", *LINE_PER_DOCUMENT)
 SYNTHETIC_DOCS = 2000  # documents of a bare `synthetic` source
 SYNTHETIC_VERSION = 1  # bump when the generator's output changes: cached corpora are renamed
 
@@ -96,6 +98,11 @@ def _text_documents(path: Path) -> Iterator[str]:
         yield "\n".join(lines).strip()
 
 
+def _line_documents(path: Path) -> Iterator[str]:
+    """Documents of a one-sentence-per-line file (FLORES-200): each non-blank line, stripped."""
+    yield from (line.strip() for line in _lines(path) if line.strip())
+
+
 def _json_documents(path: Path) -> Iterator[str]:
     for i, line in enumerate(_lines(path)):
         if not line.strip():
@@ -128,6 +135,8 @@ def iter_file(path: Path) -> Iterator[str]:
         return _json_documents(path)
     if path.suffix == ".parquet":
         return _parquet_documents(path)
+    if path.suffix in LINE_PER_DOCUMENT:
+        return _line_documents(path)
     raise UserError(f"{path}: unsupported file type (supported: {', '.join(SUPPORTED)})")
 
 
@@ -165,8 +174,13 @@ def source_problem(source: str) -> str | None:
         return None if not n or n.isdigit() else f"{source!r}: expected synthetic:N_DOCS"
     if source.startswith("hub:"):
         return None if source[4:] else f"{source!r}: expected hub:NAME[:CONFIG][@SPLIT]"
-    if not resolve_local(source):
+    files = resolve_local(source)
+    if not files:
         return f"no file matches {source!r} (looked in . and {DATA_ROOT_ENV}={data_root()})"
+    unreadable = [f for f in files if f.suffix not in SUPPORTED]
+    if unreadable:
+        kinds = ", ".join(SUPPORTED)
+        return f"{source!r}: {unreadable[0]}: unsupported file type (supported: {kinds})"
     return None
 
 
