@@ -18,6 +18,7 @@ WordNet 3.0 is read from `wordnet:` (a folder of `data.noun`, `data.verb`...: De
 from __future__ import annotations
 
 import math
+import statistics
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -89,10 +90,10 @@ def pair_cosines(
 
 
 def _mean_result(metric: str, samples: dict[str, float]) -> Result:
+    """The mean of `samples` with its standard error, the samples kept."""
     values = list(samples.values())
-    mean = sum(values) / len(values)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-    return Result(metric, mean, stderr=std / math.sqrt(len(values)), samples=samples)
+    stderr = statistics.stdev(values) / math.sqrt(len(values))
+    return Result(metric, statistics.fmean(values), stderr=stderr, samples=samples)
 
 
 def _folder(p: SynonymParams, suite_dir: Path) -> Path:

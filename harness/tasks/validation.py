@@ -111,12 +111,15 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
             training.counts("main"), scored_tokens(scored, spec.kind, special)
         )
     if meta is None:
-        return [Result(metric=n, value=m[n], samples=per_batch.get(n)) for n in names]
+        return [
+            Result(metric=n, value=m[n], samples=per_batch[n] if n in per_batch else None)
+            for n in names
+        ]
     return [
         Result(
             metric=n,
             value=m[n],
-            samples=per_batch.get(n),
+            samples=per_batch[n] if n in per_batch else None,
             step=meta.pretrain_step,
             tokens_seen=meta.tokens_seen,
             train_flops=meta.train_flops,

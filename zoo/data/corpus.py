@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,8 +32,6 @@ from zoo.errors import UserError
 log = logging.getLogger(__name__)
 
 DATA_ROOT_ENV = "HLM_DATA_ROOT"
-LINE_PER_DOCUMENT = (".dev", ".devtest")  # FLORES-200's sentence files
-SUPPORTED = (".txt", ".jsonl", ".json", ".parquet", *LINE_PER_DOCUMENT)
 SYNTHETIC_DOCS = 2000  # documents of a bare `synthetic` source
 SYNTHETIC_VERSION = 1  # bump when the generator's output changes: cached corpora are renamed
 
@@ -53,9 +51,7 @@ def resolve_local(source: str) -> list[Path]:
         files: list[Path] = []
         for m in matches:
             if m.is_dir():
-                files.extend(
-                    sorted(f for f in m.rglob("*") if f.suffix in SUPPORTED and f.is_file())
-                )
+                files.extend(sorted(f for f in m.rglob("*") if f.suffix in READERS and f.is_file()))
             elif m.is_file():
                 files.append(m)
         if files:
@@ -127,17 +123,26 @@ def _parquet_documents(path: Path) -> Iterator[str]:
         yield from (t for t in batch.column(0).to_pylist() if t)
 
 
+# file suffix -> its reader (FLORES-200's .dev / .devtest: a sentence per line)
+READERS: dict[str, Callable[[Path], Iterator[str]]] = {
+    ".txt": _text_documents,
+    ".jsonl": _json_documents,
+    ".json": _json_documents,
+    ".parquet": _parquet_documents,
+    ".dev": _line_documents,
+    ".devtest": _line_documents,
+}
+
+
+def _unsupported(path: Path) -> str:
+    return f"{path}: unsupported file type (supported: {', '.join(READERS)})"
+
+
 def iter_file(path: Path) -> Iterator[str]:
     """Documents in one file, one at a time."""
-    if path.suffix == ".txt":
-        return _text_documents(path)
-    if path.suffix in (".jsonl", ".json"):
-        return _json_documents(path)
-    if path.suffix == ".parquet":
-        return _parquet_documents(path)
-    if path.suffix in LINE_PER_DOCUMENT:
-        return _line_documents(path)
-    raise UserError(f"{path}: unsupported file type (supported: {', '.join(SUPPORTED)})")
+    if path.suffix not in READERS:
+        raise UserError(_unsupported(path))
+    return READERS[path.suffix](path)
 
 
 def _hub_parts(spec: str) -> tuple[str, str | None, str]:
@@ -177,11 +182,8 @@ def source_problem(source: str) -> str | None:
     files = resolve_local(source)
     if not files:
         return f"no file matches {source!r} (looked in . and {DATA_ROOT_ENV}={data_root()})"
-    unreadable = [f for f in files if f.suffix not in SUPPORTED]
-    if unreadable:
-        kinds = ", ".join(SUPPORTED)
-        return f"{source!r}: {unreadable[0]}: unsupported file type (supported: {kinds})"
-    return None
+    unreadable = [f for f in files if f.suffix not in READERS]
+    return f"{source!r}: {_unsupported(unreadable[0])}" if unreadable else None
 
 
 def _check(sources: list[str]) -> None:
