@@ -208,7 +208,7 @@ PAPER_XNLI_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi", "zh")
 
 
 def xnli(lang: str) -> TaskData:
-    """Locally only the dev files are labelled: train on 80% of dev, evaluate on the other 20%."""
+    """Locally only the dev files are labelled: train on 80% of the premises, evaluate on the rest."""
     return TaskData(
         name=lang,
         benchmark="xnli",

@@ -136,8 +136,11 @@ def jsonl_reader(path: Path, task: TaskData) -> list[Example]:
 
 def xnli_reader(part: str) -> Callable[[Path, TaskData], list[Example]]:
     """XNLI per-language TSV. The local (XTREME) test files carry no labels, so the labelled
-    dev file is split by row index: rows with index % 5 == 0 are `eval`, the rest `train`. The
-    languages' files are parallel, so the split holds the same sentences in every language."""
+    dev file is split by premise: each premise comes with three hypotheses (one per label) on
+    consecutive rows, and every fifth premise (group index % 5 == 0) with its three rows is
+    `eval`, the rest `train`. A split by row would put a premise in both halves with different
+    labels, and a model that learns the premise scores below chance. The languages' files are
+    parallel, so the split holds the same sentences in every language."""
 
     def read(path: Path, task: TaskData) -> list[Example]:
         rows = read_tsv(path, header=False)
@@ -145,10 +148,20 @@ def xnli_reader(part: str) -> Callable[[Path, TaskData], list[Example]]:
             raise UserError(
                 f"{path}: rows without a label column (the XTREME test files are unlabelled)"
             )
-        keep = [r for i, r in enumerate(rows) if (i % 5 == 0) == (part == "eval")]
+        groups = _premise_groups(rows)
+        keep = [r for g, r in zip(groups, rows, strict=True) if (g % 5 == 0) == (part == "eval")]
         return [Example(r[0], r[1], label_id(task, r[2])) for r in keep]
 
     return read
+
+
+def _premise_groups(rows: list[list[str]]) -> list[int]:
+    """Group index of each row: consecutive rows with the same premise share one."""
+    groups: list[int] = []
+    for i, row in enumerate(rows):
+        new = i == 0 or row[0] != rows[i - 1][0]
+        groups.append((groups[-1] + 1 if groups else 0) if new else groups[-1])
+    return groups
 
 
 # --- hub rows -> examples -----------------------------------------------------------------

@@ -97,6 +97,9 @@ def test_label_mappings_against_the_files(data_root) -> None:
         e.label for e in en_eval
     ]
     assert not any("\r" in e.text_b for e in fr_eval if e.text_b)
+    # a premise and its three hypotheses sit wholly on one side of the split
+    assert not {e.text_a for e in en_train} & {e.text_a for e in en_eval}
+    assert [e.label for e in en_eval].count(0) == len(en_eval) // 3
 
 
 def test_missing_local_splits_and_offline_hub_are_clear(data_root) -> None:
