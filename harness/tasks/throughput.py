@@ -157,6 +157,19 @@ def _timed(
     return times
 
 
+def _per_round(values: list[float]) -> dict[str, float]:
+    return {f"round-{i:03d}": v for i, v in enumerate(values)}
+
+
+def _speedup(metric: str, times: dict[str, list[float]], twin: str) -> Result:
+    """The twin's median step time over the model's; each measured round's own ratio kept as
+    a sample (the two were stepped back to back), so one seed can be tested on its rounds.
+    The model against itself (it is its own baseline) is 1.0 in every round."""
+    ratios = [a / b for a, b in zip(times[twin], times["model"], strict=True)]
+    value = statistics.median(times[twin]) / statistics.median(times["model"])
+    return Result(metric, value, samples=_per_round(ratios))
+
+
 def _roofline(cuda: bool) -> Roofline:
     return Roofline(device="cuda", dtype=torch.bfloat16) if cuda else Roofline()
 
@@ -180,15 +193,20 @@ def _run_throughput(ctx: TaskContext) -> list[Result]:
     achieved = model.flops / med["model"]
     out = [
         Result("tokens_per_s", tokens / med["model"]),
-        Result("step_ms", 1000 * med["model"], stderr=1000 * statistics.pstdev(times["model"])),
+        Result(
+            "step_ms",
+            1000 * med["model"],
+            stderr=1000 * statistics.pstdev(times["model"]),
+            samples=_per_round([1000 * t for t in times["model"]]),
+        ),
         Result("flops_per_token", model.flops / tokens),
         Result("achieved_tflops", achieved / 1e12),
         Result("mfu", achieved / statistics.median(roofline.samples)),
         Result("params", float(model.n_params)),
-        Result("speedup_vs_baseline", med["baseline"] / med["model"] if baseline else 1.0),
+        _speedup("speedup_vs_baseline", times, "baseline" if baseline else "model"),
     ]
     if p.hf_baseline:
-        out.append(Result("speedup_vs_hf", med["hf"] / med["model"]))
+        out.append(_speedup("speedup_vs_hf", times, "hf"))
     if p.memory:
         out += _cuda_memory(steppers) if cuda else _cpu_memory(ctx, variants, batch, seq)
     if p.max_batch:

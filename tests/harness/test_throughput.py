@@ -57,7 +57,7 @@ def _ctx(**params: object) -> TaskContext:
         spec=get_spec("bert-tiny", 300),
         objective="cwt",
         pretrain=cfg,
-        params=ThroughputParams(steps=1, warmup=0, memory=False, **params),  # type: ignore[arg-type]
+        params=ThroughputParams(**{"steps": 1, "warmup": 0, "memory": False, **params}),  # type: ignore[arg-type]
         seed=0,
     )
 
@@ -73,3 +73,32 @@ def test_cuda_only_measures_are_refused_on_the_cpu() -> None:
     if not torch.cuda.is_available():
         with pytest.raises(UserError, match="'cuda' asked for, but torch sees no CUDA device"):
             run_throughput(_ctx(device="cuda"))
+
+
+def test_speedups_keep_each_rounds_ratio_as_a_sample(monkeypatch) -> None:
+    step_seconds = {"cwt": iter([1.0, 1.0, 2.0]), "ce": iter([3.0, 2.0, 8.0])}
+
+    class Timed:
+        flops, n_params = 1e9, 10
+
+        def __init__(self, spec, variant, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.objective = "hf" if variant.hf_default else variant.objective
+
+        def step(self) -> float:
+            return next(step_seconds[self.objective])
+
+    class Flat:
+        def __init__(self) -> None:
+            self.samples: list[float] = []
+
+        def sample(self) -> None:
+            self.samples.append(1e12)
+
+    monkeypatch.setattr(throughput, "Stepper", Timed)
+    monkeypatch.setattr(throughput, "_roofline", lambda cuda: Flat())
+    ctx = _ctx(hf_baseline=False, steps=3, device="cpu")
+    got = {r.metric: r for r in run_throughput(ctx)}
+    speedup = got["speedup_vs_baseline"]
+    assert speedup.value == 3.0  # median 3 s over median 1 s
+    assert speedup.samples == {"round-000": 3.0, "round-001": 2.0, "round-002": 4.0}
+    assert got["step_ms"].samples == {"round-000": 1000.0, "round-001": 1000.0, "round-002": 2000.0}
