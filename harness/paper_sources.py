@@ -197,11 +197,22 @@ OTHER: dict[str, Source] = {
     "table6: throughput relative to ce, nce": _ablation("nce", "throughput", "speedup_vs_baseline"),
     "figure2: training step latency, BERT-base, 512 tokens": _batch_sweep("step_ms"),
     "figure2: peak training memory, BERT-base, 512 tokens": _batch_sweep("peak_rss_mb"),
-    "figure6: vocabulary sweep: training speed and GLUE": Source(
+    "figure6: vocabulary sweep: GLUE average": Source(
         "paper-cpu-vocab", "glue/average", "average", ENC, "sweep", ENCODER_SANE
+    ),
+    "figure6: vocabulary sweep: training speed relative to vanilla": Source(
+        "paper-cpu-vocab", "throughput", "speedup_vs_baseline", ENC, "sweep"
     ),
     "figure7: batch sweep: LAMBADA accuracy": Source(
         "paper-cpu-batch", "lm_eval/hlm_lambada", "acc", DEC, "sweep", LAMBADA_SANE
+    ),
+    "figure7: batch sweep: validation loss": Source(
+        "paper-cpu-batch",
+        "validation",
+        "val_ce",
+        {"vanilla": DEC["vanilla"], "headless+ft": DEC["headless+ft"]},
+        "sweep",
+        DECODER_SANE,
     ),
     f"{SYNONYMS}, encoder": Source(ENCODER, "synonyms", "synonym_cosine", ENC),
     f"{SYNONYMS}, decoder": Source(DECODER, "synonyms", "synonym_cosine", DEC),
