@@ -91,7 +91,7 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
     assert along.verdict == "reproduced" and "step 1000: +0.022" in along.detail
     assert _by_key(found, "table1-tokens: GLUE QNLI").reason.startswith("no local train set")
     assert _by_key(found, "table3").reason.startswith("no committed rows")
-    assert len(found) == 46 and "over all 41 figures of the paper" in headline(found)  # 5 ours
+    assert len(found) == 48 and "over all 42 figures of the paper" in headline(found)  # 6 ours
     worse = findings(_encoder_rows(tmp_path / "w", sst2_ce=0.78, gain=-0.02))
     assert _by_key(worse, "table1-tokens: GLUE average").verdict == "not reproduced at this scale"
 
