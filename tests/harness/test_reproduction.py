@@ -191,3 +191,20 @@ def test_a_seed_only_one_model_has_yet_is_left_out(tmp_path) -> None:
     write_cell(root / "paper-cpu-encoder", "extra", extra)
     avg = _by_key(findings(root), "table1-tokens: GLUE average")
     assert avg.seeds == 3 and avg.gain == pytest.approx(0.022)
+
+
+def test_each_xnli_set_up_needs_its_own_vanilla_above_chance(tmp_path) -> None:
+    """Table 5: translate-train above chance says nothing of zero-shot transfer at chance."""
+    scores = {"translate-train": (0.40, 0.43), "zero-shot": (0.34, 0.36)}
+    rows = [
+        _row(model, f"xnli-{mode}/average", "average", value, seed=0)
+        for mode, pair in scores.items()
+        for model, value in zip(("bert-tiny-ce", "bert-tiny-cwt"), pair, strict=True)
+    ]
+    write_cell(tmp_path / "paper-cpu-xnli", "rows", rows)
+    found = findings(tmp_path)
+    target = _by_key(found, "table5: XNLI average, fine-tuned on the target language")
+    assert target.verdict == "direction only" and target.gain == pytest.approx(0.03)
+    english = _by_key(found, "table5: XNLI average, fine-tuned on English only")
+    assert english.verdict == "not comparable"
+    assert "xnli-zero-shot/average average 0.340 vs chance (1/3) 0.333" in english.reason
