@@ -103,7 +103,8 @@ def footnote(agg: Any, baseline: str) -> str:
     how = (
         "; ".join(tests)
         if tests
-        else "one-tailed Welch t-test over seeds, or paired t-test over examples for one seed"
+        else "one-tailed Welch t-test over seeds, or paired t-test over kept samples "
+        "(examples, batches or rounds) for one seed"
     )
     return (
         f"\n† significantly better than the baseline `{baseline}` (one-tailed, p < 0.05: {how}); "

@@ -13,7 +13,7 @@ Checkpoints compared (`Source.at`):
 - `sweep`: every sweep point (Figures 2, 6, 7), the gap averaged over points and seeds.
 
 Significance: one-tailed, headless better than vanilla: Welch's t-test over seeds when both
-have two or more, the paired t-test over examples for one seed where per-example scores were
+have two or more, the paired t-test over kept samples for one seed where per-item scores were
 kept, a paired t-test over (step or sweep point, seed) for `along` and `sweep`.
 """
 

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from scipy import stats
 
-PAIRED = "paired t-test over examples"
+PAIRED = "paired t-test over kept samples (examples, batches or rounds)"
 WELCH = "Welch t-test over seeds"
 
 
