@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from scipy import stats
 
-PAIRED = "paired t-test over kept samples (examples, batches or rounds)"
+PAIRED = "paired t-test over kept samples"
 WELCH = "Welch t-test over seeds"
 
 
