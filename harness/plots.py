@@ -34,8 +34,10 @@ from zoo.models import PRESETS
 
 def _save(fig: Figure, title: str, path: Path) -> Path:
     """Title, lay out, write and close a figure; its path."""
-    fig.suptitle(title)
+    inch = 1 / fig.get_figheight()
+    fig.suptitle(title, y=1 - 0.08 * inch, va="top")
     fig.tight_layout()
+    fig.subplots_adjust(top=1 - 0.65 * inch)  # the title's band above the panels' titles
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -140,6 +142,13 @@ def _point_value(sweep_json: str, key: str) -> object:
     return point[key] if key in point else None
 
 
+def _numeric_sweep(column: pd.Series) -> pd.Series:
+    """Sort key: a sweep point by its values (8192 before 16384), other columns as they are."""
+    if column.name != "sweep":
+        return column
+    return column.map(lambda s: tuple(json.loads(s).values()) if s else ())
+
+
 def sweep_series(df: pd.DataFrame, key: str, metric: str) -> dict[str, pd.DataFrame]:
     """One line per model (never merged across models that share an objective): the mean and
     std over seeds of `metric` at each value `x` of sweep key `key` (latest step)."""
@@ -156,22 +165,32 @@ def sweep_series(df: pd.DataFrame, key: str, metric: str) -> dict[str, pd.DataFr
     }
 
 
+def _sweep_panels(d: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """(metric, title, rows) per task and metric: a metric is never averaged across tasks."""
+    return [
+        (str(metric), f"{task} · {group}" if group else str(task), g)
+        for (task, metric), t in d.groupby(["task", "metric"], sort=True)
+        if direction(str(metric)) is not None
+        for group, g in groups(t, str(metric))
+    ]
+
+
 def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
+    """One figure per sweep key: a panel per task and metric (four to a row), a line per
+    model over the key's values (mean and std over seeds at the latest step)."""
     files, colors = [], colors or palette(df)
     points = [json.loads(s) for s in df["sweep"].unique()]
     keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})
     for key in keys:
-        d = df[[_point_value(s, key) is not None for s in df["sweep"]]]
-        panels = [
-            (metric, group, g)
-            for metric in (d["metric"].unique() if len(d) else [])
-            if direction(metric) is not None
-            for group, g in groups(d[d["metric"] == metric], str(metric))
-        ]
+        panels = _sweep_panels(df[[_point_value(s, key) is not None for s in df["sweep"]]])
         if not panels:
             continue
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
-        for ax, (metric, group, g) in zip(axes[0], panels, strict=True):
+        ncols = min(4, len(panels))
+        nrows = (len(panels) + ncols - 1) // ncols
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.8 * nrows), squeeze=False)
+        for ax in axes.flat[len(panels) :]:
+            ax.set_visible(False)
+        for ax, (metric, title, g) in zip(axes.flat, panels, strict=False):
             for model, line in sweep_series(g, key, metric).items():
                 spread = line["n"] > 1
                 ax.errorbar(
@@ -183,7 +202,7 @@ def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
                     label=model,
                     color=colors[model],
                 )
-            _finish_axis(ax, metric, key, group)
+            _finish_axis(ax, metric, key, title)
             ax.legend(fontsize=8)
         files.append(_save(fig, f"sweep over {key}", out / f"sweep-{key}.png"))
     return files
@@ -209,7 +228,13 @@ def plot_bars(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None)
         for ax in axes.flat[len(panels) :]:
             ax.set_visible(False)
         for ax, (metric, group, m) in zip(axes.flat, panels, strict=False):
-            _bar_panel(ax, m.sort_values(["model", "sweep"]), str(metric), group, colors)
+            _bar_panel(
+                ax,
+                m.sort_values(["model", "sweep"], key=_numeric_sweep),
+                str(metric),
+                group,
+                colors,
+            )
         files.append(_save(fig, f"{task}", out / f"bars-{str(task).replace('/', '_')}.png"))
     return files
 

@@ -35,6 +35,26 @@ def test_sweep_lines_are_per_model(tmp_path) -> None:
     assert (tmp_path / "sweep-batch_size.png") in make_plots(_sweep_rows(), tmp_path)
 
 
+def test_a_sweep_panel_holds_one_task(tmp_path, monkeypatch) -> None:
+    """Accuracy on two GLUE tasks gets two panels, never one line of their mean."""
+    rows = []
+    for task, value in (("glue/sst2", 0.8), ("glue/mrpc", 0.6)):
+        for vocab in (8192, 16384):
+            r = row("bert-ce", "accuracy", value, task=task)
+            r.update(sweep=json.dumps({"vocab_size": vocab}), cell_id=f"{task}{vocab}")
+            rows.append(r)
+    drawn: list[tuple[str, list[float]]] = []
+    real = plots._finish_axis
+
+    def record(ax: Any, metric: str, xlabel: str, title: str = "") -> None:
+        drawn.append((title, [float(y) for line in ax.get_lines() for y in line.get_ydata()]))
+        real(ax, metric, xlabel, title)
+
+    monkeypatch.setattr(plots, "_finish_axis", record)
+    plots.plot_sweeps(pd.DataFrame(rows), tmp_path)
+    assert sorted(drawn) == [("glue/mrpc", [0.6, 0.6]), ("glue/sst2", [0.8, 0.8])]
+
+
 def _board() -> pd.DataFrame:
     """Encoders and decoders, CE and CWT, two steps, one seed."""
     rows = []
