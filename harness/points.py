@@ -51,6 +51,28 @@ def _lock(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _lock_path(cell: Cell) -> Path | None:
+    if cell.pretrain is None:
+        return None
+    out = Path(cell.pretrain.output_dir)
+    return out.parent / f"{out.name}.lock"
+
+
+def pretraining_elsewhere(cell: Cell) -> bool:
+    """Whether another process holds the cell's pretraining lock now (it is training it):
+    a run then does other cells first instead of waiting."""
+    path = _lock_path(cell)
+    if path is None or not path.is_file() or not TASKS.get(cell.task.type).needs_checkpoint:
+        return False
+    with path.open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
+
+
 def ensure_pretrained(cell: Cell) -> Path:
     """The pretraining run's folder, trained (or resumed) if its `final/` is missing."""
     if cell.pretrain is None:

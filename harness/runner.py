@@ -28,7 +28,13 @@ from harness.leaderboard import (
     write_cell,
     write_current_cells,
 )
-from harness.points import Point, ensure_pretrained, evaluation_points, prepare
+from harness.points import (
+    Point,
+    ensure_pretrained,
+    evaluation_points,
+    prepare,
+    pretraining_elsewhere,
+)
 from harness.rows import cell_rows, sample_rows
 from harness.samples import write_samples
 from harness.suite import Suite, load_suite, overrides
@@ -121,6 +127,37 @@ class RunSummary:
     published: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Outcome:
+    """The cells of one run that failed, and those another run of the suite computed."""
+
+    bar: Any
+    failed: list[str] = field(default_factory=list)
+    elsewhere: int = 0
+
+    def run(self, cell: Cell, out: Path, done: set[str], force: bool) -> None:
+        """Compute the cell under its claim (or count it as computed elsewhere)."""
+        self.bar.set_postfix_str(f"{cell.label} / {cell.task.label()}")
+        with claimed(out, cell.cell_id) as mine:
+            if not mine or (not force and _finished(out, cell)):
+                self.elsewhere += 1  # another run of this suite computes (or computed) it
+            else:
+                log.debug(
+                    "cell %s: %s / %s (seed %d)",
+                    cell.cell_id,
+                    cell.label,
+                    cell.task.label(),
+                    cell.seed,
+                )
+                try:
+                    run_cell(cell, out, done)
+                except UserError as exc:
+                    self.failed.append(
+                        f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}"
+                    )
+        self.bar.update(1)
+
+
 def _finished(out: Path, cell: Cell) -> bool:
     """Whether the cell's own result file is there and reads (written by another run)."""
     f = out / f"{cell.cell_id}.parquet"
@@ -169,7 +206,6 @@ def run_suite(
         (c for c in cells if c.cell_id not in done),
         key=lambda c: (c.pretrain_key or "", c.task.type),
     )
-    failed: list[str] = []
     bar = tqdm(
         total=len(cells),
         initial=len(cells) - len(todo),
@@ -177,29 +213,20 @@ def run_suite(
         unit="cell",
         disable=not progress,
     )
-    elsewhere = 0
+    outcome = _Outcome(bar)
     with logging_redirect_tqdm():  # log lines above the bar, not through it
-        for cell in todo:  # grouped by pretraining key: a checkpoint is trained once, then reused
-            bar.set_postfix_str(f"{cell.label} / {cell.task.label()}")
-            with claimed(out, cell.cell_id) as mine:
-                if not mine or (not force and _finished(out, cell)):
-                    elsewhere += 1  # another run of this suite computes (or computed) it
-                else:
-                    log.debug(
-                        "cell %s: %s / %s (seed %d)",
-                        cell.cell_id,
-                        cell.label,
-                        cell.task.label(),
-                        cell.seed,
-                    )
-                    try:
-                        run_cell(cell, out, done)
-                    except UserError as exc:
-                        failed.append(
-                            f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}"
-                        )
-            bar.update(1)
+        # grouped by pretraining key: a checkpoint is trained once, then reused; a cell whose
+        # pretraining another run is training now waits for a second pass
+        later = []
+        for cell in todo:
+            if pretraining_elsewhere(cell):
+                later.append(cell)
+            else:
+                outcome.run(cell, out, done, force)
+        for cell in later:
+            outcome.run(cell, out, done, force)
     bar.close()
+    failed, elsewhere = outcome.failed, outcome.elsewhere
     computed = len(todo) - len(failed) - elsewhere
     summary = RunSummary(len(cells), len(cells) - len(todo), computed, failed, out, elsewhere)
     if suite.publish is not None and (suite.publish.enabled or publish) and not failed:

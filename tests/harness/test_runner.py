@@ -254,3 +254,36 @@ def test_run_only_a_mistyped_model_gets_close_matches(isolated) -> None:
 
     with pytest.raises(UserError, match="unknown model label 'bert-tiny-cw'; did you mean"):
         run_suite(TINY, root=isolated / "lb", progress=False, only="bert-tiny-cw")
+
+
+def test_a_cell_another_run_is_pretraining_waits_for_the_second_pass(isolated, monkeypatch) -> None:
+    """Two runs of one suite: the second does the cells it can first, instead of waiting on
+    the first's pretraining lock (a throughput cell needs no checkpoint: it never waits)."""
+    import fcntl
+
+    import harness.runner as runner
+
+    cells = expand(load_suite(TINY))
+    # the checkpoint whose cells sort first: without the second pass they would run first
+    busy = min((c for c in cells if c.task.type == "validation"), key=lambda c: str(c.pretrain_key))
+    waiting = {
+        c.cell_id
+        for c in cells
+        if c.pretrain_key == busy.pretrain_key and c.task.type == "validation"
+    }
+    lock = Path(busy.pretrain.output_dir).with_suffix(".lock")  # type: ignore[union-attr]
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    held = lock.open("w")
+    fcntl.flock(held, fcntl.LOCK_EX)  # another run is training this checkpoint
+    order: list[str] = []
+
+    def record(cell, out, done) -> None:  # type: ignore[no-untyped-def]
+        order.append(cell.cell_id)
+        if len(order) == len(cells) - len(waiting):  # the other run finishes it meanwhile
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+    monkeypatch.setattr(runner, "run_cell", record)
+    run_suite(TINY, root=isolated / "lb", progress=False)
+    held.close()
+    assert sorted(order) == sorted(c.cell_id for c in cells)
+    assert set(order[-len(waiting) :]) == waiting
