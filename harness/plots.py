@@ -142,6 +142,17 @@ def _point_value(sweep_json: str, key: str) -> object:
     return point[key] if key in point else None
 
 
+def _grid(n: int, panel_inches: tuple[float, float]) -> tuple[Figure, list[Axes]]:
+    """A figure of `n` panels, four to a row; the unused cells of the last row hidden."""
+    ncols = min(4, n)
+    nrows = (n + ncols - 1) // ncols
+    w, h = panel_inches
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
 def _numeric_sweep(column: pd.Series) -> pd.Series:
     """Sort key: a sweep point by its values (8192 before 16384), other columns as they are."""
     if column.name != "sweep":
@@ -185,12 +196,8 @@ def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
         panels = _sweep_panels(df[[_point_value(s, key) is not None for s in df["sweep"]]])
         if not panels:
             continue
-        ncols = min(4, len(panels))
-        nrows = (len(panels) + ncols - 1) // ncols
-        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.8 * nrows), squeeze=False)
-        for ax in axes.flat[len(panels) :]:
-            ax.set_visible(False)
-        for ax, (metric, title, g) in zip(axes.flat, panels, strict=False):
+        fig, axes = _grid(len(panels), (4.2, 3.8))
+        for ax, (metric, title, g) in zip(axes, panels, strict=False):
             for model, line in sweep_series(g, key, metric).items():
                 spread = line["n"] > 1
                 ax.errorbar(
@@ -222,12 +229,8 @@ def plot_bars(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None)
         ]
         if not panels:
             continue
-        ncols = min(4, len(panels))
-        nrows = (len(panels) + ncols - 1) // ncols
-        fig, axes = plt.subplots(nrows, ncols, figsize=(3.8 * ncols, 3.6 * nrows), squeeze=False)
-        for ax in axes.flat[len(panels) :]:
-            ax.set_visible(False)
-        for ax, (metric, group, m) in zip(axes.flat, panels, strict=False):
+        fig, axes = _grid(len(panels), (3.8, 3.6))
+        for ax, (metric, group, m) in zip(axes, panels, strict=False):
             _bar_panel(
                 ax,
                 m.sort_values(["model", "sweep"], key=_numeric_sweep),
