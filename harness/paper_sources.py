@@ -149,7 +149,7 @@ def _ablation(variant: str, task: str, metric: str, base: str = "ce") -> Source:
     return Source("paper-cpu-ablation", task, metric, roles, gates=gates)
 
 
-def _batch_sweep(metric: str) -> Source:
+def _figure2(metric: str) -> Source:
     """Figure 2: bert-small's `metric` per batch size, as a share of vanilla's."""
     roles: dict[Role, str] = {"vanilla": "bert-small-ce", "headless": "bert-small-cwt"}
     return Source("paper-cpu-throughput", "throughput", metric, roles, "sweep", relative=True)
@@ -195,8 +195,8 @@ OTHER: dict[str, Source] = {
         "ce-cwt", "throughput", "speedup_vs_baseline"
     ),
     "table6: throughput relative to ce, nce": _ablation("nce", "throughput", "speedup_vs_baseline"),
-    "figure2: training step latency, BERT-base, 512 tokens": _batch_sweep("step_ms"),
-    "figure2: peak training memory, BERT-base, 512 tokens": _batch_sweep("peak_rss_mb"),
+    "figure2: training step latency, BERT-base, 512 tokens": _figure2("step_ms"),
+    "figure2: peak training memory, BERT-base, 512 tokens": _figure2("peak_rss_mb"),
     "figure6: vocabulary sweep: GLUE average": Source(
         "paper-cpu-vocab", "glue/average", "average", ENC, "sweep", ENCODER_SANE
     ),

@@ -51,18 +51,18 @@ def _lock(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _lock_path(cell: Cell) -> Path | None:
-    if cell.pretrain is None:
-        return None
-    out = Path(cell.pretrain.output_dir)
-    return out.parent / f"{out.name}.lock"
+def _lock_file(folder: Path) -> Path:
+    """The lock beside a folder that one process at a time prepares."""
+    return folder.parent / f"{folder.name}.lock"
 
 
 def pretraining_elsewhere(cell: Cell) -> bool:
     """Whether another process holds the cell's pretraining lock now (it is training it):
     a run then does other cells first instead of waiting."""
-    path = _lock_path(cell)
-    if path is None or not path.is_file() or not TASKS.get(cell.task.type).needs_checkpoint:
+    if cell.pretrain is None or not TASKS.get(cell.task.type).needs_checkpoint:
+        return False
+    path = _lock_file(Path(cell.pretrain.output_dir))
+    if not path.is_file():
         return False
     with path.open("a") as f:
         try:
@@ -78,7 +78,7 @@ def ensure_pretrained(cell: Cell) -> Path:
     if cell.pretrain is None:
         raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
     out = Path(cell.pretrain.output_dir)
-    with _lock(out.parent / f"{out.name}.lock"):
+    with _lock(_lock_file(out)):
         discard_if_damaged(out / "final")
         if not (out / "final").is_dir():
             log.info("%s: pretraining %s (cached in %s once done)", cell.label, out.name, out)
@@ -100,7 +100,7 @@ def discard_if_damaged(final: Path) -> None:
 
 def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
     """`checkpoint` causally fine-tuned into `folder` (once), per the model entry."""
-    with _lock(folder.parent / f"{folder.name}.lock"):
+    with _lock(_lock_file(folder)):
         discard_if_damaged(folder / "final")
         if not (folder / "final").is_dir():
             settings = cell.model.finetune.model_copy(update={"progress": False})

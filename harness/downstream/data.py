@@ -10,6 +10,7 @@ Label ids follow the hub datasets, so both sources train the same head.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -148,20 +149,16 @@ def xnli_reader(part: str) -> Callable[[Path, TaskData], list[Example]]:
             raise UserError(
                 f"{path}: rows without a label column (the XTREME test files are unlabelled)"
             )
-        groups = _premise_groups(rows)
-        keep = [r for g, r in zip(groups, rows, strict=True) if (g % 5 == 0) == (part == "eval")]
+        premises = itertools.groupby(rows, key=lambda r: r[0])  # consecutive rows, one premise
+        keep = [
+            r
+            for g, (_, block) in enumerate(premises)
+            if (g % 5 == 0) == (part == "eval")
+            for r in block
+        ]
         return [Example(r[0], r[1], label_id(task, r[2])) for r in keep]
 
     return read
-
-
-def _premise_groups(rows: list[list[str]]) -> list[int]:
-    """Group index of each row: consecutive rows with the same premise share one."""
-    groups: list[int] = []
-    for i, row in enumerate(rows):
-        new = i == 0 or row[0] != rows[i - 1][0]
-        groups.append((groups[-1] + 1 if groups else 0) if new else groups[-1])
-    return groups
 
 
 # --- hub rows -> examples -----------------------------------------------------------------
