@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from harness.logs import VerbParser, configure, verbosity
 from zoo.errors import UserError
+from zoo.train.interrupt import TrainingInterrupted
 
 LOSS_DEST = "loss__"  # argparse dest prefix of the flags generated from LossOptions
 
@@ -218,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in str(exc).splitlines():
             print(f"hlm {args.verb}: error: {line}", file=sys.stderr)
         return 2
+    except TrainingInterrupted as exc:  # a signal, answered with a checkpoint
+        print(f"hlm {args.verb}: {exc}", file=sys.stderr)
+        return exc.exit_status
     except KeyboardInterrupt:
         print(f"hlm {args.verb}: interrupted; finished work is kept", file=sys.stderr)
         return 130

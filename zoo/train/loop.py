@@ -4,8 +4,10 @@
 
 `train_step` is one optimizer step over the run's micro-batches, `Checkpointer` writes the
 intermediate and final checkpoints, `StopRule` decides when the run is done, and `MetricsLog`
-appends one JSON line per log or evaluation step. Batches and dropout are functions of (seed,
-step, micro-step, rank), so a resumed run reproduces the loss curve of an uninterrupted one.
+appends one JSON line per log or evaluation step. A SIGTERM or SIGINT stops the run after
+the step in hand, with that step's checkpoint (`zoo.train.interrupt`). Batches and dropout are
+functions of (seed, step, micro-step, rank), so a resumed run reproduces the loss curve of an
+uninterrupted one.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import resource
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +31,7 @@ from zoo.flops import train_step_flops
 from zoo.train.checkpoint import save_checkpoint, temporary_dir
 from zoo.train.evaluate import make_labels, summarize, validation_batches
 from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
+from zoo.train.interrupt import StopSignals, TrainingInterrupted
 from zoo.train.metadata import CheckpointMetadata
 from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.run import Counters, Run, checkpoint_metadata
@@ -129,6 +133,7 @@ class Checkpointer:
         r = run.recipe
         self.guard = NonFiniteGuard(run.out, run.cfg.max_nonfinite_skips, r.lr, r.grad_clip)
         self.passed = set(self._reached())  # marks a resumed run had reached already
+        self.saved_step: int | None = None
 
     def _reached(self) -> list[str]:
         c = self.run.counters
@@ -140,11 +145,22 @@ class Checkpointer:
         marks = [m for m in self._reached() if m not in self.passed]
         self.passed.update(marks)
         wanted = (every and step % every == 0) or step in run.cfg.save_steps or marks
-        if not wanted or self.stop.done(run.counters):
-            return
+        if wanted and not self.stop.done(run.counters):
+            self._save_step(marks)
+
+    def save_interrupted(self) -> Path:
+        """The current step's checkpoint, training state included, for a run a signal
+        stops (written once: `maybe_save` may have written it at this step already)."""
+        if self.saved_step != self.run.counters.step:
+            self._save_step([])
+        return self.run.out / "checkpoints" / f"step-{self.run.counters.step:07d}"
+
+    def _save_step(self, marks: list[str]) -> None:
+        run = self.run
         state = {"scheduler": run.scheduler.state_dict(), **run.counters.state()}
-        path = run.out / "checkpoints" / f"step-{step:07d}"
+        path = run.out / "checkpoints" / f"step-{run.counters.step:07d}"
         self._save(path, checkpoint_metadata(run, reached=marks), state)
+        self.saved_step = run.counters.step
 
     def save_final(self, validation: dict[str, float]) -> Path:
         run, final = self.run, self.run.out / "final"
@@ -275,14 +291,14 @@ def fit(run: Run) -> Path:
 
 
 def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
-    """The training loop of `fit`, its stop rule and metrics log given."""
+    """The training loop of `fit`, its stop rule and metrics log given. A SIGTERM / SIGINT
+    stops it after the step in hand with that step's checkpoint (`zoo.train.interrupt`)."""
     cfg, ctx, c = run.cfg, run.ctx, run.counters
     module = ctx.wrap(run.step)  # DDP; FSDP sharded it at set-up
     if cfg.compile:  # the forward and loss through torch.compile (inductor); same numbers
         module = cast(torch.nn.Module, torch.compile(module))
     sampler = BatchSampler(len(run.blocks), cfg.seed)
     checkpointer = Checkpointer(run, stop)
-    guard = checkpointer.guard
     label = f"{run.spec.name}/{run.objective.name}"
     bar = tqdm(
         total=stop.max_steps, initial=c.step, disable=not (cfg.progress and ctx.is_main), desc=label
@@ -290,27 +306,64 @@ def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
     run.model.train()
     if cfg.eval_every and c.step == 0:
         evaluate(run, log)  # the curve's origin
-    while not stop.done(c):
-        t0 = time.perf_counter()
-        logs = train_step(run, module, sampler, guard)
-        dt = ctx.all_reduce_mean(time.perf_counter() - t0)  # one clock for every rank's budget
-        c.wall_seconds += dt
-        c.tokens_seen += run.per_step * run.recipe.seq_len
-        c.step += 1
-        loss = logs["loss"]
-        bar.set_postfix(loss=f"{loss:.3f}")
-        bar.update(1)
-        if c.step % cfg.log_every == 0 or stop.done(c) or c.step == 1:
-            log.write(_log_row(run, logs, loss, dt))
-        if cfg.eval_every and c.step % cfg.eval_every == 0 and not stop.done(c):
-            evaluate(run, log)
-        checkpointer.maybe_save()
-        ctx.barrier()
-    bar.close()
+    with StopSignals() as signals:
+        while not stop.done(c):
+            _step(run, module, sampler, checkpointer, log, bar)
+            # every rank's vote, also the step's barrier: all stop at the same step
+            if not ctx.all_true(signals.received is None) and not stop.done(c):
+                path = checkpointer.save_interrupted()
+                raise _interrupted(signals.received, c.step, path, "with its checkpoint")
+        bar.close()
+        final = _finish(run, checkpointer, log)
+    if signals.received is not None:  # came during the last evaluation or save
+        raise _interrupted(signals.received, c.step, final, "after the last step, complete")
+    return final
+
+
+def _step(
+    run: Run,
+    module: torch.nn.Module,
+    sampler: BatchSampler,
+    checkpointer: Checkpointer,
+    log: MetricsLog,
+    bar: tqdm,
+) -> None:
+    """One step of the loop: train, count, log, evaluate and checkpoint when due."""
+    cfg, ctx, c = run.cfg, run.ctx, run.counters
+    t0 = time.perf_counter()
+    logs = train_step(run, module, sampler, checkpointer.guard)
+    dt = ctx.all_reduce_mean(time.perf_counter() - t0)  # one clock for every rank's budget
+    c.wall_seconds += dt
+    c.tokens_seen += run.per_step * run.recipe.seq_len
+    c.step += 1
+    loss = logs["loss"]
+    bar.set_postfix(loss=f"{loss:.3f}")
+    bar.update(1)
+    done = checkpointer.stop.done(c)
+    if c.step % cfg.log_every == 0 or done or c.step == 1:
+        log.write(_log_row(run, logs, loss, dt))
+    if cfg.eval_every and c.step % cfg.eval_every == 0 and not done:
+        evaluate(run, log)
+    checkpointer.maybe_save()
+
+
+def _finish(run: Run, checkpointer: Checkpointer, log: MetricsLog) -> Path:
+    """The last validation and `final/` (refused when the validation is not finite)."""
     validation = evaluate(run, log)
     if not all(math.isfinite(v) for v in validation.values()):
         raise TrainingDiverged(
-            f"step {c.step}: validation {validation} is not finite; nothing saved to "
+            f"step {run.counters.step}: validation {validation} is not finite; nothing saved to "
             f"{run.out}/final; the last good checkpoint is {last_good_checkpoint(run.out)}"
         )
     return checkpointer.save_final(validation)
+
+
+def _interrupted(signum: int | None, step: int, path: Path, how: str) -> TrainingInterrupted:
+    """The error that ends a run a signal stopped (another rank's signal: SIGTERM)."""
+    signum = signal.SIGTERM if signum is None else signum
+    return TrainingInterrupted(
+        signum,
+        str(path),
+        f"{StopSignals.name(signum)}: stopped at step {step} {how} in {path}; the same "
+        "command continues from there (`hlm pretrain --resume`, or `hlm run` again)",
+    )
