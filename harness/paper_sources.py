@@ -65,10 +65,22 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class Parts:
+    """The parts an average is made of, each fine-tuned and scored on its own (XNLI's
+    languages): the tasks named `prefix` + part and their `metric`; `name` says what a part
+    is. At one seed without kept samples, they pair up for a test."""
+
+    prefix: str
+    metric: str
+    name: str
+
+
+@dataclass(frozen=True)
 class Source:
     """Our figure: suite, task, metric, the model per role, the checkpoint, the sanity bars;
     `unavailable` says why no rows can exist here (no local data); `relative`: gains as a
-    share of vanilla's value (a latency cut, where points differ in scale)."""
+    share of vanilla's value (a latency cut, where points differ in scale); `parts`: what the
+    average is made of, for a paired test at one seed."""
 
     suite: str
     task: str
@@ -78,6 +90,7 @@ class Source:
     gates: tuple[Gate, ...] = ()
     unavailable: str = ""
     relative: bool = False
+    parts: Parts | None = None
 
 
 @cache
@@ -159,7 +172,8 @@ def _xnli(mode: str) -> Source:
     """Table 5 in one set-up; the vanilla model must be clearly above chance in that set-up."""
     task = f"xnli-{mode}/average"
     chance = Gate(task, "average", lambda: 1 / 3, 0.02, what="chance (1/3)")
-    return Source("paper-cpu-xnli", task, "average", ENC, gates=(chance,))
+    languages = Parts(f"xnli-{mode}/", "accuracy", "languages")
+    return Source("paper-cpu-xnli", task, "average", ENC, gates=(chance,), parts=languages)
 
 
 SYNONYMS = "appendix-a: cosine of WordNet synonyms' input embeddings"

@@ -14,7 +14,8 @@ Checkpoints compared (`Source.at`):
 
 Significance: one-tailed, headless better than vanilla: Welch's t-test over seeds when both
 have two or more, the paired t-test over kept samples for one seed where per-item scores were
-kept, a paired t-test over (step or sweep point, seed) for `along` and `sweep`.
+kept, else over the parts of an average each fine-tuned on its own (XNLI's languages), a
+paired t-test over (step or sweep point, seed) for `along` and `sweep`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from scipy import stats
 
 from harness.leaderboard import current_cells, latest_step, read_leaderboard
 from harness.paper import ALPHA, PAPER, PaperFigure, Role, Verdict, verdict
-from harness.paper_sources import At, Source, final_values, source_of
+from harness.paper_sources import At, Parts, Source, final_values, source_of
 from harness.samples import read_samples
 from harness.significance import PAIRED, WELCH, latest_samples, paired_one_tailed
 from harness.significance import welch_one_tailed as welch
@@ -151,6 +152,30 @@ def _comparefinal_values(
     b = kept.get((s.roles["vanilla"], "{}", s.task, s.metric))
     if a and b:
         f.p_value, f.test = paired_one_tailed(a, b, hib), PAIRED
+    elif s.parts is not None:
+        _compare_parts(f, rows, s.parts, hib)
+
+
+def _compare_parts(f: Finding, rows: pd.DataFrame, parts: Parts, hib: bool) -> None:
+    """The paired test over the parts of the average, and the gap per part as detail."""
+    s = f.source
+    mine, base = (_part_values(rows, s.roles[r], parts) for r in (f.role, "vanilla"))
+    shared = sorted(set(mine) & set(base))
+    f.p_value = paired_one_tailed(mine, base, hib)
+    if not math.isnan(f.p_value):
+        f.test = f"paired t-test over {len(shared)} {parts.name}"
+    gaps = [f"{k.removeprefix(parts.prefix)} {100 * (mine[k] - base[k]):+.1f}" for k in shared]
+    f.detail = f"gap per {parts.name.rstrip('s')} (points): " + ", ".join(gaps)
+
+
+def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, float]:
+    """`model`'s score per part (its task name) at the last checkpoint, mean over seeds."""
+    d = rows[
+        (rows["model"] == model)
+        & rows["task"].str.startswith(parts.prefix)
+        & (rows["metric"] == parts.metric)
+    ]
+    return {str(k): float(v) for k, v in latest_step(d).groupby("task")["value"].mean().items()}
 
 
 def _judge(f: Finding, rows: pd.DataFrame) -> None:

@@ -208,3 +208,27 @@ def test_each_xnli_set_up_needs_its_own_vanilla_above_chance(tmp_path) -> None:
     english = _by_key(found, "table5: XNLI average, fine-tuned on English only")
     assert english.verdict == "not comparable"
     assert "xnli-zero-shot/average average 0.340 vs chance (1/3) 0.333" in english.reason
+
+
+def test_one_seed_of_xnli_is_tested_over_its_languages(tmp_path) -> None:
+    """Table 5 at one seed, no kept samples: the languages, each fine-tuned on its own, pair
+    up (scipy's paired t-test, one-tailed); each language's gap is shown."""
+    from scipy import stats
+
+    ce = {"ar": 0.38, "de": 0.39, "en": 0.43, "hi": 0.33}
+    cwt = {"ar": 0.45, "de": 0.41, "en": 0.42, "hi": 0.44}
+    rows = [
+        _row(model, f"xnli-translate-train/{lang}", "accuracy", value, seed=0)
+        for model, scores in (("bert-tiny-ce", ce), ("bert-tiny-cwt", cwt))
+        for lang, value in scores.items()
+    ]
+    rows += [
+        _row(m, "xnli-translate-train/average", "average", sum(s.values()) / 4, seed=0)
+        for m, s in (("bert-tiny-ce", ce), ("bert-tiny-cwt", cwt))
+    ]
+    write_cell(tmp_path / "paper-cpu-xnli", "rows", rows)
+    target = _by_key(findings(tmp_path), "table5: XNLI average, fine-tuned on the target")
+    want = stats.ttest_rel(list(cwt.values()), list(ce.values()), alternative="greater")
+    assert target.test == "paired t-test over 4 languages"
+    assert target.p_value == pytest.approx(want.pvalue)
+    assert "gap per language (points): ar +7.0, de +2.0, en -1.0, hi +11.0" in target.detail
