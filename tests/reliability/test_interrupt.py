@@ -19,22 +19,13 @@ import yaml
 from safetensors.torch import load_file
 
 import zoo.train.loop as loop
+from tests.tiny import TINY_RUN
 from zoo.train.checkpoint import checkpoint_problem, list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.interrupt import StopSignals, TrainingInterrupted
 from zoo.train.pretrain import pretrain
 
-RUN = dict(
-    preset="bert-tiny",
-    objective="cwt",
-    steps=8,
-    batch_size=4,
-    seq_len=32,
-    vocab_size=400,
-    corpus=["synthetic:300"],
-    progress=False,
-    log_every=1,
-)
+RUN = dict(preset="bert-tiny", objective="cwt", steps=8, **TINY_RUN)  # no save_every
 
 
 def _signal_at(monkeypatch: pytest.MonkeyPatch, signum: int, step: int) -> None:

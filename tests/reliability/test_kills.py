@@ -21,23 +21,13 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
+from tests.tiny import TINY_RUN
 from zoo.train.checkpoint import list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.pretrain import pretrain
 
 TRIALS = 4
-RUN = dict(
-    preset="bert-tiny",
-    objective="cwt",
-    steps=14,
-    batch_size=4,
-    seq_len=32,
-    vocab_size=400,
-    corpus=["synthetic:300"],
-    progress=False,
-    log_every=1,
-    save_every=1,
-)
+RUN = dict(preset="bert-tiny", objective="cwt", steps=14, save_every=1, **TINY_RUN)
 
 
 def _lines(f: Path) -> int:

@@ -8,20 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiny import TINY_RUN
 from zoo.errors import UserError
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
 
-TINY = dict(
-    batch_size=4,
-    seq_len=32,
-    vocab_size=400,
-    corpus=["synthetic:300"],
-    progress=False,
-    log_every=1,
-    save_every=2,
-)
+TINY = dict(save_every=2, **TINY_RUN)
 
 
 def _started(tmp_path: Path) -> PretrainConfig:
