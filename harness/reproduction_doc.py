@@ -153,7 +153,8 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "in the paper's unit (percent where it uses percent); Δ: the role minus vanilla, "
         "sign-adjusted so that positive is better (a share of vanilla's value where shown in "
         "percent). Rows marked *our measurement* compare what the paper does not (CWT's "
-        "duplicate modes, synonyms against chance) and carry no verdict.",
+        "duplicate modes, synonyms against chance, the batch sweep's validation loss) and "
+        "carry no verdict; their p is two-sided (no direction was claimed).",
         "",
         "| verdict | figures |",
         "| --- | --- |",

@@ -232,3 +232,25 @@ def test_one_seed_of_xnli_is_tested_over_its_languages(tmp_path) -> None:
     assert target.test == "paired t-test over 4 languages"
     assert target.p_value == pytest.approx(want.pvalue)
     assert "gap per language (points): ar +7.0, de +2.0, en -1.0, hi +11.0" in target.detail
+
+
+def test_our_measurements_get_a_two_sided_p(tmp_path) -> None:
+    """Figure 7's validation loss: the paper makes no claim, so no direction is tested; a
+    gap of one sign at every batch size is significant either way (paired t, two-sided)."""
+    from scipy import stats
+
+    gaps = {8: 0.66, 16: 0.55, 32: 0.47}
+    rows = []
+    for batch, gap in gaps.items():
+        for model, loss in (("pythia-tiny-ce", 5.0), ("pythia-tiny-cwt-ft", 5.0 + gap)):
+            point = {"sweep": json.dumps({"batch_size": batch})}
+            rows += [
+                {**_row(model, "validation", "val_ce", loss, 0), **point},
+                {**_row(model, "validation", "val_ppl", 2.718**loss, 0), **point},
+                {**_row(model, "validation", "unigram_ppl", 900.0, 0), **point},
+            ]
+    write_cell(tmp_path / "paper-cpu-batch", "rows", rows)
+    loss = _by_key(findings(tmp_path), "figure7: batch sweep: validation loss")
+    want = stats.ttest_1samp([-g for g in gaps.values()], 0.0).pvalue
+    assert loss.test.endswith(", two-sided") and loss.p_value == pytest.approx(want)
+    assert loss.verdict == "not comparable" and "our measurement" in loss.reason
