@@ -15,21 +15,14 @@ from safetensors.torch import load_file
 from torch.testing import assert_close
 
 from harness.cli import main as hlm
+from tests.tiny import TINY_RUN
 from zoo.errors import TrainingDiverged, UserError
 from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
 
-TINY = dict(
-    steps=12,
-    batch_size=4,
-    seq_len=32,
-    vocab_size=400,
-    corpus=["synthetic:300"],
-    progress=False,
-    log_every=1,
-)
+TINY = dict(steps=12, **TINY_RUN)
 
 
 def metrics(run: Path) -> list[dict]:
