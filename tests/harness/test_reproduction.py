@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from harness.leaderboard import COLUMNS, write_cell
 from harness.paper import PAPER
@@ -213,8 +214,6 @@ def test_each_xnli_set_up_needs_its_own_vanilla_above_chance(tmp_path) -> None:
 def test_one_seed_of_xnli_is_tested_over_its_languages(tmp_path) -> None:
     """Table 5 at one seed, no kept samples: the languages, each fine-tuned on its own, pair
     up (scipy's paired t-test, one-tailed); each language's gap is shown."""
-    from scipy import stats
-
     ce = {"ar": 0.38, "de": 0.39, "en": 0.43, "hi": 0.33}
     cwt = {"ar": 0.45, "de": 0.41, "en": 0.42, "hi": 0.44}
     rows = [
@@ -237,8 +236,6 @@ def test_one_seed_of_xnli_is_tested_over_its_languages(tmp_path) -> None:
 def test_our_measurements_get_a_two_sided_p(tmp_path) -> None:
     """Figure 7's validation loss: the paper makes no claim, so no direction is tested; a
     gap of one sign at every batch size is significant either way (paired t, two-sided)."""
-    from scipy import stats
-
     gaps = {8: 0.66, 16: 0.55, 32: 0.47}
     rows = []
     for batch, gap in gaps.items():

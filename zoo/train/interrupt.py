@@ -78,7 +78,3 @@ class StopSignals:
             previous(signum, frame)
         elif previous == signal.SIG_DFL:
             signal.raise_signal(signum)
-
-    @staticmethod
-    def name(signum: int) -> str:
-        return signal.Signals(signum).name

@@ -133,7 +133,7 @@ class Checkpointer:
         r = run.recipe
         self.guard = NonFiniteGuard(run.out, run.cfg.max_nonfinite_skips, r.lr, r.grad_clip)
         self.passed = set(self._reached())  # marks a resumed run had reached already
-        self.saved_step: int | None = None
+        self.saved: Path | None = None  # the last step checkpoint written
 
     def _reached(self) -> list[str]:
         c = self.run.counters
@@ -151,16 +151,17 @@ class Checkpointer:
     def save_interrupted(self) -> Path:
         """The current step's checkpoint, training state included, for a run a signal
         stops (written once: `maybe_save` may have written it at this step already)."""
-        if self.saved_step != self.run.counters.step:
+        path = self.run.out / "checkpoints" / f"step-{self.run.counters.step:07d}"
+        if self.saved != path:
             self._save_step([])
-        return self.run.out / "checkpoints" / f"step-{self.run.counters.step:07d}"
+        return path
 
     def _save_step(self, marks: list[str]) -> None:
         run = self.run
         state = {"scheduler": run.scheduler.state_dict(), **run.counters.state()}
         path = run.out / "checkpoints" / f"step-{run.counters.step:07d}"
         self._save(path, checkpoint_metadata(run, reached=marks), state)
-        self.saved_step = run.counters.step
+        self.saved = path
 
     def save_final(self, validation: dict[str, float]) -> Path:
         run, final = self.run, self.run.out / "final"
@@ -364,6 +365,6 @@ def _interrupted(signum: int | None, step: int, path: Path, how: str) -> Trainin
     return TrainingInterrupted(
         signum,
         str(path),
-        f"{StopSignals.name(signum)}: stopped at step {step} {how} in {path}; the same "
+        f"{signal.Signals(signum).name}: stopped at step {step} {how} in {path}; the same "
         "command continues from there (`hlm pretrain --resume`, or `hlm run` again)",
     )
