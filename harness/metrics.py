@@ -51,17 +51,24 @@ def mcc(pred: Sequence[float], gold: Sequence[float]) -> float:
     return float(matthews_corrcoef(gold, pred))
 
 
-def spearman(pred: Sequence[float], gold: Sequence[float]) -> float:
-    if np.std(pred) == 0 or np.std(gold) == 0:  # a constant correlates with nothing
+def _correlation(fn: Callable[..., object], pred: Sequence[float], gold: Sequence[float]) -> float:
+    """`fn`'s statistic, or 0 where a side is constant: a constant correlates with nothing.
+
+    Constancy is tested exactly (max == min): a float32 column of one repeated value has a
+    rounding-error standard deviation (~1e-8), which scipy would answer with NaN and a warning.
+    """
+    if np.ptp(pred) == 0 or np.ptp(gold) == 0:
         return 0.0
-    value = stats.spearmanr(pred, gold).statistic
-    return 0.0 if np.isnan(value) else float(value)
+    value = float(fn(pred, gold).statistic)  # type: ignore[attr-defined]
+    return 0.0 if np.isnan(value) else value
+
+
+def spearman(pred: Sequence[float], gold: Sequence[float]) -> float:
+    return _correlation(stats.spearmanr, pred, gold)
 
 
 def pearson(pred: Sequence[float], gold: Sequence[float]) -> float:
-    if np.std(pred) == 0 or np.std(gold) == 0:
-        return 0.0
-    return float(stats.pearsonr(pred, gold).statistic)
+    return _correlation(stats.pearsonr, pred, gold)
 
 
 METRICS: Registry[Metric] = Registry("metric")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -39,6 +41,17 @@ def test_metrics_match_hand_computed_values() -> None:
     assert pearson(x, y) == pytest.approx(
         cov / math.sqrt(sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y))
     )
+
+
+def test_correlations_of_a_constant_prediction_are_zero_not_nan() -> None:
+    # one repeated float32 value: np.std is ~2e-8, not 0; scipy alone answers NaN
+    constant = np.full(1500, 0.1, dtype=np.float32)
+    gold = np.arange(1500, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConstantInputWarning either
+        assert pearson(constant, gold) == 0.0
+        assert spearman(constant, gold) == 0.0
+        assert pearson(gold, constant) == 0.0
 
 
 def test_balanced_cross_entropy_equals_the_formula() -> None:
