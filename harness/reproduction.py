@@ -15,8 +15,8 @@ Checkpoints compared (`Source.at`):
 Significance: one-tailed in the paper's direction (two-sided where the paper makes no claim):
 Welch's t-test over seeds when both have two or more, the paired t-test over kept samples for
 one seed where per-item scores were kept, else over the parts of an average each fine-tuned
-on its own (XNLI's languages), a paired t-test over (step or sweep point, seed) for `along`
-and `sweep`.
+on its own (XNLI's languages; at several seeds their mean gaps are shown), a paired t-test
+over (step or sweep point, seed) for `along` and `sweep`.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def _comparefinal_values(
         mine = final_values(rows, s.roles[f.role], s.task, s.metric)
         base = final_values(rows, s.roles["vanilla"], s.task, s.metric)
     seeds = mine.index.intersection(base.index)  # a seed only one model has yet: left out
-    mine, base = mine[seeds], base[seeds]
+    mine, base, rows = mine[seeds], base[seeds], rows[rows["seed"].isin(seeds)]
     if mine.empty or base.empty:
         return
     f.ours = {"vanilla": float(base.mean()), f.role: float(mine.mean())}
@@ -147,6 +147,8 @@ def _comparefinal_values(
     hib = (sign > 0) == _paper_better(f)  # tested in the paper's direction
     if len(mine) > 1 and len(base) > 1:
         f.p_value, f.test = welch(list(mine), list(base), hib), WELCH
+        if s.parts is not None:
+            _part_gaps(f, rows, s.parts)
         return
     kept = latest_samples(samples)
     a = kept.get((s.roles[f.role], "{}", s.task, s.metric))
@@ -159,14 +161,25 @@ def _comparefinal_values(
 
 def _compare_parts(f: Finding, rows: pd.DataFrame, parts: Parts, hib: bool) -> None:
     """The paired test over the parts of the average, and the gap per part as detail."""
-    s = f.source
-    mine, base = (_part_values(rows, s.roles[r], parts) for r in (f.role, "vanilla"))
-    shared = sorted(set(mine) & set(base))
+    mine, base = _part_gaps(f, rows, parts)
     f.p_value = paired_one_tailed(mine, base, hib)
     if not math.isnan(f.p_value):
-        f.test = f"paired t-test over {len(shared)} {parts.name}"
-    gaps = [f"{k.removeprefix(parts.prefix)} {100 * (mine[k] - base[k]):+.1f}" for k in shared]
-    f.detail = f"gap per {parts.name.rstrip('s')} (points): " + ", ".join(gaps)
+        f.test = f"paired t-test over {len(set(mine) & set(base))} {parts.name}"
+
+
+def _part_gaps(
+    f: Finding, rows: pd.DataFrame, parts: Parts
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each model's score per part (mean over seeds); the gap per part goes in the detail."""
+    s = f.source
+    mine, base = (_part_values(rows, s.roles[r], parts) for r in (f.role, "vanilla"))
+    gaps = [
+        f"{k.removeprefix(parts.prefix)} {100 * (mine[k] - base[k]):+.1f}"
+        for k in sorted(set(mine) & set(base))
+    ]
+    over = ", mean over seeds" if f.seeds > 1 else ""
+    f.detail = f"gap per {parts.name.rstrip('s')} (points{over}): " + ", ".join(gaps)
+    return mine, base
 
 
 def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, float]:
