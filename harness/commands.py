@@ -39,7 +39,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.dry_run:
         plan = plan_suite(
-            resolve_suite_path(args.suite), Path(args.leaderboards), args.force, args.model
+            resolve_suite_path(args.suite),
+            Path(args.leaderboards),
+            args.force,
+            model=args.model,
+            task=args.task,
         )
         print(plan.table())
         return 0
@@ -49,7 +53,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         force=args.force,
         root=Path(args.leaderboards),
         progress=not args.no_progress and verbosity(args) >= 0,
-        only=args.model,
+        model=args.model,
+        task=args.task,
         publish=args.publish,
     )
     print(
@@ -198,6 +203,11 @@ def _add_run(sub: Any) -> None:
         "--force", action="store_true", help="recompute cells already in the leaderboard"
     )
     p.add_argument("--model", help="run only the cells of this model label")
+    p.add_argument(
+        "--task",
+        help="run only the cells of this task label (its `name:`, else its type); with "
+        "--force, re-measure them, e.g. `--task throughput --force` on a quiet machine",
+    )
     p.add_argument(
         "--publish", action="store_true", help="run the suite's `publish:` step at the end"
     )

@@ -10,6 +10,7 @@ the suite no longer has stay on disk but are not shown as the suite's.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,15 +169,22 @@ def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:
     return root / suite_name
 
 
-def _only(cells: list[Cell], only: str | None) -> list[Cell]:
-    if only is None:
-        return cells
-    labels: Registry[None] = Registry("model label")
-    for c in cells:
-        if c.label not in labels:
-            labels.add(c.label, None)
-    labels.get(only)  # a typo gets the close-match error
-    return [c for c in cells if c.label == only]
+def _select(cells: list[Cell], model: str | None, task: str | None) -> list[Cell]:
+    """The cells of one model label and/or one task label (`--model`, `--task`); a name the
+    suite does not have gets the close-match error."""
+    wanted: list[tuple[str, Callable[[Cell], str], str | None]] = [
+        ("model label", lambda c: c.label, model),
+        ("task label", lambda c: c.task.label(), task),
+    ]
+    for kind, label_of, value in wanted:
+        if value is None:
+            continue
+        known: Registry[None] = Registry(kind)
+        for label in sorted({label_of(c) for c in cells}):
+            known.add(label, None)
+        known.get(value)
+        cells = [c for c in cells if label_of(c) == value]
+    return cells
 
 
 def run_suite(
@@ -184,16 +192,18 @@ def run_suite(
     force: bool = False,
     root: Path = Path("leaderboards"),
     progress: bool = True,
-    only: str | None = None,
+    model: str | None = None,
+    task: str | None = None,
     publish: bool = False,
 ) -> RunSummary:
-    """Validate, expand and run a suite; finished cells are skipped unless `force`; the
-    suite's `publish:` step runs if it is enabled or `publish` is set."""
+    """Validate, expand and run a suite (only the cells of `model` and / or `task` where
+    given); finished cells are skipped unless `force`; the suite's `publish:` step runs if it
+    is enabled or `publish` is set."""
     suite = load_suite(path)
     if publish and suite.publish is None:
         raise UserError(f"{suite.path}: publish: --publish needs a `publish:` section in the suite")
     all_cells = expand(suite)
-    cells = _only(all_cells, only)
+    cells = _select(all_cells, model, task)
     out = leaderboard_dir(suite.name, root)
     out.mkdir(parents=True, exist_ok=True)
     # the suite as run (includes merged), for `hlm leaderboard NAME` and for publishing
@@ -280,11 +290,12 @@ def plan_suite(
     path: str | Path,
     root: Path = Path("leaderboards"),
     force: bool = False,
-    only: str | None = None,
+    model: str | None = None,
+    task: str | None = None,
 ) -> Plan:
     """The plan of `hlm run` (`--dry-run`), reading only: nothing is written or computed."""
     suite = load_suite(path)
-    cells = _only(expand(suite), only)
+    cells = _select(expand(suite), model, task)
     out = leaderboard_dir(suite.name, root)
     done = set() if force or not out.is_dir() else done_cells(out)
     todo = [c for c in cells if c.cell_id not in done]

@@ -249,11 +249,33 @@ def test_loss_options_merge_from_recipe_model_and_sweep(tmp_path) -> None:
     assert len({c.pretrain_key for c in cells}) == 2
 
 
-def test_run_only_a_mistyped_model_gets_close_matches(isolated) -> None:
+def test_run_only_a_mistyped_model_or_task_gets_close_matches(isolated) -> None:
     from zoo.errors import UserError
 
     with pytest.raises(UserError, match="unknown model label 'bert-tiny-cw'; did you mean"):
-        run_suite(TINY, root=isolated / "lb", progress=False, only="bert-tiny-cw")
+        run_suite(TINY, root=isolated / "lb", progress=False, model="bert-tiny-cw")
+    with pytest.raises(UserError, match="unknown task label 'throughpt'; did you mean"):
+        run_suite(TINY, root=isolated / "lb", progress=False, task="throughpt")
+
+
+def test_one_task_is_run_and_forced_again_alone(isolated, capsys) -> None:
+    """`hlm run --task throughput [--force]`: only that task's cells are computed, and forced
+    again they are re-measured while every other cell's file stays as it was."""
+    lb = isolated / "lb"
+    assert hlm(["run", str(TINY), "--leaderboards", str(lb), "--task", "throughput", "-q"]) == 0
+    assert set(read_leaderboard(lb / "tiny")["task"]) == {"throughput"}
+    run_suite(TINY, root=lb, progress=False)  # the validation cells too
+    files = {p.name: p.stat().st_mtime_ns for p in (lb / "tiny").glob("*.parquet")}
+    plan = plan_suite(TINY, root=lb, force=True, task="throughput")
+    assert {c.task.type for c in plan.todo} == {"throughput"} and len(plan.todo) == 4
+    again = run_suite(TINY, root=lb, progress=False, force=True, task="throughput")
+    assert (again.total, again.computed) == (4, 4)
+    df = read_leaderboard(lb / "tiny")
+    for p in (lb / "tiny").glob("*.parquet"):
+        rows = df[df["cell_id"] == p.stem.split(".")[0]]
+        assert not rows.empty, p.name
+        changed = p.stat().st_mtime_ns != files[p.name]
+        assert changed == set(rows["task"]).issubset({"throughput"}), p.name
 
 
 def test_a_cell_another_run_is_pretraining_waits_for_the_second_pass(isolated, monkeypatch) -> None:
