@@ -7,12 +7,15 @@ import shutil
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.evaluate import add_evaluate
 from harness.logs import verbosity
 from harness.publish import add_publish
 from harness.suite import expand_suite_refs, last_suite, resolve_suite_path, suite_name
+
+if TYPE_CHECKING:
+    from harness.runner import Selection
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -34,6 +37,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 2 if problems else 0
 
 
+def _selection(args: argparse.Namespace) -> Selection:
+    from harness.runner import Selection
+
+    return Selection(model=args.model, task=args.task, seed=args.seed)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.runner import plan_suite, run_suite
 
@@ -42,8 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             resolve_suite_path(args.suite),
             Path(args.leaderboards),
             args.force,
-            model=args.model,
-            task=args.task,
+            _selection(args),
         )
         print(plan.table())
         return 0
@@ -53,8 +61,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         force=args.force,
         root=Path(args.leaderboards),
         progress=not args.no_progress and verbosity(args) >= 0,
-        model=args.model,
-        task=args.task,
+        select=_selection(args),
         publish=args.publish,
     )
     print(
@@ -207,6 +214,12 @@ def _add_run(sub: Any) -> None:
         "--task",
         help="run only the cells of this task label (its `name:`, else its type); with "
         "--force, re-measure them, e.g. `--task throughput --force` on a quiet machine",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="run only the cells of this seed (two runs with --seed 1 finish seed 1 of every "
+        "model before either starts seed 2)",
     )
     p.add_argument(
         "--publish", action="store_true", help="run the suite's `publish:` step at the end"

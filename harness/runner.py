@@ -169,22 +169,31 @@ def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:
     return root / suite_name
 
 
-def _select(cells: list[Cell], model: str | None, task: str | None) -> list[Cell]:
-    """The cells of one model label and/or one task label (`--model`, `--task`); a name the
-    suite does not have gets the close-match error."""
-    wanted: list[tuple[str, Callable[[Cell], str], str | None]] = [
-        ("model label", lambda c: c.label, model),
-        ("task label", lambda c: c.task.label(), task),
-    ]
-    for kind, label_of, value in wanted:
-        if value is None:
-            continue
-        known: Registry[None] = Registry(kind)
-        for label in sorted({label_of(c) for c in cells}):
-            known.add(label, None)
-        known.get(value)
-        cells = [c for c in cells if label_of(c) == value]
-    return cells
+@dataclass(frozen=True)
+class Selection:
+    """Which of a suite's cells a run computes (`hlm run --model / --task / --seed`); None
+    selects every value."""
+
+    model: str | None = None  # a model label
+    task: str | None = None  # a task label: its `name:`, else its type
+    seed: int | None = None
+
+    def apply(self, cells: list[Cell]) -> list[Cell]:
+        """The selected cells; a value the suite does not have gets the close-match error."""
+        wanted: list[tuple[str, Callable[[Cell], str], str | None]] = [
+            ("model label", lambda c: c.label, self.model),
+            ("task label", lambda c: c.task.label(), self.task),
+            ("seed", lambda c: str(c.seed), None if self.seed is None else str(self.seed)),
+        ]
+        for kind, label_of, value in wanted:
+            if value is None:
+                continue
+            known: Registry[None] = Registry(kind)
+            for label in sorted({label_of(c) for c in cells}):
+                known.add(label, None)
+            known.get(value)
+            cells = [c for c in cells if label_of(c) == value]
+        return cells
 
 
 def run_suite(
@@ -192,18 +201,17 @@ def run_suite(
     force: bool = False,
     root: Path = Path("leaderboards"),
     progress: bool = True,
-    model: str | None = None,
-    task: str | None = None,
+    select: Selection = Selection(),
     publish: bool = False,
 ) -> RunSummary:
-    """Validate, expand and run a suite (only the cells of `model` and / or `task` where
-    given); finished cells are skipped unless `force`; the suite's `publish:` step runs if it
-    is enabled or `publish` is set."""
+    """Validate, expand and run a suite (only the `select`ed cells); finished cells are
+    skipped unless `force`; the suite's `publish:` step runs if it is enabled or `publish` is
+    set."""
     suite = load_suite(path)
     if publish and suite.publish is None:
         raise UserError(f"{suite.path}: publish: --publish needs a `publish:` section in the suite")
     all_cells = expand(suite)
-    cells = _select(all_cells, model, task)
+    cells = select.apply(all_cells)
     out = leaderboard_dir(suite.name, root)
     out.mkdir(parents=True, exist_ok=True)
     # the suite as run (includes merged), for `hlm leaderboard NAME` and for publishing
@@ -290,12 +298,11 @@ def plan_suite(
     path: str | Path,
     root: Path = Path("leaderboards"),
     force: bool = False,
-    model: str | None = None,
-    task: str | None = None,
+    select: Selection = Selection(),
 ) -> Plan:
     """The plan of `hlm run` (`--dry-run`), reading only: nothing is written or computed."""
     suite = load_suite(path)
-    cells = _select(expand(suite), model, task)
+    cells = select.apply(expand(suite))
     out = leaderboard_dir(suite.name, root)
     done = set() if force or not out.is_dir() else done_cells(out)
     todo = [c for c in cells if c.cell_id not in done]

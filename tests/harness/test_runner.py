@@ -18,7 +18,7 @@ import pytest
 
 from harness.cli import main as hlm
 from harness.leaderboard import COLUMNS, read_leaderboard
-from harness.runner import expand, plan_suite, run_suite
+from harness.runner import Selection, expand, plan_suite, run_suite
 from harness.samples import read_samples
 from harness.suite import load_suite
 from tests.harness.conftest import TINY
@@ -249,13 +249,19 @@ def test_loss_options_merge_from_recipe_model_and_sweep(tmp_path) -> None:
     assert len({c.pretrain_key for c in cells}) == 2
 
 
-def test_run_only_a_mistyped_model_or_task_gets_close_matches(isolated) -> None:
+def test_a_selection_keeps_its_cells_and_a_mistyped_one_gets_close_matches(isolated) -> None:
     from zoo.errors import UserError
 
     with pytest.raises(UserError, match="unknown model label 'bert-tiny-cw'; did you mean"):
-        run_suite(TINY, root=isolated / "lb", progress=False, model="bert-tiny-cw")
+        run_suite(
+            TINY, root=isolated / "lb", progress=False, select=Selection(model="bert-tiny-cw")
+        )
     with pytest.raises(UserError, match="unknown task label 'throughpt'; did you mean"):
-        run_suite(TINY, root=isolated / "lb", progress=False, task="throughpt")
+        run_suite(TINY, root=isolated / "lb", progress=False, select=Selection(task="throughpt"))
+    with pytest.raises(UserError, match="unknown seed '7'"):
+        plan_suite(TINY, root=isolated / "lb", select=Selection(seed=7))
+    both = plan_suite(TINY, root=isolated / "lb", select=Selection("bert-tiny-cwt", seed=1)).todo
+    assert {(c.label, c.seed) for c in both} == {("bert-tiny-cwt", 1)} and len(both) == 2
 
 
 def test_one_task_is_run_and_forced_again_alone(isolated, capsys) -> None:
@@ -266,9 +272,11 @@ def test_one_task_is_run_and_forced_again_alone(isolated, capsys) -> None:
     assert set(read_leaderboard(lb / "tiny")["task"]) == {"throughput"}
     run_suite(TINY, root=lb, progress=False)  # the validation cells too
     files = {p.name: p.stat().st_mtime_ns for p in (lb / "tiny").glob("*.parquet")}
-    plan = plan_suite(TINY, root=lb, force=True, task="throughput")
+    plan = plan_suite(TINY, root=lb, force=True, select=Selection(task="throughput"))
     assert {c.task.type for c in plan.todo} == {"throughput"} and len(plan.todo) == 4
-    again = run_suite(TINY, root=lb, progress=False, force=True, task="throughput")
+    again = run_suite(
+        TINY, root=lb, progress=False, force=True, select=Selection(task="throughput")
+    )
     assert (again.total, again.computed) == (4, 4)
     df = read_leaderboard(lb / "tiny")
     for p in (lb / "tiny").glob("*.parquet"):
