@@ -264,7 +264,7 @@ def test_a_selection_keeps_its_cells_and_a_mistyped_one_gets_close_matches(isola
     assert {(c.label, c.seed) for c in both} == {("bert-tiny-cwt", 1)} and len(both) == 2
 
 
-def test_one_task_is_run_and_forced_again_alone(isolated, capsys) -> None:
+def test_one_task_is_run_and_forced_again_alone(isolated) -> None:
     """`hlm run --task throughput [--force]`: only that task's cells are computed, and forced
     again they are re-measured while every other cell's file stays as it was."""
     lb = isolated / "lb"

@@ -151,15 +151,18 @@ class Checkpointer:
     def save_interrupted(self) -> Path:
         """The current step's checkpoint, training state included, for a run a signal
         stops (written once: `maybe_save` may have written it at this step already)."""
-        path = self.run.out / "checkpoints" / f"step-{self.run.counters.step:07d}"
+        path = self._step_dir()
         if self.saved != path:
             self._save_step([])
         return path
 
+    def _step_dir(self) -> Path:
+        return self.run.out / "checkpoints" / f"step-{self.run.counters.step:07d}"
+
     def _save_step(self, marks: list[str]) -> None:
         run = self.run
         state = {"scheduler": run.scheduler.state_dict(), **run.counters.state()}
-        path = run.out / "checkpoints" / f"step-{run.counters.step:07d}"
+        path = self._step_dir()
         self._save(path, checkpoint_metadata(run, reached=marks), state)
         self.saved = path
 
