@@ -1,7 +1,7 @@
 """A pretraining run stopped by SIGTERM or SIGINT saves the step in hand and resumes from it:
 the resumed run ends with the very weights of a run never stopped, though no `save_every`
 checkpoint was asked for; `hlm pretrain` exits 128 + the signal's number and says where the
-checkpoint is; a second signal stops at once."""
+checkpoint is; a second signal stops at once; a signal the process ignores stays ignored."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,15 @@ from zoo.train.interrupt import StopSignals, TrainingInterrupted
 from zoo.train.pretrain import pretrain
 
 RUN = dict(preset="bert-tiny", objective="cwt", steps=8, **TINY_RUN)  # no save_every
+
+
+@pytest.fixture(autouse=True)
+def _sigint_raises_keyboard_interrupt() -> Iterator[None]:
+    """Python's own SIGINT handler for each test, whatever started pytest (a shell's `pytest &`
+    starts it with SIGINT ignored)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def _signal_at(monkeypatch: pytest.MonkeyPatch, signum: int, step: int) -> None:
@@ -84,6 +94,20 @@ def test_a_second_signal_stops_at_once() -> None:
         assert signals.received == signal.SIGINT  # the first one is only recorded
         signal.raise_signal(signal.SIGINT)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_signal_the_process_ignores_stays_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with StopSignals() as signals:
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        signal.raise_signal(signal.SIGINT)
+        assert signals.received is None
+    _signal_at(monkeypatch, signal.SIGINT, 3)
+    final = pretrain(PretrainConfig(output_dir=str(tmp_path / "r"), **RUN))  # runs to the end
+    assert final.name == "final" and not list_checkpoints(tmp_path / "r")
+    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
 
 
 def _lines(f: Path) -> int:

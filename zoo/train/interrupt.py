@@ -14,7 +14,9 @@ command with `--resume` (or `hlm run` again) continues from there. A second sign
 once, as if no handler were installed.
 
 Handlers are installed only from the main thread (Python allows no other) and the previous
-ones are put back on leaving the block.
+ones are put back on leaving the block. A signal the process was started ignoring stays
+ignored: a shell without job control starts `cmd &` with SIGINT ignored, so that a Ctrl-C
+meant for the foreground command does not stop it, and a run must not undo that.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
-            self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS}
+            handled = [s for s in SIGNALS if signal.getsignal(s) != signal.SIG_IGN]
+            self._previous = {s: signal.signal(s, self._handle) for s in handled}
         return self
 
     def __exit__(
