@@ -56,6 +56,7 @@ SCHEMA = pa.schema(
         ("config", pa.string()),  # JSON of the resolved cell configuration
         ("git_sha", pa.string()),
         ("versions", pa.string()),  # JSON
+        ("hardware", pa.string()),
         ("timestamp", pa.timestamp("us", tz="UTC")),
     ]
 )
@@ -86,6 +87,8 @@ COLUMN_DOCS = {
     "config": "JSON of the resolved cell configuration",
     "git_sha": "commit of headless-zoo that computed it",
     "versions": "JSON of library versions",
+    "hardware": "where the checkpoint was trained (device x processes: processor), or for a "
+    "cell without one (throughput) the machine that ran it; null: not recorded",
     "timestamp": "when the cell finished (UTC)",
 }
 

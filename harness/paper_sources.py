@@ -5,7 +5,8 @@ rows, the task and metric, the model playing each role, the checkpoint compared 
 the sanity `Gate`s the vanilla model must clear for the comparison to say anything: a GLUE
 task above its majority baseline, a decoder clearly below the unigram perplexity of the same
 tokens, a zero-shot accuracy above the majority answer's share. The suites are the
-`paper-cpu-*` parts under `suites/`. `harness.reproduction` computes the findings.
+`paper-cpu-*` parts under `suites/`; a `Scale` maps them to another size (`GPU`: the
+`paper-gpu-*` parts, bert-small and gpt2-11m). `harness.reproduction` computes the findings.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Literal
 
@@ -238,8 +239,43 @@ OTHER: dict[str, Source] = {
 
 
 def source_of(fig: PaperFigure) -> Source:
-    """Our source of one paper figure."""
+    """Our source of one paper figure at CPU scale."""
     if fig.claim in ("table1-tokens", "table1-time"):
         task = fig.quantity.split(" ")[1]  # "GLUE MRPC dev, equal tokens (4.1B)"
         return _glue(task, "final" if fig.claim == "table1-tokens" else "equal-time", ENC)
     return OTHER[fig.key]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A size at which the paper's figures are compared: `suites` maps each CPU part to this
+    scale's (a part it lacks: those figures are not compared at this scale), `models` each
+    CPU preset to this scale's; tasks, metrics and sanity bars stay the CPU part's."""
+
+    name: str
+    suites: dict[str, str]
+    models: dict[str, str]
+
+    def source(self, fig: PaperFigure) -> Source | None:
+        """Our source of `fig` at this scale, or None where this scale does not compare it."""
+        cpu = source_of(fig)
+        if not self.suites:
+            return cpu
+        if cpu.suite not in self.suites:
+            return None
+        roles = {r: self._model(m) for r, m in cpu.roles.items()}
+        return replace(cpu, suite=self.suites[cpu.suite], roles=roles)
+
+    def _model(self, label: str) -> str:
+        preset = next(p for p in self.models if label.startswith(f"{p}-"))
+        return self.models[preset] + label.removeprefix(preset)
+
+
+CPU = Scale("CPU", {}, {})
+# the encoder and decoder comparisons a size up, on a CUDA GPU (suites/paper-gpu-*.yaml)
+GPU = Scale(
+    "GPU",
+    {ENCODER: "paper-gpu-encoder", DECODER: "paper-gpu-decoder"},
+    {"bert-tiny": "bert-small", "pythia-tiny": "gpt2-11m"},
+)
+SCALES = (CPU, GPU)

@@ -2,8 +2,9 @@
 
 For every figure of `harness.paper.PAPER`, `harness.paper_sources.source_of` says where our
 rows are (suite, task, metric, the model per role) and which sanity gates the vanilla model
-must clear; `findings()` reads the committed leaderboards and gives one `Finding` per figure
-and role, which `harness.reproduction_doc` writes out.
+must clear; `findings()` reads the committed leaderboards and gives one `Finding` per figure,
+role and scale (CPU: every figure; GPU: the encoder and decoder figures a size up, see
+`harness.paper_sources.Scale`), which `harness.reproduction_doc` writes out.
 
 Checkpoints compared (`Source.at`):
 - `final`: each model's last evaluated checkpoint (equal tokens where the recipes match);
@@ -31,7 +32,7 @@ from scipy import stats
 
 from harness.leaderboard import current_cells, latest_step, read_leaderboard
 from harness.paper import ALPHA, PAPER, PaperFigure, Role, Verdict, verdict
-from harness.paper_sources import At, Parts, Source, final_values, source_of
+from harness.paper_sources import SCALES, At, Parts, Source, final_values
 from harness.samples import read_samples
 from harness.significance import PAIRED, WELCH, latest_samples, paired_one_tailed
 from harness.significance import welch_one_tailed as welch
@@ -44,6 +45,7 @@ class Finding:
     figure: PaperFigure
     role: Role
     source: Source
+    scale: str = "CPU"  # `harness.paper_sources.SCALES`
     ours: dict[Role, float] = field(default_factory=dict)
     seeds: int = 0
     gain: float = math.nan  # ours, positive = the role better than vanilla
@@ -240,33 +242,61 @@ def _reason(f: Finding) -> str:
     return f"{ours}, where the paper has it {said}"
 
 
+def _rows(root: Path, suite: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    d = root / suite
+    if not d.is_dir():
+        return pd.DataFrame(), pd.DataFrame()
+    return read_leaderboard(d), read_samples(d, current_cells(d))
+
+
+def _finding(
+    fig: PaperFigure,
+    role: Role,
+    source: Source,
+    scale: str,
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+) -> Finding:
+    f = Finding(fig, role, source, scale)
+    sign = 1.0 if fig.higher_is_better else -1.0
+    if not rows.empty:
+        if source.at in ("along", "sweep"):
+            _compare_points(f, rows, sign)
+        else:
+            _comparefinal_values(f, rows, samples, sign)
+    if not fig.compared:
+        _two_sided(f)
+    _judge(f, rows)
+    return f
+
+
 def findings(root: Path, suite: str | None = None) -> list[Finding]:
-    """One finding per paper figure and compared role, from the leaderboards under `root`
+    """One finding per paper figure, compared role and scale (`SCALES`: every figure at CPU
+    scale, the encoder and decoder ones at GPU scale), from the leaderboards under `root`
     (only the figures whose rows come from `suite`, when given)."""
     cache: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
     out = []
-    for fig in PAPER:
-        source = source_of(fig)
-        if suite is not None and source.suite != suite:
-            continue
-        if source.suite not in cache:
-            d = root / source.suite
-            rows = read_leaderboard(d) if d.is_dir() else pd.DataFrame()
-            samples = read_samples(d, current_cells(d)) if d.is_dir() else pd.DataFrame()
-            cache[source.suite] = rows, samples
-        rows, samples = cache[source.suite]
-        for role in [
-            r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)
-        ]:
-            f = Finding(fig, role, source)
-            sign = 1.0 if fig.higher_is_better else -1.0
-            if not rows.empty:
-                if source.at in ("along", "sweep"):
-                    _compare_points(f, rows, sign)
-                else:
-                    _comparefinal_values(f, rows, samples, sign)
-            if not fig.compared:
-                _two_sided(f)
-            _judge(f, rows)
-            out.append(f)
+    for scale in SCALES:
+        for fig in PAPER:
+            source = scale.source(fig)
+            if source is None or (suite is not None and source.suite != suite):
+                continue
+            if source.suite not in cache:
+                cache[source.suite] = _rows(root, source.suite)
+            rows, samples = cache[source.suite]
+            roles = [
+                r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)
+            ]
+            out += [_finding(fig, r, source, scale.name, rows, samples) for r in roles]
     return out
+
+
+def hardware(root: Path, suites: list[str]) -> list[str]:
+    """Where the rows of `suites` were trained, as their `hardware` column records it (rows
+    written before it was recorded say nothing)."""
+    seen: set[str] = set()
+    for suite in suites:
+        d = root / suite
+        if d.is_dir():
+            seen |= set(read_leaderboard(d)["hardware"].dropna())
+    return sorted(seen)

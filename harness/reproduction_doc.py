@@ -18,7 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 from harness.paper import Role, Verdict
-from harness.reproduction import Finding, findings, gain_text
+from harness.paper_sources import GPU, SCALES
+from harness.reproduction import Finding, findings, gain_text, hardware
 
 TITLES = {
     "table1-tokens": "Table 1: GLUE at equal tokens",
@@ -53,6 +54,26 @@ NOTES = {
     "figure2": "Step latency is the machine's: the ratio, measured side by side, is the "
     "comparable figure.",
 }
+MAIN_CLAIM = "table1-tokens: GLUE average"
+GPU_PENDING = (
+    "No rows committed yet. These suites repeat the encoder comparisons (Table 1, Figure 3, "
+    "Appendix A) with bert-small and the decoder ones (Tables 3-4, Appendix A) with gpt2-11m, "
+    "at 2.7 to 4 times the CPU parts' tokens; they need a CUDA GPU (`device: cuda`). Run them "
+    "on one and regenerate this page: their rows say which GPU trained them."
+)
+VERDICT_TEXT = (
+    "Verdicts: *reproduced* (the paper's direction, significant at p < 0.05; every p "
+    "is one-tailed, in the paper's direction), *direction only* (the paper's direction, "
+    "not significant or not testable), *not reproduced at this scale* (the other direction), *not comparable* "
+    "(no rows yet, or the vanilla model does not clear its sanity bar: a GLUE task above "
+    "its majority baseline, a decoder at most half the unigram perplexity of the same "
+    "tokens, a zero-shot accuracy above the majority answer). Paper and our values are "
+    "in the paper's unit (percent where it uses percent); Δ: the role minus vanilla, "
+    "sign-adjusted so that positive is better (a share of vanilla's value where shown in "
+    "percent). Rows marked *our measurement* compare what the paper does not (CWT's "
+    "duplicate modes, synonyms against chance, the batch sweep's validation loss) and "
+    "carry no verdict; their p is two-sided (no direction was claimed)."
+)
 COLUMNS = ["figure", "paper", "ours", "paper Δ", "our Δ", "seeds", "p (test)", "verdict", "why"]
 
 
@@ -96,24 +117,44 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join([line(COLUMNS), line(["---"] * len(COLUMNS)), *map(line, rows)])
 
 
-def headline(found: list[Finding]) -> str:
-    """One sentence: the verdict on the paper's main claim (GLUE average at equal tokens),
-    then the count of every verdict."""
-    claims = [f for f in found if f.figure.compared]  # our own measurements: no verdict
-    counts = Counter(f.verdict for f in claims)
-    main = next(f for f in found if f.figure.key.startswith("table1-tokens: GLUE average"))
+def _glue_clause(found: list[Finding]) -> str | None:
+    """The verdict on the paper's main claim (GLUE average at equal tokens), if compared."""
+    main = next((f for f in found if f.figure.key.startswith(MAIN_CLAIM)), None)
+    if main is None:
+        return None
     if math.isnan(main.gain):
-        glue = f"GLUE at equal tokens has no result yet ({main.reason})"
-    elif main.verdict == "not comparable":
-        glue = f"GLUE at equal tokens says nothing yet: {main.reason}"
-    else:
-        v, h = main.ours["vanilla"] * 100, main.ours["headless"] * 100
-        glue = (
-            f"the headless bert-tiny's GLUE average at equal tokens is {h:.1f} against the "
-            f"vanilla one's {v:.1f} ({main.verdict})"
+        return f"GLUE at equal tokens has no result yet ({main.reason})"
+    if main.verdict == "not comparable":
+        return f"GLUE at equal tokens says nothing yet: {main.reason}"
+    model = main.source.roles["headless"].removesuffix("-cwt")
+    v, h = main.ours["vanilla"] * 100, main.ours["headless"] * 100
+    return (
+        f"the headless {model}'s GLUE average at equal tokens is {h:.1f} against the "
+        f"vanilla one's {v:.1f} ({main.verdict})"
+    )
+
+
+def headline(found: list[Finding]) -> str:
+    """The verdict on the paper's main claim (GLUE average at equal tokens) and the count of
+    every verdict: one sentence per scale with rows (CPU always)."""
+    sentences = []
+    for scale in SCALES:
+        mine = [f for f in found if f.scale == scale.name]
+        ran = any(not math.isnan(f.gain) for f in mine)
+        if not mine or (scale.name != "CPU" and not ran):
+            continue
+        claims = [f for f in mine if f.figure.compared]  # our own measurements: no verdict
+        counts = Counter(f.verdict for f in claims)
+        tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
+        over = (
+            f"all {len(claims)} figures of the paper"
+            if scale.name == "CPU"
+            else (f"the {len(claims)} figures compared there")
         )
-    tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-    return f"At CPU scale, {glue}; over all {len(claims)} figures of the paper: {tally}."
+        glue = _glue_clause(mine)
+        lead = f"{glue}; over {over}" if glue else f"over {over}"
+        sentences.append(f"At {scale.name} scale, {lead}: {tally}.")
+    return " ".join(sentences)
 
 
 def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
@@ -130,32 +171,8 @@ def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
     return ["", "Plots: " + ", ".join(links) + "."] if links else []
 
 
-def render(found: list[Finding], root: Path | None = None) -> str:
-    """The whole page, in Markdown (with links to the plots committed under `root`)."""
-    parts = [
-        "# The paper's claims, reproduced at CPU scale",
-        "",
-        "Generated by `hlm report --paper` from the committed leaderboards under "
-        "`leaderboards/`: do not edit; run the suites and regenerate. The paper: Godey, de la "
-        "Clergerie, Sagot, *Headless Language Models: Learning without Predicting with "
-        "Contrastive Weight Tying*, ICLR 2024. Ours: the `paper-cpu-*` suites of `suites/` "
-        "(tiny models, the real corpora of `$HLM_DATA_ROOT`); every row's commit, library "
-        "versions and configuration are in its Parquet file.",
-        "",
-        f"**{headline(found)}**",
-        "",
-        "Verdicts: *reproduced* (the paper's direction, significant at p < 0.05; every p "
-        "is one-tailed, in the paper's direction), *direction only* (the paper's direction, not significant or not "
-        "testable), *not reproduced at this scale* (the other direction), *not comparable* "
-        "(no rows yet, or the vanilla model does not clear its sanity bar: a GLUE task above "
-        "its majority baseline, a decoder at most half the unigram perplexity of the same "
-        "tokens, a zero-shot accuracy above the majority answer). Paper and our values are "
-        "in the paper's unit (percent where it uses percent); Δ: the role minus vanilla, "
-        "sign-adjusted so that positive is better (a share of vanilla's value where shown in "
-        "percent). Rows marked *our measurement* compare what the paper does not (CWT's "
-        "duplicate modes, synonyms against chance, the batch sweep's validation loss) and "
-        "carry no verdict; their p is two-sided (no direction was claimed).",
-        "",
+def _tally(found: list[Finding]) -> list[str]:
+    return [
         "| verdict | figures |",
         "| --- | --- |",
         *(
@@ -163,12 +180,57 @@ def render(found: list[Finding], root: Path | None = None) -> str:
             for v in VERDICTS
         ),
     ]
+
+
+def _rows_line(root: Path | None, mine: list[Finding]) -> str:
+    """Which suites hold these findings' rows, and where they were trained (as recorded)."""
+    names = sorted({f.source.suite for f in mine})
+    suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in names)
+    machines = hardware(root, names) if root is not None else []
+    return f"Our rows: {suites}" + (f"; trained on {', '.join(machines)}." if machines else ".")
+
+
+def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> list[str]:
+    """A heading, the rows line, the `lead` paragraphs, the findings' table and plots."""
+    parts = ["", f"## {title}", "", _rows_line(root, mine)]
+    for paragraph in lead:
+        parts += ["", paragraph]
+    return [*parts, "", _table([_row(f) for f in mine]), *_plots(root, mine)]
+
+
+def _gpu_section(found: list[Finding], root: Path | None) -> list[str]:
+    """The encoder and decoder figures a size up (`harness.paper_sources.GPU`)."""
+    mine = [f for f in found if f.scale == GPU.name]
+    title = "At GPU scale: bert-small and gpt2-11m"
+    if not any(not math.isnan(f.gain) for f in mine):
+        return ["", f"## {title}", "", _rows_line(root, mine), "", GPU_PENDING]
+    return _section(title, mine, root, "\n".join(_tally(mine)))
+
+
+def render(found: list[Finding], root: Path | None = None) -> str:
+    """The whole page, in Markdown (with links to the plots committed under `root`)."""
+    cpu = [f for f in found if f.scale == "CPU"]
+    parts = [
+        "# The paper's claims, reproduced at CPU scale",
+        "",
+        "Generated by `hlm report --paper` from the committed leaderboards under "
+        "`leaderboards/`: do not edit; run the suites and regenerate. The paper: Godey, de la "
+        "Clergerie, Sagot, *Headless Language Models: Learning without Predicting with "
+        "Contrastive Weight Tying*, ICLR 2024. Ours: the `paper-cpu-*` suites of `suites/` "
+        "(tiny models, the real corpora of `$HLM_DATA_ROOT`), and the `paper-gpu-*` ones a "
+        "size up on a GPU (last section); every row's commit, library versions, machine and "
+        "configuration are in its Parquet file.",
+        "",
+        f"**{headline(found)}**",
+        "",
+        VERDICT_TEXT,
+        "",
+        *_tally(cpu),
+    ]
     for claim, title in TITLES.items():
-        mine = [f for f in found if f.figure.claim == claim]
-        suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in sorted({f.source.suite for f in mine}))
-        parts += ["", f"## {title}", "", f"Our rows: {suites}."]
-        parts += ["", NOTES[claim]] if claim in NOTES else []
-        parts += ["", _table([_row(f) for f in mine]), *_plots(root, mine)]
+        mine = [f for f in cpu if f.figure.claim == claim]
+        parts += _section(title, mine, root, *([NOTES[claim]] if claim in NOTES else []))
+    parts += _gpu_section(found, root)
     return "\n".join(parts) + "\n"
 
 

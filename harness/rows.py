@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from harness.leaderboard import git_sha, now
 from harness.metrics import direction
 from harness.tasks import Result, TaskContext
+from zoo.hardware import processor
 from zoo.train.metadata import CheckpointMetadata, versions
 from zoo.train.recipe import resolve_recipe
 
@@ -40,8 +43,21 @@ def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> di
         "config": json.dumps(cell.config, sort_keys=True, default=str),
         "git_sha": git_sha(),
         "versions": json.dumps(versions()),
+        "hardware": trained_on(meta),
         "timestamp": now(),
     }
+
+
+def trained_on(meta: CheckpointMetadata | None) -> str | None:
+    """Where a checkpoint was trained, as the `hardware` column shows it ('cuda x1: NVIDIA
+    H100 80GB HBM3'); for a cell with no checkpoint (throughput), this machine (its GPU
+    where torch sees one); None where an older checkpoint's metadata does not say."""
+    if meta is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        return f"{device} x1: {processor(device)}"
+    if not meta.hardware:
+        return None
+    return f"{meta.device} x{meta.world_size}: {meta.hardware}"
 
 
 def _first(value: Any, fallback: Any) -> Any:

@@ -6,37 +6,18 @@ without it), and the judged ratios move with them: the machines differ in how fa
 memory-bound passes (the plain CWT loss over 1 GiB of scores, hf-default's [4096, 50k]
 logits) relative to their matrix products, and bf16 products use AMX or AVX512-BF16 where
 present. `hlm bench` prints these rows first; docs/PERFORMANCE.md compares the machines.
+The CPU's model and extensions are read by `zoo.hardware`.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import torch
 
 from harness.bench.timing import Row
-
-# /proc/cpuinfo flags that decide how fast fp32 / bf16 matrix products run on x86
-ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
-
-
-def cpu_info(cpuinfo: str | None = None) -> tuple[str, tuple[str, ...]]:
-    """The CPU's model name and which of `ISA_FLAGS` it has, from /proc/cpuinfo (or the text
-    given). ("unknown", ()) where there is none (not Linux)."""
-    if cpuinfo is None:
-        path = Path("/proc/cpuinfo")
-        cpuinfo = path.read_text() if path.exists() else ""
-    model, flags = "unknown", set[str]()
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip()
-        if key == "model name" and model == "unknown":
-            model = " ".join(value.split())
-        elif key == "flags" and not flags:
-            flags = set(value.split())
-    return model, tuple(f for f in ISA_FLAGS if f in flags)
+from zoo.hardware import ISA_FLAGS, cpu_info
 
 
 def describe() -> str:

@@ -56,6 +56,7 @@ class FinetuneConfig:
     max_length: int = 128
     eval_batch_size: int = 64
     seed: int = 0
+    device: str = "cpu"  # "cpu" or "cuda", as `zoo.train.distributed.resolve_device` gives it
 
 
 def _encode(tokenizer: Any, examples: list[Example], max_length: int) -> list[dict[str, list[int]]]:
@@ -77,14 +78,15 @@ def _encode(tokenizer: Any, examples: list[Example], max_length: int) -> list[di
 
 
 def _collate(
-    tokenizer: Any, items: list[dict[str, Any]], multiple_choice: bool
+    tokenizer: Any, items: list[dict[str, Any]], multiple_choice: bool, device: str = "cpu"
 ) -> dict[str, Tensor]:
     if not multiple_choice:
-        return dict(tokenizer.pad(items, return_tensors="pt"))
+        return {k: v.to(device) for k, v in tokenizer.pad(items, return_tensors="pt").items()}
     n_choices = len(items[0]["input_ids"])
     flat = [{k: v[j] for k, v in it.items()} for it in items for j in range(n_choices)]
     batch = tokenizer.pad(flat, return_tensors="pt")
-    return {k: v.view(len(items), n_choices, -1) for k, v in batch.items()}  # (B, choices, T)
+    # (B, choices, T)
+    return {k: v.view(len(items), n_choices, -1).to(device) for k, v in batch.items()}
 
 
 def _model(checkpoint: str | Path, task: TaskData) -> torch.nn.Module:
@@ -105,11 +107,11 @@ def predict(
     batch_size: int,
 ) -> list[float]:
     model.eval()
+    device = str(next(model.parameters()).device)
     preds: list[float] = []
     for i in range(0, len(encoded), batch_size):
-        logits = model(
-            **_collate(tokenizer, encoded[i : i + batch_size], task.kind == "multiple_choice")
-        ).logits
+        items = encoded[i : i + batch_size]
+        logits = model(**_collate(tokenizer, items, task.kind == "multiple_choice", device)).logits
         preds += (
             logits.squeeze(-1).tolist() if task.kind == "regression" else logits.argmax(-1).tolist()
         )
@@ -132,7 +134,7 @@ def finetune(
     torch.manual_seed(cfg.seed)
     rng = random.Random(cfg.seed)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    model = _model(checkpoint, task)
+    model = _model(checkpoint, task).to(cfg.device)
     enc_train = _encode(tokenizer, train, cfg.max_length)
     enc_evals = {
         name: (_encode(tokenizer, exs, cfg.max_length), [e.label for e in exs])
@@ -151,13 +153,14 @@ def finetune(
         rng.shuffle(order)
         for i in range(0, len(order), cfg.batch_size):
             idx = order[i : i + cfg.batch_size]
-            batch = _collate(tokenizer, [enc_train[j] for j in idx], task.kind == "multiple_choice")
+            items = [enc_train[j] for j in idx]
+            batch = _collate(tokenizer, items, task.kind == "multiple_choice", cfg.device)
             logits = model(**batch).logits
             if task.kind == "regression":
                 target = torch.tensor([labels_all[j] for j in idx], dtype=torch.float32)
-                loss = F.mse_loss(logits.squeeze(-1).float(), target)
+                loss = F.mse_loss(logits.squeeze(-1).float(), target.to(cfg.device))
             else:
-                target = torch.tensor([int(labels_all[j]) for j in idx])
+                target = torch.tensor([int(labels_all[j]) for j in idx], device=cfg.device)
                 loss = (
                     balanced_cross_entropy(logits, target)
                     if cfg.loss == "balanced"

@@ -30,6 +30,7 @@ from harness.downstream.classifier import FinetuneConfig, finetune
 from harness.downstream.data import Example, TaskData, load_examples
 from harness.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from zoo.train.distributed import resolve_device
 
 # Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
 LOSS_DEFAULTS = {"balanced": (1e-5, 0.0), "ce": (5e-6, 0.01)}
@@ -62,6 +63,9 @@ class FinetuneParams(BaseModel):
     max_length: int = Field(128, gt=8)
     finetune_seeds: int = Field(
         1, gt=0, description="fine-tuning runs per checkpoint (mean reported)"
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="where to fine-tune: auto (cuda where torch sees a GPU), cpu or cuda"
     )
 
 
@@ -97,6 +101,7 @@ def _config(p: FinetuneParams, seed: int) -> FinetuneConfig:
         loss=p.loss,
         max_length=p.max_length,
         seed=seed,
+        device=resolve_device(p.device),
     )
 
 

@@ -1,4 +1,4 @@
-"""Harness fixtures: the tiny suite, and a tiny decoder checkpoint for lm-eval tests."""
+"""Harness fixtures: the tiny suite, and tiny decoder / encoder checkpoints for task tests."""
 
 from __future__ import annotations
 
@@ -10,17 +10,16 @@ HERE = Path(__file__).parent
 TINY = HERE / "data" / "tiny.yaml"
 
 
-@pytest.fixture(scope="session")
-def tiny_decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 2-step pythia-tiny (CE) checkpoint: a decoder lm-eval can load, in seconds."""
+def _two_steps(folder: Path, preset: str, objective: str) -> Path:
+    """A 2-step checkpoint of `preset` on the synthetic corpus, written under `folder`."""
     from zoo.train.config import PretrainConfig
     from zoo.train.pretrain import pretrain
 
     return pretrain(
         PretrainConfig(
-            preset="pythia-tiny",
-            objective="ce",
-            output_dir=str(tmp_path_factory.mktemp("tiny-decoder")),
+            preset=preset,
+            objective=objective,
+            output_dir=str(folder),
             steps=2,
             batch_size=2,
             seq_len=32,
@@ -29,3 +28,15 @@ def tiny_decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
             progress=False,
         )
     )
+
+
+@pytest.fixture(scope="session")
+def tiny_decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-step pythia-tiny (CE) checkpoint: a decoder lm-eval can load, in seconds."""
+    return _two_steps(tmp_path_factory.mktemp("tiny-decoder"), "pythia-tiny", "ce")
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-step bert-tiny (CWT) checkpoint: an encoder a classifier can be fine-tuned from."""
+    return _two_steps(tmp_path_factory.mktemp("tiny-encoder"), "bert-tiny", "cwt")

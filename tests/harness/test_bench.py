@@ -6,7 +6,7 @@ import json
 
 import torch
 
-from harness.bench.machine import copy_bandwidth, cpu_info, machine_rows
+from harness.bench.machine import copy_bandwidth, machine_rows
 from harness.bench.memory import peak_mb, reset_peak, rss_mb
 from harness.bench.probe import probe
 from harness.bench.timing import Roofline, Row, check, format_rows, interleaved, settled
@@ -111,23 +111,6 @@ def test_speedup_probe_runs_in_a_fresh_process_with_its_own_allocator_setting() 
         reps=1,
     )
     assert out["speedup"] > 0 and out["huge_pages"] is False
-
-
-def test_cpu_info_reads_the_model_and_the_matrix_extensions() -> None:
-    text = (
-        "processor\t: 0\nmodel name\t: Intel(R) Xeon(R)  Platinum 8480+\n"
-        "flags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
-        "processor\t: 1\nmodel name\t: other\nflags\t\t: fpu\n"
-    )
-    assert cpu_info(text) == (
-        "Intel(R) Xeon(R) Platinum 8480+",
-        ("avx2", "avx512f", "avx512_bf16", "amx_bf16"),
-    )
-    assert cpu_info("model name : AMD EPYC\nflags : avx2 avx512f\n") == (
-        "AMD EPYC",
-        ("avx2", "avx512f"),
-    )
-    assert cpu_info("") == ("unknown", ())
 
 
 def test_machine_rows_open_the_table() -> None:

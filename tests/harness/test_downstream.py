@@ -229,6 +229,34 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
     assert raw["config"]["model_args"]["dtype"] == "float32"  # the CPU here
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device) -> None:
+    from harness.downstream import classifier
+    from harness.downstream.benchmarks import SYNTHETIC
+
+    task = SYNTHETIC["agreement"]
+    train = load_examples(task, "train", "local", None)[:16]
+    dev = load_examples(task, "eval", "local", None)[:8]
+    made = []
+    build = classifier._model
+    monkeypatch.setattr(classifier, "_model", lambda *a: made.append(build(*a)) or made[-1])
+    cfg = classifier.FinetuneConfig(epochs=1, batch_size=8, lr=1e-4, device=device)
+    history = classifier.finetune(tiny_encoder, task, train, {"dev": dev}, cfg)
+    assert next(made[0].parameters()).device.type == device  # the model, so its batches too
+    assert len(history) == 1 and set(history[0]["dev"]) == {"mcc", "accuracy"}
+
+
+def test_finetuning_device_follows_the_machine_unless_asked() -> None:
+    from harness.tasks.encoder_benchmarks import FinetuneParams, _config
+
+    auto = _config(FinetuneParams(), seed=0).device
+    assert auto == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert _config(FinetuneParams(device="cpu"), seed=0).device == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="torch sees no CUDA device"):
+            _config(FinetuneParams(device="cuda"), seed=0)
+
+
 def test_synthetic_agreement_task_is_balanced_deterministic_and_disjoint() -> None:
     from harness.downstream.benchmarks import SYNTHETIC
 

@@ -15,9 +15,10 @@ from scipy import stats
 
 from harness.leaderboard import COLUMNS, write_cell
 from harness.paper import PAPER
-from harness.paper_sources import source_of
+from harness.paper_sources import CPU, GPU, source_of
 from harness.reproduction import findings
-from harness.reproduction_doc import HEADLINE, headline, render, write_reproduction
+from harness.reproduction_doc import GPU_PENDING, HEADLINE, headline, render, write_reproduction
+from harness.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -54,14 +55,17 @@ def _row(model: str, task: str, metric: str, value: float, seed: int, step: int 
     return r
 
 
-def _encoder_rows(tmp: Path, sst2_ce: float, gain: float) -> Path:
+def _encoder_rows(
+    tmp: Path, sst2_ce: float, gain: float, suite: str = "paper-cpu-encoder", **columns: str
+) -> Path:
     """3 seeds of ce and cwt at steps 1000-3000: cwt better by `gain` (+0.002 x seed) on the
-    average."""
+    average (bert-tiny, or bert-small in a paper-gpu suite)."""
+    preset = "bert-small" if "gpu" in suite else "bert-tiny"
     rows = []
     for seed in range(3):
         noise = 0.002 * seed
         for step in (1000, 2000, 3000):
-            for model, g in (("bert-tiny-ce", 0.0), ("bert-tiny-cwt", gain + noise)):
+            for model, g in ((f"{preset}-ce", 0.0), (f"{preset}-cwt", gain + noise)):
                 rows += [
                     _row(model, "glue/sst2", "accuracy", sst2_ce + g + noise, seed, step),
                     _row(model, "glue/sst2", "majority", 0.51, seed, step),
@@ -71,7 +75,7 @@ def _encoder_rows(tmp: Path, sst2_ce: float, gain: float) -> Path:
                         model, "glue/average", "average", 0.5 + g + noise + step / 1e5, seed, step
                     ),
                 ]
-    write_cell(tmp / "paper-cpu-encoder", "rows", rows)
+    write_cell(tmp / suite, "rows", [{**r, **columns} for r in rows])
     return tmp
 
 
@@ -92,9 +96,62 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
     assert along.verdict == "reproduced" and "step 1000: +0.022" in along.detail
     assert _by_key(found, "table1-tokens: GLUE QNLI").reason.startswith("no local train set")
     assert _by_key(found, "table3").reason.startswith("no committed rows")
-    assert len(found) == 48 and "over all 42 figures of the paper" in headline(found)  # 6 ours
+    cpu = [f for f in found if f.scale == "CPU"]
+    assert len(cpu) == 48 and "over all 42 figures of the paper" in headline(found)  # 6 ours
     worse = findings(_encoder_rows(tmp_path / "w", sst2_ce=0.78, gain=-0.02))
     assert _by_key(worse, "table1-tokens: GLUE average").verdict == "not reproduced at this scale"
+
+
+def test_the_gpu_scale_compares_the_encoder_and_decoder_figures_a_size_up() -> None:
+    for fig in PAPER:
+        cpu, gpu = CPU.source(fig), GPU.source(fig)
+        assert cpu == source_of(fig)
+        if cpu.suite not in ("paper-cpu-encoder", "paper-cpu-decoder"):
+            assert gpu is None, fig.key  # the sweeps, XNLI, the ablation: CPU only
+            continue
+        assert gpu is not None and gpu.suite == cpu.suite.replace("-cpu-", "-gpu-")
+        assert (gpu.task, gpu.metric, gpu.at, gpu.gates) == (
+            cpu.task,
+            cpu.metric,
+            cpu.at,
+            cpu.gates,
+        )
+        trained = {m.label() for m in load_suite(ROOT / "suites" / f"{gpu.suite}.yaml").models}
+        assert set(gpu.roles.values()) <= trained, fig.key
+        assert all(m.startswith(("bert-small-", "gpt2-11m-")) for m in gpu.roles.values())
+
+
+def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
+    pending = render(findings(_encoder_rows(tmp_path / "cpu", sst2_ce=0.78, gain=0.02)))
+    assert pending.endswith(GPU_PENDING + "\n")  # nothing run at GPU scale yet
+    h100 = "cuda x1: NVIDIA H100 80GB HBM3"
+    root = _encoder_rows(tmp_path / "gpu", 0.78, -0.03, "paper-gpu-encoder", hardware=h100)
+    _encoder_rows(root, sst2_ce=0.78, gain=0.02)  # the CPU part beside it
+    found = findings(root)
+    gpu = _by_key([f for f in found if f.scale == "GPU"], "table1-tokens: GLUE average")
+    assert gpu.source.roles == {"vanilla": "bert-small-ce", "headless": "bert-small-cwt"}
+    assert gpu.verdict == "not reproduced at this scale"
+    assert _by_key(found, "table1-tokens: GLUE average").verdict == "reproduced"  # CPU's
+    text = headline(found)
+    assert text.startswith("At CPU scale, the headless bert-tiny's GLUE average")
+    assert (
+        "At GPU scale, the headless bert-small's GLUE average at equal tokens is 50.4 against"
+        in text
+    )
+    page = render(found, root).split("## At GPU scale: bert-small and gpt2-11m")[1]
+    assert f"`paper-gpu-encoder` (`hlm run paper-gpu-encoder`); trained on {h100}." in page
+    assert (
+        "bert-small-cwt vs bert-small-ce" in page and "| not reproduced at this scale | 7 |" in page
+    )
+
+
+def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:
+    """`hlm report` of a decoder suite: its findings hold no GLUE average to lead with."""
+    from harness.reproduction_doc import render_html
+
+    decoder = findings(tmp_path, suite="paper-cpu-decoder")
+    assert decoder and {f.figure.claim for f in decoder} >= {"table3", "table4"}
+    assert "At CPU scale, over all " in render_html(decoder)
 
 
 def test_p_values_are_one_tailed_in_the_papers_direction(tmp_path) -> None:

@@ -22,6 +22,7 @@ from harness.runner import Selection, expand, plan_suite, run_suite
 from harness.samples import read_samples
 from harness.suite import load_suite
 from tests.harness.conftest import TINY
+from zoo.hardware import processor
 
 ROOT = Path(__file__).parents[2]
 
@@ -71,6 +72,7 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
         df["git_sha"].str.len().max() in (0, 40)
         and df["versions"].map(json.loads).map(lambda v: "torch" in v).all()
     )
+    assert set(df["hardware"]) == {f"cpu x1: {processor('cpu')}"}  # where it was trained
     # idempotent: a second run computes nothing, and pretraining was shared between tasks
     after = plan_suite(TINY, root=lb)
     assert (len(after.todo), len(after.done)) == (0, 8) and "tiny: 8 cells, 8 done" in after.table()

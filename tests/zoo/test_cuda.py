@@ -134,7 +134,7 @@ def test_pretraining_on_cuda_learns_and_saves_a_plain_checkpoint(tmp_path) -> No
     assert len(losses) == 40 and all(x == x for x in losses)
     assert sum(losses[-5:]) / 5 < sum(losses[:5]) / 5
     meta = json.loads((out / "hlm_metadata.json").read_text())
-    assert meta["device"] == "cuda"
+    assert meta["device"] == "cuda" and meta["hardware"] == torch.cuda.get_device_name(0)
     model = AutoModelForMaskedLM.from_pretrained(out)  # on the CPU, no custom code
     assert model.config._attn_implementation == "sdpa"
 

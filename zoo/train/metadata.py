@@ -83,6 +83,11 @@ class CheckpointMetadata(BaseModel):
         "single", description="how the processes held the model: one process, DDP or FSDP"
     )
     device: str
+    hardware: str = Field(
+        "",
+        description="the processor it was trained on: the GPU's name (cuda) or the CPU's model "
+        "(`zoo.hardware`); empty in checkpoints written before it was recorded",
+    )
     seq_len: int
     batch_size: int = Field(description="sequences per optimizer step, all processes")
     negatives: int = Field(

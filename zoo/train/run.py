@@ -16,6 +16,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from zoo.data.batches import MaskingConfig, PackedBlocks
 from zoo.flops import expected_k
+from zoo.hardware import processor
 from zoo.models.spec import ModelSpec
 from zoo.objectives import LossOptions, Objective
 from zoo.train.config import PretrainConfig
@@ -137,6 +138,7 @@ def checkpoint_metadata(
         world_size=run.ctx.world_size,
         strategy=run.ctx.layout,
         device=run.ctx.device.type,
+        hardware=processor(run.ctx.device.type),
         seq_len=run.recipe.seq_len,
         batch_size=run.per_step,
         negatives=negatives_per_forward(run),
