@@ -357,7 +357,7 @@ def _add_report(sub: Any) -> None:
     p.add_argument(
         "--paper",
         action="store_true",
-        help="instead: the paper's figures beside ours, from the paper-cpu-* leaderboards, "
+        help="instead: the paper's figures beside ours, from the paper-* leaderboards, "
         "into docs/REPRODUCTION.md (and the headline sentence of ./README.md)",
     )
     p.add_argument(

@@ -179,7 +179,7 @@ def build_report(directory: Path, name: str) -> str:
         f"<title>headless-zoo: {html.escape(name)}</title><style>{STYLE}</style></head><body>"
         f"<h1>headless-zoo leaderboard: {html.escape(name)}</h1><p>{description}</p>"
         f"<h2>Results</h2>{mark}{tables}"
-        f"{render_html(paper) if paper else ''}"
+        f"{render_html(paper, name) if paper else ''}"
         f"<h2>Figures</h2>{''.join(_figures(df, samples))}"
         f"<h2>Provenance</h2>{_provenance(df)}"
         f"<script>{SCRIPT}</script></body></html>"

@@ -134,9 +134,10 @@ def _glue_clause(found: list[Finding]) -> str | None:
     )
 
 
-def headline(found: list[Finding]) -> str:
+def headline(found: list[Finding], suite: str | None = None) -> str:
     """The verdict on the paper's main claim (GLUE average at equal tokens) and the count of
-    every verdict: one sentence per scale with rows (CPU always)."""
+    every verdict: one sentence per scale with rows (CPU always); `suite`: the findings are
+    that suite's alone (its HTML page)."""
     sentences = []
     for scale in SCALES:
         mine = [f for f in found if f.scale == scale.name]
@@ -146,11 +147,12 @@ def headline(found: list[Finding]) -> str:
         claims = [f for f in mine if f.figure.compared]  # our own measurements: no verdict
         counts = Counter(f.verdict for f in claims)
         tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-        over = (
-            f"all {len(claims)} figures of the paper"
-            if scale.name == "CPU"
-            else (f"the {len(claims)} figures compared there")
-        )
+        if suite is not None:
+            over = f"the {len(claims)} figures of the paper that {suite} compares"
+        elif scale.name == "CPU":
+            over = f"all {len(claims)} figures of the paper"
+        else:
+            over = f"the {len(claims)} figures compared at that scale"
         glue = _glue_clause(mine)
         lead = f"{glue}; over {over}" if glue else f"over {over}"
         sentences.append(f"At {scale.name} scale, {lead}: {tally}.")
@@ -234,15 +236,15 @@ def render(found: list[Finding], root: Path | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_html(found: list[Finding]) -> str:
-    """The same findings as an HTML section (for `hlm report`)."""
+def render_html(found: list[Finding], suite: str) -> str:
+    """`suite`'s findings as an HTML section (for `hlm report`)."""
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c.strip('*'))}</td>" for c in _row(f)) + "</tr>"
         for f in found
     )
     head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     return (
-        f"<h2>The paper's figures beside ours</h2><p>{html.escape(headline(found))}</p>"
+        f"<h2>The paper's figures beside ours</h2><p>{html.escape(headline(found, suite))}</p>"
         f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
 

@@ -151,7 +151,9 @@ def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:
 
     decoder = findings(tmp_path, suite="paper-cpu-decoder")
     assert decoder and {f.figure.claim for f in decoder} >= {"table3", "table4"}
-    assert "At CPU scale, over all " in render_html(decoder)
+    n = sum(f.figure.compared for f in decoder)
+    lead = f"At CPU scale, over the {n} figures of the paper that paper-cpu-decoder compares: "
+    assert lead in render_html(decoder, "paper-cpu-decoder")
 
 
 def test_p_values_are_one_tailed_in_the_papers_direction(tmp_path) -> None:
