@@ -38,4 +38,4 @@ test: lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
-	git clean -fdXq leaderboards  # what runs wrote, not the committed paper-cpu-* results
+	git clean -fdXq leaderboards  # what runs wrote, not the committed paper-* results
