@@ -4,7 +4,8 @@
 
 The page is generated, never edited: per claim of the paper, a table of the paper's figure
 beside ours (`harness.reproduction.findings`), the difference, the seeds, the significance
-and a verdict in words with its one-line reason. The README's headline sentence sits between
+and a verdict in words with its one-line reason; a last section holds the encoder and decoder
+figures at GPU scale (the `paper-gpu-*` suites), or says they are not run yet. The README's headline sentence sits between
 two markers and is rewritten from the same findings, so the two cannot disagree. A test
 regenerates both from the committed leaderboards and checks they are unchanged.
 """
@@ -64,8 +65,8 @@ GPU_PENDING = (
 VERDICT_TEXT = (
     "Verdicts: *reproduced* (the paper's direction, significant at p < 0.05; every p "
     "is one-tailed, in the paper's direction), *direction only* (the paper's direction, "
-    "not significant or not testable), *not reproduced at this scale* (the other direction), *not comparable* "
-    "(no rows yet, or the vanilla model does not clear its sanity bar: a GLUE task above "
+    "not significant or not testable), *not reproduced at this scale* (the other "
+    "direction), *not comparable* (no rows yet, or the vanilla model does not clear its sanity bar: a GLUE task above "
     "its majority baseline, a decoder at most half the unigram perplexity of the same "
     "tokens, a zero-shot accuracy above the majority answer). Paper and our values are "
     "in the paper's unit (percent where it uses percent); Δ: the role minus vanilla, "
