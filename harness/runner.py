@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
 import yaml
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
@@ -224,6 +225,7 @@ def run_suite(
         (c for c in cells if c.cell_id not in done),
         key=lambda c: (c.pretrain_key or "", c.task.type),
     )
+    _check_cuda(suite, todo)
     bar = tqdm(
         total=len(cells),
         initial=len(cells) - len(todo),
@@ -250,6 +252,47 @@ def run_suite(
     if suite.publish is not None and (suite.publish.enabled or publish) and not failed:
         summary.published = publish_suite(suite, cells, root)
     return summary
+
+
+def _cached(pretrain_key: str) -> bool:
+    """Whether that pretraining's final checkpoint is in the runs cache."""
+    return (runs_dir() / "pretrain" / pretrain_key / "final" / COMMIT).is_file()
+
+
+def _recipe_key(suite: Suite, cell: Cell, key: str) -> str:
+    """Which section of the suite sets pretraining `key` for `cell`: its sweep point, its
+    model's recipe, or the suite's recipe."""
+    if key in cell.sweep:
+        return f"sweep.{key}"
+    if key in overrides(cell.model.recipe):
+        return f"models[{suite.models.index(cell.model)}].recipe.{key}"
+    return f"recipe.{key}"
+
+
+def _cuda_keys(suite: Suite, cell: Cell) -> list[str]:
+    """The keys of the suite that make `cell` need a CUDA GPU: the recipe's `device: cuda`
+    (unless its pretraining is already cached) and the task's `device: cuda`."""
+    keys = []
+    pretrain, key = cell.pretrain, cell.pretrain_key
+    if pretrain is not None and pretrain.device == "cuda" and key and not _cached(key):
+        keys.append(_recipe_key(suite, cell, "device"))
+    params = TASKS.get(cell.task.type).params.model_validate(cell.task.params)
+    if getattr(params, "device", None) == "cuda":
+        keys.append(f"tasks[{suite.tasks.index(cell.task)}].params.device")
+    return keys
+
+
+def _check_cuda(suite: Suite, todo: list[Cell]) -> None:
+    """Refuse at once, before any cell, a run whose cells ask for CUDA on a machine without
+    it (each cell would otherwise fail on its own, after its pretraining set-up)."""
+    if torch.cuda.is_available():
+        return
+    keys = sorted({k for c in todo for k in _cuda_keys(suite, c)})
+    if keys:
+        raise UserError(
+            f"{suite.path}: {', '.join(keys)}: 'cuda' asked for, but torch sees no CUDA device "
+            f"here; {len(todo)} cells to compute need a GPU machine"
+        )
 
 
 @dataclass
@@ -307,7 +350,7 @@ def plan_suite(
     done = set() if force or not out.is_dir() else done_cells(out)
     todo = [c for c in cells if c.cell_id not in done]
     keys = sorted({c.pretrain_key for c in todo if c.pretrain_key is not None})
-    cached = {k: (runs_dir() / "pretrain" / k / "final" / COMMIT).is_file() for k in keys}
+    cached = {k: _cached(k) for k in keys}
     return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached)
 
 

@@ -319,3 +319,33 @@ def test_a_cell_another_run_is_pretraining_waits_for_the_second_pass(isolated, m
     held.close()
     assert sorted(order) == sorted(c.cell_id for c in cells)
     assert set(order[-len(waiting) :]) == waiting
+
+
+def test_a_suite_that_asks_for_cuda_is_refused_at_once_without_one(isolated, monkeypatch) -> None:
+    """`device: cuda` on a machine without a GPU: one error naming the file and the keys
+    before any cell runs, not a failure per cell; a cached pretraining needs no GPU."""
+    import torch
+    import yaml
+
+    from harness.runner import _check_cuda
+    from zoo.errors import UserError
+    from zoo.train.checkpoint import COMMIT
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    d = yaml.safe_load(TINY.read_text())
+    d["recipe"]["device"] = "cuda"
+    d["tasks"][1]["params"]["device"] = "cuda"
+    path = isolated / "gpu.yaml"
+    path.write_text(yaml.safe_dump(d))
+    keys = r"recipe.device, tasks\[1\].params.device: 'cuda' asked for, but torch sees no CUDA"
+    with pytest.raises(UserError, match=rf"gpu.yaml: {keys}"):
+        run_suite(path, root=isolated / "lb", progress=False)
+    assert not list((isolated / "lb").rglob("*.parquet")) and not (isolated / "runs").exists()
+    plan = plan_suite(path, root=isolated / "lb")
+    for key in plan.pretraining:  # every pretraining cached: only the throughput task asks
+        (isolated / "runs" / "pretrain" / key / "final").mkdir(parents=True)
+        (isolated / "runs" / "pretrain" / key / "final" / COMMIT).write_text("{}")
+    validation = [c for c in plan.todo if c.task.type == "validation"]
+    _check_cuda(plan.suite, validation)  # nothing in them needs a GPU now
+    with pytest.raises(UserError, match=r"gpu.yaml: tasks\[1\].params.device: 'cuda'"):
+        _check_cuda(plan.suite, plan.todo)
