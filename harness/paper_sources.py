@@ -250,11 +250,13 @@ def source_of(fig: PaperFigure) -> Source:
 class Scale:
     """A size at which the paper's figures are compared: `suites` maps each CPU part to this
     scale's (a part it lacks: those figures are not compared at this scale), `models` each
-    CPU preset to this scale's; tasks, metrics and sanity bars stay the CPU part's."""
+    CPU preset to this scale's; tasks, metrics and sanity bars stay the CPU part's. `pending`:
+    what the report says while none of its suites has rows."""
 
     name: str
     suites: dict[str, str]
     models: dict[str, str]
+    pending: str = ""
 
     def source(self, fig: PaperFigure) -> Source | None:
         """Our source of `fig` at this scale, or None where this scale does not compare it."""
@@ -277,5 +279,9 @@ GPU = Scale(
     "GPU",
     {ENCODER: "paper-gpu-encoder", DECODER: "paper-gpu-decoder"},
     {"bert-tiny": "bert-small", "pythia-tiny": "gpt2-11m"},
+    pending="No rows committed yet. These suites repeat the encoder comparisons (Table 1, "
+    "Figure 3, Appendix A) with bert-small and the decoder ones (Tables 3-4, Appendix A) with "
+    "gpt2-11m, at 2.7 to 4 times the CPU parts' tokens; they need a CUDA GPU (`device: "
+    "cuda`). Run them on one and regenerate this page: their rows say which GPU trained them.",
 )
 SCALES = (CPU, GPU)

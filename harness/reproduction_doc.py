@@ -4,8 +4,9 @@
 
 The page is generated, never edited: per claim of the paper, a table of the paper's figure
 beside ours (`harness.reproduction.findings`), the difference, the seeds, the significance
-and a verdict in words with its one-line reason; a last section holds the encoder and decoder
-figures at GPU scale (the `paper-gpu-*` suites), or says they are not run yet. The README's headline sentence sits between
+and a verdict in words with its one-line reason; a last section per other scale holds its
+figures (GPU: the encoder and decoder ones from the `paper-gpu-*` suites), or says they are
+not run yet. The README's headline sentence sits between
 two markers and is rewritten from the same findings, so the two cannot disagree. A test
 regenerates both from the committed leaderboards and checks they are unchanged.
 """
@@ -19,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.paper import Role, Verdict
-from harness.paper_sources import GPU, SCALES
+from harness.paper_sources import SCALES, Scale
 from harness.reproduction import Finding, findings, gain_text, hardware
 
 TITLES = {
@@ -56,12 +57,6 @@ NOTES = {
     "comparable figure.",
 }
 MAIN_CLAIM = "table1-tokens: GLUE average"
-GPU_PENDING = (
-    "No rows committed yet. These suites repeat the encoder comparisons (Table 1, Figure 3, "
-    "Appendix A) with bert-small and the decoder ones (Tables 3-4, Appendix A) with gpt2-11m, "
-    "at 2.7 to 4 times the CPU parts' tokens; they need a CUDA GPU (`device: cuda`). Run them "
-    "on one and regenerate this page: their rows say which GPU trained them."
-)
 VERDICT_TEXT = (
     "Verdicts: *reproduced* (the paper's direction, significant at p < 0.05; every p "
     "is one-tailed, in the paper's direction), *direction only* (the paper's direction, "
@@ -201,12 +196,12 @@ def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> 
     return [*parts, "", _table([_row(f) for f in mine]), *_plots(root, mine)]
 
 
-def _gpu_section(found: list[Finding], root: Path | None) -> list[str]:
-    """The encoder and decoder figures a size up (`harness.paper_sources.GPU`)."""
-    mine = [f for f in found if f.scale == GPU.name]
-    title = "At GPU scale: bert-small and gpt2-11m"
+def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> list[str]:
+    """The figures a scale other than CPU compares (`harness.paper_sources.SCALES`)."""
+    mine = [f for f in found if f.scale == scale.name]
+    title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
     if not any(not math.isnan(f.gain) for f in mine):
-        return ["", f"## {title}", "", _rows_line(root, mine), "", GPU_PENDING]
+        return ["", f"## {title}", "", _rows_line(root, mine), "", scale.pending]
     return _section(title, mine, root, "\n".join(_tally(mine)))
 
 
@@ -233,7 +228,8 @@ def render(found: list[Finding], root: Path | None = None) -> str:
     for claim, title in TITLES.items():
         mine = [f for f in cpu if f.figure.claim == claim]
         parts += _section(title, mine, root, *([NOTES[claim]] if claim in NOTES else []))
-    parts += _gpu_section(found, root)
+    for scale in SCALES:
+        parts += _scale_section(scale, found, root) if scale.suites else []
     return "\n".join(parts) + "\n"
 
 

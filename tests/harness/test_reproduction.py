@@ -17,7 +17,7 @@ from harness.leaderboard import COLUMNS, write_cell
 from harness.paper import PAPER
 from harness.paper_sources import CPU, GPU, source_of
 from harness.reproduction import findings
-from harness.reproduction_doc import GPU_PENDING, HEADLINE, headline, render, write_reproduction
+from harness.reproduction_doc import HEADLINE, headline, render, write_reproduction
 from harness.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,7 +123,7 @@ def test_the_gpu_scale_compares_the_encoder_and_decoder_figures_a_size_up() -> N
 
 def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
     pending = render(findings(_encoder_rows(tmp_path / "cpu", sst2_ce=0.78, gain=0.02)))
-    assert pending.endswith(GPU_PENDING + "\n")  # nothing run at GPU scale yet
+    assert pending.endswith(GPU.pending + "\n")  # nothing run at GPU scale yet
     h100 = "cuda x1: NVIDIA H100 80GB HBM3"
     root = _encoder_rows(tmp_path / "gpu", 0.78, -0.03, "paper-gpu-encoder", hardware=h100)
     _encoder_rows(root, sst2_ce=0.78, gain=0.02)  # the CPU part beside it
