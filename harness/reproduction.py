@@ -46,6 +46,7 @@ class Finding:
     role: Role
     source: Source
     scale: str = "CPU"  # `harness.paper_sources.SCALES`
+    machines: tuple[str, ...] = ()  # where the suite's rows were trained, as they record it
     ours: dict[Role, float] = field(default_factory=dict)
     seeds: int = 0
     gain: float = math.nan  # ours, positive = the role better than vanilla
@@ -242,31 +243,35 @@ def _reason(f: Finding) -> str:
     return f"{ours}, where the paper has it {said}"
 
 
-def _rows(root: Path, suite: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+@dataclass(frozen=True)
+class SuiteRows:
+    """A suite's committed rows, its kept samples, and the machines its rows record."""
+
+    rows: pd.DataFrame
+    samples: pd.DataFrame
+    machines: tuple[str, ...] = ()
+
+
+def _suite_rows(root: Path, suite: str) -> SuiteRows:
     d = root / suite
     if not d.is_dir():
-        return pd.DataFrame(), pd.DataFrame()
-    return read_leaderboard(d), read_samples(d, current_cells(d))
+        return SuiteRows(pd.DataFrame(), pd.DataFrame())
+    rows = read_leaderboard(d)
+    machines = tuple(sorted(set(rows["hardware"].dropna())))
+    return SuiteRows(rows, read_samples(d, current_cells(d)), machines)
 
 
-def _finding(
-    fig: PaperFigure,
-    role: Role,
-    source: Source,
-    scale: str,
-    rows: pd.DataFrame,
-    samples: pd.DataFrame,
-) -> Finding:
-    f = Finding(fig, role, source, scale)
+def _finding(fig: PaperFigure, role: Role, source: Source, scale: str, data: SuiteRows) -> Finding:
+    f = Finding(fig, role, source, scale, machines=data.machines)
     sign = 1.0 if fig.higher_is_better else -1.0
-    if not rows.empty:
+    if not data.rows.empty:
         if source.at in ("along", "sweep"):
-            _compare_points(f, rows, sign)
+            _compare_points(f, data.rows, sign)
         else:
-            _comparefinal_values(f, rows, samples, sign)
+            _comparefinal_values(f, data.rows, data.samples, sign)
     if not fig.compared:
         _two_sided(f)
-    _judge(f, rows)
+    _judge(f, data.rows)
     return f
 
 
@@ -274,7 +279,7 @@ def findings(root: Path, suite: str | None = None) -> list[Finding]:
     """One finding per paper figure, compared role and scale (`SCALES`: every figure at CPU
     scale, the encoder and decoder ones at GPU scale), from the leaderboards under `root`
     (only the figures whose rows come from `suite`, when given)."""
-    cache: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+    cache: dict[str, SuiteRows] = {}
     out = []
     for scale in SCALES:
         for fig in PAPER:
@@ -282,21 +287,9 @@ def findings(root: Path, suite: str | None = None) -> list[Finding]:
             if source is None or (suite is not None and source.suite != suite):
                 continue
             if source.suite not in cache:
-                cache[source.suite] = _rows(root, source.suite)
-            rows, samples = cache[source.suite]
+                cache[source.suite] = _suite_rows(root, source.suite)
             roles = [
                 r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)
             ]
-            out += [_finding(fig, r, source, scale.name, rows, samples) for r in roles]
+            out += [_finding(fig, r, source, scale.name, cache[source.suite]) for r in roles]
     return out
-
-
-def hardware(root: Path, suites: list[str]) -> list[str]:
-    """Where the rows of `suites` were trained, as their `hardware` column records it (rows
-    written before it was recorded say nothing)."""
-    seen: set[str] = set()
-    for suite in suites:
-        d = root / suite
-        if d.is_dir():
-            seen |= set(read_leaderboard(d)["hardware"].dropna())
-    return sorted(seen)

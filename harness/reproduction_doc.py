@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.paper import Role, Verdict
 from harness.paper_sources import SCALES, Scale
-from harness.reproduction import Finding, findings, gain_text, hardware
+from harness.reproduction import Finding, findings, gain_text
 
 TITLES = {
     "table1-tokens": "Table 1: GLUE at equal tokens",
@@ -180,17 +180,17 @@ def _tally(found: list[Finding]) -> list[str]:
     ]
 
 
-def _rows_line(root: Path | None, mine: list[Finding]) -> str:
+def _rows_line(mine: list[Finding]) -> str:
     """Which suites hold these findings' rows, and where they were trained (as recorded)."""
     names = sorted({f.source.suite for f in mine})
     suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in names)
-    machines = hardware(root, names) if root is not None else []
+    machines = sorted({m for f in mine for m in f.machines})
     return f"Our rows: {suites}" + (f"; trained on {', '.join(machines)}." if machines else ".")
 
 
 def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> list[str]:
     """A heading, the rows line, the `lead` paragraphs, the findings' table and plots."""
-    parts = ["", f"## {title}", "", _rows_line(root, mine)]
+    parts = ["", f"## {title}", "", _rows_line(mine)]
     for paragraph in lead:
         parts += ["", paragraph]
     return [*parts, "", _table([_row(f) for f in mine]), *_plots(root, mine)]
@@ -201,7 +201,7 @@ def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> lis
     mine = [f for f in found if f.scale == scale.name]
     title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
     if not any(not math.isnan(f.gain) for f in mine):
-        return ["", f"## {title}", "", _rows_line(root, mine), "", scale.pending]
+        return ["", f"## {title}", "", _rows_line(mine), "", scale.pending]
     return _section(title, mine, root, "\n".join(_tally(mine)))
 
 
