@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 from tabulate import tabulate
 
 from harness.leaderboard import COLUMN_DOCS, SCHEMA, aggregate, latest_step, read_leaderboard
@@ -144,6 +145,15 @@ def _facts(meta: CheckpointMetadata) -> list[str]:
     ]
 
 
+def _config_block(meta: CheckpointMetadata) -> list[str]:
+    """The run config that made the weights (loss options included), as `hlm pretrain
+    --config` reads it; nothing for a checkpoint that predates its record."""
+    if not meta.config:
+        return []
+    text = yaml.safe_dump(meta.config, sort_keys=True).rstrip()
+    return ["## Training configuration", "", "```yaml", text, "```", ""]
+
+
 def _results_table(rows: pd.DataFrame) -> list[str]:
     if rows.empty:
         return ["No leaderboard rows were found for this checkpoint.", ""]
@@ -199,6 +209,7 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOpt
         "",
         *_facts(meta),
         "",
+        *_config_block(meta),
         "## How to load",
         "",
         "```python",

@@ -18,22 +18,11 @@ from typing import Any
 
 from harness.suite import ModelEntry, Suite, TaskEntry
 from zoo.models import get_spec
-from zoo.train.config import BudgetMarks, PretrainConfig
+from zoo.train.budgets import BudgetMarks
+from zoo.train.config import PretrainConfig
 from zoo.train.recipe import resolve_recipe
 
 RUNS_ENV = "HLM_RUNS_DIR"
-_KEY_EXCLUDE = {
-    "output_dir",
-    "progress",
-    "log_every",
-    "eval_every",
-    "eval_batches",
-    "plugins",
-    "pretrain_key",
-    "report_to",
-    "compile",
-    "strategy",
-}
 
 
 def runs_dir() -> Path:
@@ -62,14 +51,26 @@ class Cell:
     cell_id: str
     config: dict[str, Any] = field(default_factory=dict)
 
+    def steps(self) -> list[int]:
+        """The intermediate pretraining steps this cell's task evaluates."""
+        return [] if self.pretrain is None else task_steps(self.task, _run_steps(self.pretrain))
 
-def _checkpoint_steps(suite: Suite, cfg: PretrainConfig) -> tuple[int, list[int]]:
-    """(save_every, save_steps): the intermediate checkpoints the suite's tasks evaluate:
-    every N steps (`every:`), and fractions of the step budget (`at:`)."""
-    save_every = min((t.every for t in suite.tasks if t.every), default=0)
-    steps = resolve_recipe(cfg, get_spec(cfg.preset, cfg.vocab_size)).steps
-    fractions = {f for t in suite.tasks for f in (t.at or [])}
-    return save_every, sorted({max(1, round(f * steps)) for f in fractions} - {steps})
+
+def task_steps(task: TaskEntry, steps: int) -> list[int]:
+    """The intermediate pretraining steps a task evaluates, of a run of `steps` steps: the
+    multiples of its `every:`, and its `at:` fractions of the step budget (the last step is
+    the final checkpoint, evaluated anyway)."""
+    wanted = set(range(task.every, steps, task.every)) if task.every else set()
+    wanted |= {max(1, round(f * steps)) for f in task.at or []}
+    return sorted(wanted - {steps})
+
+
+def _run_steps(cfg: PretrainConfig) -> int:
+    return resolve_recipe(cfg, get_spec(cfg.preset, cfg.vocab_size)).steps
+
+
+def _applies(task: TaskEntry, model: ModelEntry) -> bool:
+    return task.models is None or model.label() in task.models
 
 
 def _pretrain_config(
@@ -85,12 +86,13 @@ def _pretrain_config(
         progress=False,
         **suite.recipe_for(model, point),
     )
-    save_every, save_steps = _checkpoint_steps(suite, cfg)
+    steps = _run_steps(cfg)  # every point any of the model's tasks evaluates (runtime keys)
+    wanted = {s for t in suite.tasks if _applies(t, model) for s in task_steps(t, steps)}
     marks = suite.compare_at or BudgetMarks()
     cfg = cfg.model_copy(
-        update={"save_every": save_every, "save_steps": save_steps, "save_at": marks}
+        update={"save_steps": sorted(wanted | set(cfg.save_steps)), "save_at": marks}
     )
-    key = digest({**cfg.model_dump(exclude=_KEY_EXCLUDE), "plugins": plugin_digests(plugins)})
+    key = digest({**cfg.key_fields(), "plugins": plugin_digests(plugins)})
     out = str(runs_dir() / "pretrain" / key)
     return cfg.model_copy(update={"output_dir": out, "pretrain_key": key}), key
 
@@ -108,7 +110,7 @@ def expand(suite: Suite) -> list[Cell]:
         if model.checkpoint is None:
             cfg, pkey = _pretrain_config(suite, model, point, seed)
         for task in suite.tasks:
-            if task.models is not None and model.label() not in task.models:
+            if not _applies(task, model):
                 continue
             config = {
                 "model": model.label(),

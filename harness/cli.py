@@ -15,11 +15,13 @@ exit with status 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import types
 import typing
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,7 +30,7 @@ from harness.logs import VerbParser, configure, verbosity
 from zoo.errors import UserError
 from zoo.train.interrupt import TrainingInterrupted
 
-LOSS_DEST = "loss__"  # argparse dest prefix of the flags generated from LossOptions
+LOSS_DEST = "loss__"  # argparse dest prefix of the --loss.NAME flags
 
 
 def _flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -44,36 +46,100 @@ def _flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 def _add_config_flags(
-    parser: argparse.ArgumentParser, model: Any, skip: set[str], dest_prefix: str = ""
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    model: Any,
+    skip: set[str],
+    dest_prefix: str = "",
+    flag_prefix: str = "",
 ) -> None:
     """One --flag per field of a pydantic model, typed from its annotation, help from its
     description; a default is shown only where the field has one (None means "unset")."""
     for name, field in model.model_fields.items():
-        if name in skip:
-            continue
-        flag = "--" + name.replace("_", "-")
-        ann = field.annotation
+        if name not in skip:
+            _add_field_flag(parser, name, field, dest_prefix, flag_prefix)
+
+
+def _add_field_flag(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    name: str,
+    field: Any,
+    dest_prefix: str,
+    flag_prefix: str,
+) -> None:
+    flag = "--" + flag_prefix + name.replace("_", "-")
+    ann = field.annotation
+    args = typing.get_args(ann)
+    if typing.get_origin(ann) in (typing.Union, types.UnionType):
+        ann = next(a for a in args if a is not type(None))
         args = typing.get_args(ann)
-        if typing.get_origin(ann) in (typing.Union, types.UnionType):
-            ann = next(a for a in args if a is not type(None))
-            args = typing.get_args(ann)
-        origin = typing.get_origin(ann)
-        default = None if field.is_required() else field.get_default(call_default_factory=True)
-        default_txt = "" if default is None else f" (default: {default})"
-        help_txt = ((field.description or name.replace("_", " ")) + default_txt).replace("%", "%%")
-        kw: dict[str, Any] = {"default": None, "help": help_txt, "dest": dest_prefix + name}
-        if ann is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
-        elif origin is typing.Literal:
-            parser.add_argument(flag, choices=list(args), **kw)
-        elif origin is list:
-            parser.add_argument(flag, nargs="+", metavar=name.upper(), **kw)
-        elif hasattr(ann, "from_flag"):  # a nested model with its own flag syntax
-            parser.add_argument(flag, type=_flag_type(ann.from_flag), metavar=name.upper(), **kw)
-        elif origin is tuple:
-            parser.add_argument(flag, nargs=len(args), type=args[0], metavar=name.upper(), **kw)
-        else:
-            parser.add_argument(flag, type=ann, metavar=name.upper(), **kw)
+    origin = typing.get_origin(ann)
+    default = None if field.is_required() else field.get_default(call_default_factory=True)
+    default_txt = "" if default is None else f" (default: {default})"
+    help_txt = ((field.description or name.replace("_", " ")) + default_txt).replace("%", "%%")
+    kw: dict[str, Any] = {"default": None, "help": help_txt, "dest": dest_prefix + name}
+    if ann is bool:
+        parser.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
+    elif origin is typing.Literal:
+        parser.add_argument(flag, choices=list(args), **kw)
+    elif origin is list:
+        parser.add_argument(flag, nargs="+", metavar=name.upper(), **kw)
+    elif hasattr(ann, "from_flag"):  # a nested model with its own flag syntax
+        parser.add_argument(flag, type=_flag_type(ann.from_flag), metavar=name.upper(), **kw)
+    elif origin is tuple:
+        # any count, so that a wrong one is refused by the config's check, naming the flag
+        parser.add_argument(flag, nargs="+", type=args[0], metavar=name.upper(), **kw)
+    else:
+        parser.add_argument(flag, type=ann, metavar=name.upper(), **kw)
+
+
+def loss_option_fields() -> dict[str, Any]:
+    """Every loss option of every registered objective (plugins' own included), each once:
+    the `--loss.NAME` flags. A value is validated against the chosen objective's options."""
+    from zoo.objectives import OBJECTIVES
+
+    fields: dict[str, Any] = {}
+    for _, objective in OBJECTIVES.items():
+        for name, field in objective.options.model_fields.items():
+            fields.setdefault(name, field)
+    return fields
+
+
+def preload_plugins(argv: Sequence[str]) -> None:
+    """`hlm pretrain`'s plugins (`--plugins`, or `plugins:` in its `--config` file) are
+    imported before its flags are made, so that a plugin objective's options are flags too
+    (`--loss.temperature`). Nothing is imported for other verbs."""
+    if not argv or argv[0] != "pretrain":
+        return
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--plugins", nargs="+", default=[])
+    pre.add_argument("--config")
+    known, _ = pre.parse_known_args(list(argv[1:]))
+    from zoo.registry import load_plugin
+
+    for plugin in known.plugins:
+        try:
+            load_plugin(plugin)
+        except UserError as exc:  # as argparse ends on a bad flag: one line, status 2
+            print(f"hlm pretrain: error: --plugins: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    for plugin in _config_plugins(known.config):
+        with contextlib.suppress(UserError):  # reported with the file and key by validation
+            load_plugin(plugin)
+
+
+def _config_plugins(path: str | None) -> list[str]:
+    """The `plugins:` of a --config file, where it reads as a list of paths (any problem with
+    the file is reported, naming it, when the config is validated)."""
+    from zoo.yaml_files import read_yaml_mapping
+
+    if path is None or not Path(path).is_file():
+        return []
+    try:
+        data = read_yaml_mapping(Path(path), "config keys")
+    except UserError:
+        return []
+    plugins = data["plugins"] if "plugins" in data else []
+    return [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -107,14 +173,17 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 def cmd_pretrain(args: argparse.Namespace) -> int:
-    from zoo.objectives import LossOptions
     from zoo.train.config import PretrainConfig, load_config
     from zoo.train.pretrain import pretrain
 
     overrides: dict[str, Any] = {
         k: getattr(args, k) for k in PretrainConfig.model_fields if k != "loss" and hasattr(args, k)
     }
-    overrides["loss"] = {k: getattr(args, LOSS_DEST + k) for k in LossOptions.model_fields}
+    overrides["loss"] = {
+        k: getattr(args, LOSS_DEST + k)
+        for k in loss_option_fields()
+        if getattr(args, LOSS_DEST + k) is not None
+    }
     if verbosity(args) < 0:
         overrides["progress"] = False
     cfg = load_config(args.config, overrides)
@@ -125,8 +194,8 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
 
 
 def cmd_finetune_causal(args: argparse.Namespace) -> int:
+    from zoo.errors import format_validation_error
     from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
-    from zoo.train.config import format_validation_error
 
     values = {k: getattr(args, k) for k in CausalFinetuneConfig.model_fields}
     try:
@@ -141,9 +210,8 @@ def cmd_finetune_causal(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from zoo.objectives import LossOptions
     from zoo.train.causal_finetune import CausalFinetuneConfig
-    from zoo.train.config import PretrainConfig
+    from zoo.train.config import SECTIONS
 
     parser = argparse.ArgumentParser(
         prog="hlm",
@@ -166,8 +234,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", action="store_true", help="continue from the last checkpoint in --output-dir"
     )
-    _add_config_flags(p, PretrainConfig, skip={"loss", "pretrain_key"})
-    _add_config_flags(p, LossOptions, skip=set(), dest_prefix=LOSS_DEST)
+    for section in SECTIONS:
+        group = p.add_argument_group(section.__name__.removesuffix("Settings").lower())
+        _add_config_flags(group, section, skip={"loss", "pretrain_key"})
+    group = p.add_argument_group(
+        "loss options",
+        "of every objective, plugins' included (--plugins first); checked "
+        "against the chosen objective's own options",
+    )
+    for name, field in loss_option_fields().items():
+        _add_field_flag(group, name, field, LOSS_DEST, "loss.")
     p.set_defaults(func=cmd_pretrain)
 
     p = sub.add_parser(
@@ -201,8 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     transformers.utils.logging.disable_progress_bar()
     transformers.utils.logging.set_verbosity_error()
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    preload_plugins(argv)
+    parser = build_parser()
     verbs = _verbs(parser)
     if argv and not argv[0].startswith("-") and argv[0] not in verbs:
         from zoo.registry import unknown_name_message

@@ -25,8 +25,9 @@ from pydantic import ValidationError
 from harness.artifacts import ARTIFACTS
 from harness.leaderboard import current_cells, write_current_cells
 from harness.logs import verbosity
-from harness.suite import Suite, SuiteError, pydantic_problems
+from harness.suite import Suite, SuiteError
 from harness.suite.checks import semantic_problems
+from zoo.errors import validation_problems
 
 
 def default_label(checkpoint: str) -> str:
@@ -63,7 +64,7 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
     try:
         suite = Suite.model_validate(data)
     except ValidationError as exc:
-        raise SuiteError(_as_flags(pydantic_problems(exc, "~"))) from None
+        raise SuiteError(_as_flags(validation_problems(exc, "~"))) from None
     problems = semantic_problems(suite)
     if problems:
         raise SuiteError(_as_flags([p.replace(suite.path, "~", 1) for p in problems]))

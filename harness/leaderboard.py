@@ -84,7 +84,8 @@ COLUMN_DOCS = {
     "train_seconds": "training wall seconds so far",
     "params": "parameters of the model as trained",
     "sweep": "JSON of the sweep point",
-    "config": "JSON of the resolved cell configuration",
+    "config": "JSON of the resolved cell configuration; `pretrain` holds the run config that "
+    "made the weights (every pretraining-key field, loss options included)",
     "git_sha": "commit of headless-zoo that computed it",
     "versions": "JSON of library versions",
     "hardware": "where the checkpoint was trained (device x processes: processor), or for a "

@@ -24,6 +24,7 @@ from harness.tasks import TASKS
 from zoo.errors import UserError
 from zoo.train.causal_finetune import finetune_causal
 from zoo.train.checkpoint import checkpoint_problem, checkpoint_step, list_checkpoints
+from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
 
@@ -108,20 +109,35 @@ def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
     return folder / "final"
 
 
+def ensure_steps(cell: Cell, cfg: PretrainConfig, out: Path) -> None:
+    """Make each checkpoint the cell's task evaluates that the cached run lacks (it was
+    trained for other evaluation points): resumed from the nearest earlier checkpoint, or
+    from the start, up to that step only (`pretrain(until=)`); never a new pretraining."""
+    have = {checkpoint_step(p) for p in list_checkpoints(out)}
+    last = read_metadata(out / "final").pretrain_step
+    missing = [s for s in cell.steps() if s not in have and s < last]
+    if not missing:
+        return
+    with _lock(_lock_file(out)):
+        for step in missing:
+            if not (out / "checkpoints" / f"step-{step:07d}").is_dir():
+                log.info("%s: making the step-%d checkpoint of %s", cell.label, step, out.name)
+                pretrain(cfg, until=step)
+
+
 def _selected(cell: Cell, out: Path) -> list[Path]:
     """Intermediate checkpoints the cell evaluates, oldest first: those its task asks for
-    (`every`, `at`), and those where a matched budget of the suite was first reached."""
+    (`every`, `at`; made where missing), and those where a matched budget of the suite was
+    first reached."""
     if cell.pretrain is None:
         return []
-    every, at = cell.task.every, cell.task.at
-    wanted = set(cell.pretrain.save_steps) if at else set()
+    ensure_steps(cell, cell.pretrain, out)
+    wanted = set(cell.steps())
     budgets = cell.suite.compare_at is not None
     return [
         p
         for p in list_checkpoints(out)
-        if (every and checkpoint_step(p) % every == 0)
-        or checkpoint_step(p) in wanted
-        or (budgets and read_metadata(p).reached)
+        if checkpoint_step(p) in wanted or (budgets and read_metadata(p).reached)
     ]
 
 

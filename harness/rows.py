@@ -40,12 +40,22 @@ def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> di
         "task": cell.task.label(),
         "params": meta.params if meta is not None else None,
         "sweep": json.dumps(cell.sweep, sort_keys=True),
-        "config": json.dumps(cell.config, sort_keys=True, default=str),
+        "config": json.dumps(_config(cell, ctx, meta), sort_keys=True, default=str),
         "git_sha": git_sha(),
         "versions": json.dumps(versions()),
         "hardware": trained_on(meta),
         "timestamp": now(),
     }
+
+
+def _config(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> dict[str, Any]:
+    """The cell's configuration, with the run config that made its weights (`pretrain`:
+    every key field, a plugin objective's options included) where one is known."""
+    if meta is not None and meta.config:
+        return {**cell.config, "pretrain": meta.config}
+    if cell.pretrain is not None:
+        return {**cell.config, "pretrain": ctx.pretrain.key_fields()}
+    return cell.config
 
 
 def trained_on(meta: CheckpointMetadata | None) -> str | None:

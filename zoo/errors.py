@@ -7,6 +7,11 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class UserError(Exception):
     """A mistake in the user's input; the message names the file / key / value at fault."""
@@ -14,3 +19,30 @@ class UserError(Exception):
 
 class TrainingDiverged(UserError):
     """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+def key_path(parts: tuple[object, ...] | list[object]) -> str:
+    """A pydantic error location as a key path: ('models', 0, 'recipe', 'lr') ->
+    'models[0].recipe.lr'; '<root>' when empty."""
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "<root>"
+
+
+def validation_problems(exc: ValidationError, source: str, prefix: str = "") -> list[str]:
+    """One `SOURCE: prefix.key.path: message` line per pydantic error: the one formatter of
+    every validation error a user sees (configs, suites, flags, metadata)."""
+    problems = []
+    for err in exc.errors():
+        loc = key_path(tuple(err["loc"]))
+        if prefix:
+            loc = prefix if loc == "<root>" else prefix + (loc if loc[0] == "[" else f".{loc}")
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append(f"{source}: {loc}: {msg.removeprefix('Value error, ')}")
+    return problems
+
+
+def format_validation_error(exc: ValidationError, source: str) -> str:
+    """`validation_problems` as one message, a line per problem."""
+    return "\n".join(validation_problems(exc, source))

@@ -17,20 +17,30 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from harness.bench.memory import peak_mb, reset_peak, rss_mb
+from zoo.errors import UserError
 
 
-def probe(kind: str, env: dict[str, str] | None = None, **kwargs: Any) -> dict[str, Any]:
-    """Run the probe in a fresh process and return its JSON result."""
+def probe(
+    kind: str, env: dict[str, str] | None = None, plugins: Sequence[str] = (), **kwargs: Any
+) -> dict[str, Any]:
+    """Run the probe in a fresh process (which imports `plugins` first, so that a plugin
+    objective is known there too) and return its JSON result; a failure is a UserError
+    with the process's last line of error output."""
+    args = json.dumps({**kwargs, "plugins": list(plugins)}, default=_json)
     out = subprocess.run(
-        [sys.executable, "-m", "harness.bench.probe", kind, json.dumps(kwargs, default=_json)],
+        [sys.executable, "-m", "harness.bench.probe", kind, args],
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
         env={**os.environ, **(env or {})},
     )
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no error output"])[-1]
+        raise UserError(f"memory probe ({kind}) failed with status {out.returncode}: {last}")
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
@@ -73,6 +83,10 @@ def main() -> None:
     kind, args = sys.argv[1], json.loads(sys.argv[2])
     import torch
 
+    from zoo.registry import load_plugin
+
+    for plugin in args["plugins"]:
+        load_plugin(plugin)
     torch.set_flush_denormal(True)
     if kind == "speedup":
         print(json.dumps(_speedup(args)))

@@ -9,27 +9,24 @@ from harness.suite.loading import (
     expand_suite_refs,
     last_suite,
     load_suite,
-    pydantic_problems,
     resolve_suite_path,
     suite_name,
 )
 from harness.suite.schema import (
-    LOSS_KEYS,
     MODEL_KEYS,
     RECIPE_KEYS,
-    SWEEP_KEYS,
     ModelEntry,
     RecipeOverrides,
     Suite,
     TaskEntry,
+    loss_keys,
     overrides,
+    sweep_keys,
 )
 
 __all__ = [
-    "LOSS_KEYS",
     "MODEL_KEYS",
     "RECIPE_KEYS",
-    "SWEEP_KEYS",
     "ModelEntry",
     "RecipeOverrides",
     "Suite",
@@ -38,8 +35,9 @@ __all__ = [
     "expand_suite_refs",
     "last_suite",
     "load_suite",
+    "loss_keys",
     "overrides",
-    "pydantic_problems",
     "resolve_suite_path",
     "suite_name",
+    "sweep_keys",
 ]

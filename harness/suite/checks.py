@@ -16,18 +16,18 @@ from pydantic import ValidationError
 
 from harness.metrics import METRICS
 from harness.suite.schema import (
-    LOSS_KEYS,
     MODEL_KEYS,
-    SWEEP_KEYS,
     RecipeOverrides,
     Suite,
     overrides,
-    pydantic_problems,
+    sweep_keys,
 )
 from harness.tasks import TASKS
 from zoo.data.corpus import source_problem
+from zoo.errors import validation_problems
 from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.registry import unknown_name_message
 from zoo.train.config import PretrainConfig
 
 
@@ -113,7 +113,7 @@ def check_loss(suite: Suite) -> list[str]:
         try:
             OBJECTIVES.get(m.objective).options.model_validate(loss)
         except ValidationError as exc:
-            problems += pydantic_problems(exc, suite.path, key)
+            problems += validation_problems(exc, suite.path, key)
     return problems
 
 
@@ -157,7 +157,7 @@ def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
                 f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params, Path(src).parent)
             ]
     except ValidationError as exc:
-        problems += pydantic_problems(exc, src, f"{key}.params")
+        problems += validation_problems(exc, src, f"{key}.params")
     for j, metric in enumerate(task.metrics or []):
         if metric.split("@", 1)[0] not in METRICS:
             problems.append(f"{src}: {key}.metrics[{j}]: {METRICS.unknown_message(metric)}")
@@ -209,15 +209,26 @@ def check_tasks(suite: Suite) -> list[str]:
     return problems
 
 
+def _loss_options_with(name: str, objectives: list[str]) -> type[LossOptions]:
+    """The options model of the first of `objectives` that has option `name` (plugins'
+    own options included); the shared `LossOptions` where none has it."""
+    for objective in objectives:
+        if objective in OBJECTIVES and name in OBJECTIVES.get(objective).options.model_fields:
+            return OBJECTIVES.get(objective).options
+    return LossOptions
+
+
 def _sweep_value_problems(
-    src: str, key: str, skey: str, value: Any, kinds: list[str | None]
+    src: str, key: str, skey: str, value: Any, objectives: list[str]
 ) -> list[str]:
     if skey in ("preset", "objective"):
         reg = PRESETS if skey == "preset" else OBJECTIVES
         return [] if value in reg else [f"{src}: {key}: {reg.unknown_message(str(value))}"]
     try:
-        if skey in LOSS_KEYS:
-            LossOptions.model_validate({skey.removeprefix("loss."): value})
+        if skey.startswith("loss."):
+            _loss_options_with(skey.removeprefix("loss."), objectives).model_validate(
+                {skey.removeprefix("loss."): value}
+            )
         else:
             RecipeOverrides.model_validate({skey: value})
     except ValidationError as exc:
@@ -228,18 +239,24 @@ def _sweep_value_problems(
 
 
 def check_sweep(suite: Suite) -> list[str]:
-    problems, kinds = [], model_kinds(suite)
+    problems, keys = [], sweep_keys()
+    objectives = [m.objective for m in suite.models if m.objective] + [
+        str(o) for o in suite.sweep.get("objective", [])
+    ]
     for skey, values in suite.sweep.items():
         key = f"sweep.{skey}"
-        if skey not in SWEEP_KEYS:
+        if skey not in keys:
             problems.append(
-                f"{suite.path}: {key}: not a sweepable key (choose from {', '.join(SWEEP_KEYS)})"
+                f"{suite.path}: {key}: not a sweepable key; "
+                + unknown_name_message("sweep key", skey, keys)
             )
         elif not values:
             problems.append(f"{suite.path}: {key}: expected a non-empty list of values")
         else:
             for j, value in enumerate(values):
-                problems += _sweep_value_problems(suite.path, f"{key}[{j}]", skey, value, kinds)
+                problems += _sweep_value_problems(
+                    suite.path, f"{key}[{j}]", skey, value, objectives
+                )
     return problems
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.suite.checks import semantic_problems
-from harness.suite.schema import Suite, pydantic_problems
-from zoo.errors import UserError
+from harness.suite.schema import Suite
+from zoo.errors import UserError, validation_problems
 from zoo.registry import load_plugin
 from zoo.yaml_files import YamlFileError, read_yaml_mapping
 
@@ -93,7 +93,7 @@ def load_suite(path: str | Path) -> Suite:
     try:
         suite = Suite.model_validate({**raw, "path": str(p)})
     except ValidationError as exc:
-        raise SuiteError(pydantic_problems(exc, str(p))) from None
+        raise SuiteError(validation_problems(exc, str(p))) from None
     problems = load_plugins(suite)
     if problems:
         raise SuiteError(problems)

@@ -11,30 +11,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-from zoo.objectives import LossOptions
+from zoo.objectives import OBJECTIVES
+from zoo.train.budgets import BudgetMarks
 from zoo.train.causal_finetune import CausalFinetuneConfig
-from zoo.train.config import BudgetMarks, PretrainConfig
+from zoo.train.config import PretrainConfig
+from zoo.train.roles import recipe_names
 
-# Pretraining keys a suite may set (in `recipe`, per model, or in a sweep).
-_NOT_RECIPE = {
-    "preset",
-    "objective",
-    "output_dir",
-    "init_from",
-    "progress",
-    "plugins",
-    "seed",
-    "pretrain_key",
-    "loss",
-    "save_at",
-}
-RECIPE_KEYS = [k for k in PretrainConfig.model_fields if k not in _NOT_RECIPE]
+# Pretraining keys a suite may set (in `recipe`, per model, or in a sweep): read from the fields.
+RECIPE_KEYS = recipe_names(PretrainConfig)
 MODEL_KEYS = ["preset", "objective", "vocab_size"]
-LOSS_KEYS = [f"loss.{k}" for k in LossOptions.model_fields]
-SWEEP_KEYS = sorted({*RECIPE_KEYS, *MODEL_KEYS, *LOSS_KEYS})
+
+
+def loss_keys() -> list[str]:
+    """`loss.NAME` for every option of every registered objective, plugins' own included
+    (so call it once the suite's plugins are loaded)."""
+    return sorted({f"loss.{k}" for _, obj in OBJECTIVES.items() for k in obj.options.model_fields})
+
+
+def sweep_keys() -> list[str]:
+    """Every key a sweep may vary: recipe keys, model keys and loss options."""
+    return sorted({*RECIPE_KEYS, *MODEL_KEYS, *loss_keys()})
+
+
 SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
@@ -159,24 +160,3 @@ class Suite(BaseModel):
         """Plugin files, relative paths taken from the suite file's folder."""
         base = Path(self.path).parent
         return [(base / p) if not Path(p).is_absolute() else Path(p) for p in self.plugins]
-
-
-def _loc(parts: tuple[Any, ...]) -> str:
-    out = ""
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out or "<root>"
-
-
-def pydantic_problems(exc: ValidationError, source: str, prefix: str = "") -> list[str]:
-    """One `SOURCE: prefix.key.path: message` line per pydantic error."""
-    problems = []
-    for err in exc.errors():
-        loc = _loc(tuple(err["loc"]))
-        if prefix:
-            loc = (
-                prefix if loc == "<root>" else prefix + (loc if loc.startswith("[") else f".{loc}")
-            )
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        problems.append(f"{source}: {loc}: {msg.removeprefix('Value error, ')}")
-    return problems

@@ -98,6 +98,7 @@ def _cpu_memory(
             seq=seq,
             steps=2,
             variant=v,
+            plugins=ctx.pretrain.plugins,
         )
         for k, v in variants.items()
         if k != "hf"

@@ -25,7 +25,9 @@ def test_help_shows_no_generated_placeholders() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "verb")
     text = sub.choices["pretrain"].format_help()  # type: ignore[attr-defined]
-    assert "(default: None)" not in text and "--duplicates" in text and "--cwt-impl" in text
+    assert (
+        "(default: None)" not in text and "--loss.duplicates" in text and "--loss.cwt-impl" in text
+    )
     assert "unset: the preset's" in text
     ft = sub.choices["finetune-causal"].format_help()  # type: ignore[attr-defined]
     assert "--warmup-steps" in ft and "(default: None)" not in ft

@@ -6,10 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from safetensors.torch import load_file
 
+from harness.cells import expand
 from harness.leaderboard import read_leaderboard
 from harness.runner import run_suite
 from harness.suite import SuiteError, load_suite
+from zoo.train.pretrain import pretrain
 
 SUITE = """
 name: along
@@ -106,3 +109,63 @@ def test_leaderboard_at_a_matched_budget(isolated: Path, capsys) -> None:
     assert budget_checkpoints(df, "tokens", 10**9)["reached"].tolist() == [False, False]
     assert hlm(["leaderboard", str(suite), "--leaderboards", str(lb), "--at", "token=512"]) == 2
     assert "did you mean 'tokens'" in capsys.readouterr().err
+
+
+UNION = """
+name: union
+models: [{preset: bert-tiny, objective: cwt}]
+recipe: {corpus: ["synthetic:200"], vocab_size: 400, steps: 12, batch_size: 4, seq_len: 32}
+tasks:
+  - {type: validation, name: a, every: 4, params: {batches: 1}}
+  - {type: validation, name: b, every: 6, params: {batches: 1}}
+  - {type: validation, name: c, at: [0.25], params: {batches: 1}}
+  - {type: validation, name: d, params: {batches: 1}}
+"""
+
+
+def test_each_task_gets_its_own_points_and_no_other(isolated: Path) -> None:
+    """Points are the union of each task's schedule, per task: `every: 4` and `every: 6` are
+    4, 8 and 6 (not multiples of the smaller period only), and one task's `at:` does not
+    leak into the others."""
+    (isolated / "u.yaml").write_text(UNION)
+    assert run_suite(isolated / "u.yaml", root=isolated / "lb", progress=False).failed == []
+    df = read_leaderboard(isolated / "lb" / "union")
+    steps = {t: sorted(g["step"].unique()) for t, g in df.groupby("task")}
+    assert steps == {"a": [4, 8, 12], "b": [6, 12], "c": [3, 12], "d": [12]}
+    assert len(list((isolated / "runs" / "pretrain").iterdir())) == 2  # one run (+ its lock)
+
+
+ONE = """
+name: grow
+models: [{preset: bert-tiny, objective: cwt}]
+recipe: {corpus: ["synthetic:200"], vocab_size: 400, steps: 6, batch_size: 4, seq_len: 32}
+tasks: [{type: validation, params: {batches: 1}}]
+"""
+
+
+def test_a_new_evaluation_point_resumes_the_cached_run_instead_of_pretraining_again(
+    isolated: Path,
+) -> None:
+    suite = isolated / "g.yaml"
+    suite.write_text(ONE)
+    assert run_suite(suite, root=isolated / "lb", progress=False).failed == []
+    (run,) = [p for p in (isolated / "runs" / "pretrain").iterdir() if p.is_dir()]
+    final = run / "final" / "model.safetensors"
+    made = final.stat().st_mtime_ns
+    metrics = (run / "metrics.jsonl").read_text()
+    suite.write_text(ONE.replace("params: {batches: 1}}", "every: 2, params: {batches: 1}}"))
+    assert run_suite(suite, root=isolated / "lb", progress=False).failed == []
+    assert [p for p in (isolated / "runs" / "pretrain").iterdir() if p.is_dir()] == [run]
+    assert final.stat().st_mtime_ns == made  # the pretraining is the same, untouched
+    assert (run / "metrics.jsonl").read_text() == metrics
+    df = read_leaderboard(isolated / "lb" / "grow")
+    assert sorted(df["step"].unique()) == [2, 4, 6]
+    # the remade step-4 checkpoint is the one an uninterrupted run saving there writes
+    (cell,) = expand(load_suite(suite))
+    assert cell.pretrain is not None
+    other = cell.pretrain.model_copy(update={"output_dir": str(isolated / "other")})
+    pretrain(other)
+    for step in (2, 4):
+        name = f"checkpoints/step-{step:07d}/model.safetensors"
+        remade, straight = load_file(run / name), load_file(isolated / "other" / name)
+        assert all(remade[k].equal(straight[k]) for k in straight)

@@ -37,6 +37,8 @@ def _started(tmp_path: Path) -> PretrainConfig:
         ({"objective": "ce"}, "objective: 'cwt' -> 'ce'"),
         ({"corpus": ["synthetic:200"]}, "corpus: ['synthetic:300'] -> ['synthetic:200']"),
         ({"seed": 2, "seq_len": 16}, "seq_len: 32 -> 16"),
+        ({"bf16": True}, "bf16: False -> True"),
+        ({"fast_dropout": False}, "fast_dropout: True -> False"),
     ],
 )
 def test_changed_defining_settings_are_refused(tmp_path: Path, change: dict, named: str) -> None:

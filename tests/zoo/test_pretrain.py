@@ -291,7 +291,7 @@ def test_torchrun_ddp_two_processes(tmp_path, preset: str, negatives: str, port:
         preset,
         "--objective",
         "cwt",
-        "--negatives",
+        "--loss.negatives",
         negatives,
         "--output-dir",
         str(out),

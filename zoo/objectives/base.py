@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field
@@ -127,7 +127,7 @@ def contrastive_flops(s: LossShape) -> float:
     return 2.0 * s.k * s.k * s.hidden
 
 
-LossFn = Callable[[LossInputs, LossOptions], dict[str, Tensor]]
+LossFn = Callable[[LossInputs, Any], dict[str, Tensor]]  # Any: the objective's own options model
 FlopsFn = Callable[[LossShape], float]
 
 

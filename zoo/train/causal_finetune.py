@@ -15,16 +15,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from zoo.errors import UserError
-from zoo.train.config import (
-    MAX_POSITIONS,
-    MAX_SEQUENCES,
-    MAX_STEPS,
-    PretrainConfig,
-    format_validation_error,
-)
+from zoo.errors import UserError, format_validation_error
+from zoo.train.config import PretrainConfig
 from zoo.train.metadata import CheckpointMetadata, read_metadata
 from zoo.train.pretrain import pretrain
+from zoo.train.sections.limits import MAX_POSITIONS, MAX_SEQUENCES, MAX_STEPS
 
 
 class CausalFinetuneConfig(BaseModel):

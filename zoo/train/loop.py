@@ -126,10 +126,11 @@ class MetricsLog:
 
 class Checkpointer:
     """Writes `checkpoints/step-N/` (with training state) every `save_every` steps and at
-    each of `save_steps`, and `final/`, on the main process only."""
+    each of `save_steps`, and `final/`, on the main process only (`saves=False`: none along
+    the way, as when an intermediate checkpoint is made again)."""
 
-    def __init__(self, run: Run, stop: StopRule) -> None:
-        self.run, self.stop = run, stop
+    def __init__(self, run: Run, stop: StopRule, saves: bool = True) -> None:
+        self.run, self.stop, self.saves = run, stop, saves
         r = run.recipe
         self.guard = NonFiniteGuard(run.out, run.cfg.max_nonfinite_skips, r.lr, r.grad_clip)
         self.passed = set(self._reached())  # marks a resumed run had reached already
@@ -145,7 +146,7 @@ class Checkpointer:
         marks = [m for m in self._reached() if m not in self.passed]
         self.passed.update(marks)
         wanted = (every and step % every == 0) or step in run.cfg.save_steps or marks
-        if wanted and not self.stop.done(run.counters):
+        if self.saves and wanted and not self.stop.done(run.counters):
             self._save_step(marks)
 
     def save_interrupted(self) -> Path:
@@ -280,13 +281,19 @@ def _log_row(run: Run, logs: dict[str, float], loss: float, dt: float) -> dict[s
     }
 
 
-def fit(run: Run) -> Path:
-    """Train until the stopping rule says stop; evaluate, save `final/`, return its path."""
+def fit(run: Run, until: int | None = None) -> Path:
+    """Train until the stopping rule says stop; evaluate, save `final/`, return its path.
+
+    With `until`, re-make one intermediate checkpoint of a finished run: train to that step
+    (the schedule stays the whole run's), save `checkpoints/step-N/` and return it, touching
+    neither `final/`, the metrics log nor the trackers."""
     cfg, ctx, c = run.cfg, run.ctx, run.counters
+    if until is not None:
+        return _train(
+            run, StopRule(until), MetricsLog(run.out / "metrics.jsonl", False, None), True
+        )
     stop = StopRule.of(run)
-    trackers = (
-        open_trackers(cfg.report_to, run.out, cfg.model_dump(mode="json")) if ctx.is_main else []
-    )
+    trackers = open_trackers(cfg.report_to, run.out, cfg.as_given()) if ctx.is_main else []
     log = MetricsLog(run.out / "metrics.jsonl", ctx.is_main, c.step if c.step else None, trackers)
     try:
         return _train(run, stop, log)
@@ -294,15 +301,16 @@ def fit(run: Run) -> Path:
         log.close()
 
 
-def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
+def _train(run: Run, stop: StopRule, log: MetricsLog, remake: bool = False) -> Path:
     """The training loop of `fit`, its stop rule and metrics log given. A SIGTERM / SIGINT
-    stops it after the step in hand with that step's checkpoint (`zoo.train.interrupt`)."""
+    stops it after the step in hand with that step's checkpoint (`zoo.train.interrupt`).
+    `remake`: save only the last step's checkpoint (no budget marks), not `final/`."""
     cfg, ctx, c = run.cfg, run.ctx, run.counters
     module = ctx.wrap(run.step)  # DDP; FSDP sharded it at set-up
     if cfg.compile:  # the forward and loss through torch.compile (inductor); same numbers
         module = cast(torch.nn.Module, torch.compile(module))
     sampler = BatchSampler(len(run.blocks), cfg.seed)
-    checkpointer = Checkpointer(run, stop)
+    checkpointer = Checkpointer(run, stop, saves=not remake)
     label = f"{run.spec.name}/{run.objective.name}"
     bar = tqdm(
         total=stop.max_steps, initial=c.step, disable=not (cfg.progress and ctx.is_main), desc=label
@@ -318,7 +326,7 @@ def _train(run: Run, stop: StopRule, log: MetricsLog) -> Path:
                 path = checkpointer.save_interrupted()
                 raise _interrupted(signals.received, c.step, path, "with its checkpoint")
         bar.close()
-        final = _finish(run, checkpointer, log)
+        final = checkpointer.save_interrupted() if remake else _finish(run, checkpointer, log)
     if signals.received is not None:  # came during the last evaluation or save
         raise _interrupted(signals.received, c.step, final, "after the last step, complete")
     return final

@@ -18,10 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from zoo.errors import UserError
+from zoo.errors import UserError, format_validation_error
 from zoo.models.spec import Kind
 from zoo.objectives import OBJECTIVES, LossOptions
-from zoo.train.config import format_validation_error
 from zoo.train.recipe import ResolvedRecipe
 
 METADATA = "hlm_metadata.json"
@@ -74,6 +73,11 @@ class CheckpointMetadata(BaseModel):
     objective: str = Field(description="the pretraining objective (kept after fine-tuning)")
     headless: bool
     loss: dict[str, Any] = Field(description="the objective's loss options as trained")
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the run config's settings that shaped these weights, as given (its "
+        "pretraining-key fields, loss options included); empty in older checkpoints",
+    )
     causal_finetune: CausalFinetune | None = None
     pretrain_key: str | None = None
     tokenizer: TokenizerInfo

@@ -6,7 +6,8 @@ Two named stages: `zoo.train.setup.setup` (kernels, model, tokenizer, data, opti
 state) and `zoo.train.loop.fit` (the steps, evaluation, checkpoints, stopping rule).
 
 Output folder layout:
-    config.yaml               the resolved configuration
+    config.yaml               the configuration as given (hlm pretrain --config reads it back)
+    resolved.yaml             the numbers the preset's recipe filled in, kind, vocabulary
     tokenizer/                the tokenizer (trained on the corpus unless one was given)
     metrics.jsonl             one JSON line per log / eval step (step, loss, lr, tokens/s, peak RSS)
     checkpoints/step-N/       HF checkpoint + training_state.pt + sharded/ (every `save_every` steps)
@@ -27,12 +28,17 @@ from zoo.train.setup import setup
 log = logging.getLogger(__name__)
 
 
-def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
-    """Train per `cfg` (continuing its last checkpoint with `resume`); returns `final/`."""
+def pretrain(cfg: PretrainConfig, resume: bool = False, until: int | None = None) -> Path:
+    """Train per `cfg` (continuing its last checkpoint with `resume`); returns `final/`.
+
+    `until`: make the checkpoint at that step of the run already in `cfg.output_dir` (whose
+    final/ exists) by resuming from its nearest earlier checkpoint, or from the start; training
+    is deterministic, so it is the checkpoint an uninterrupted run saving there would have
+    written. Returns `checkpoints/step-N/`; nothing else in the folder changes."""
     ctx = init_distributed(resolve_device(cfg.device), cfg.strategy)
     try:
         with flush_denormal(cfg.flush_denormal):
-            run = setup(cfg, resume, ctx)
+            run = setup(cfg, resume, ctx, until)
             r = run.recipe
             log.info(
                 "%s %s/%s on %s x%d: %d steps of %d x %d tokens (lr %g, %s), vocabulary %d",
@@ -48,7 +54,7 @@ def pretrain(cfg: PretrainConfig, resume: bool = False) -> Path:
                 r.schedule,
                 run.spec.vocab_size,
             )
-            final = fit(run)
+            final = fit(run, until)
             ctx.barrier()  # every rank's last collective done before any rank tears gloo down
             log.info(
                 "%s: %d steps, %d tokens seen", final, run.counters.step, run.counters.tokens_seen

@@ -1,11 +1,12 @@
 """`--resume`, honestly: continue the same run, or say why not.
 
-The settings that define a run (objective, preset, seed, data, tokenizer, vocabulary,
-sequence length, batch, loss options, optimizer hyper-parameters) are compared with those
-its output folder was started with (`config.yaml`); any difference is refused, each one
-named. The settings that may change (more steps, the learning rate and its schedule,
-clipping, budgets, evaluation and checkpoint intervals) are applied for real and recorded in
-the metadata as changed at the step the run resumed from.
+Each setting's role is read from its field (`zoo.train.roles`). Those that define the weights
+(objective and loss options, preset, seed, data, tokenizer, vocabulary, sequence length,
+batch, optimiser constants, bf16, dropout masks) are compared with those the output folder
+was started with (`config.yaml`); any difference is refused, each one named. Those a resume
+may change (more steps, the learning rate and its schedule, clipping, budgets, micro-batches,
+the attention kernel) are applied for real and recorded in the metadata as changed at the step
+the run resumed from. Runtime settings (device, logging, evaluation points) are free.
 """
 
 from __future__ import annotations
@@ -27,54 +28,24 @@ from zoo.train.checkpoint import (
 )
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import ResumeRecord, read_metadata
+from zoo.train.roles import names_with_role
 from zoo.train.run import Counters, Run
 from zoo.train.sharded import SHARDED, load_sharded
 from zoo.yaml_files import read_yaml_mapping
 
-DEFINING = (
-    "preset",
-    "objective",
-    "loss",
-    "seed",
-    "corpus",
-    "validation",
-    "validation_fraction",
-    "max_documents",
-    "tokenizer",
-    "vocab_size",
-    "allow_smaller_vocab",
-    "init_from",
-    "untie_head",
-    "freeze_body",
-    "seq_len",
-    "batch_size",
-    "mlm_probability",
-    "weight_decay",
-    "betas",
-    "eps",
-    "sparse_embeddings",
-)
-APPLIED = (
-    "steps",
-    "lr",
-    "warmup_steps",
-    "schedule",
-    "min_lr_ratio",
-    "grad_clip",
-    "max_tokens",
-    "max_flops",
-    "max_seconds",
-)
 
-
-def resume_point(out: Path, resume: bool) -> Path | None:
+def resume_point(out: Path, resume: bool, before: int | None = None) -> Path | None:
     """The newest checkpoint whose files match their checksums (a warning names each newer
-    one skipped, and why), or a clear error when there is none."""
+    one skipped, and why), or a clear error when there is none. With `before`, the newest
+    verified one below that step, or None (the run then starts from its initialisation)."""
     for folder in (out, out / "checkpoints"):  # what a killed save left behind
         remove_leftovers(folder)
     if not resume:
         return None
     checkpoints = list_checkpoints(out)
+    if before is not None:
+        earlier = [p for p in checkpoints if checkpoint_step(p) < before]
+        return next((p for p in reversed(earlier) if checkpoint_problem(p) is None), None)
     skipped: list[tuple[Path, str]] = []
     for candidate in reversed(checkpoints):  # the newest checkpoint that verifies
         problem = checkpoint_problem(candidate)
@@ -121,7 +92,7 @@ def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str
     before = started_config(out)
     refused = [
         f"{k}: {_value(before, k)!r} -> {_value(cfg, k)!r}"
-        for k in DEFINING
+        for k in names_with_role(PretrainConfig, "weights")
         if _value(before, k) != _value(cfg, k)
     ]
     if refused:
@@ -134,7 +105,7 @@ def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str
         raise UserError(f"--resume: steps {cfg.steps} is below the checkpoint's step {step}")
     return {
         k: [_value(before, k), _value(cfg, k)]
-        for k in APPLIED
+        for k in names_with_role(PretrainConfig, "resume")
         if _value(before, k) != _value(cfg, k)
     }
 

@@ -127,6 +127,7 @@ def checkpoint_metadata(
         objective=lin.objective.name,
         headless=lin.objective.headless,
         loss=lin.loss,
+        config=cfg.key_fields(),
         causal_finetune=finetune,
         pretrain_key=lin.pretrain_key,
         tokenizer=TokenizerInfo(

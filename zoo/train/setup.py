@@ -203,20 +203,22 @@ def prepare_model(
 
 
 def write_resolved_config(run: Run) -> None:
-    """`config.yaml` (every number as used) and `tokenizer/`, on the main process."""
+    """On the main process: `config.yaml` (the config as given, every field: `hlm pretrain
+    --config` reads it back and repeats the run), `resolved.yaml` (the numbers the preset's
+    recipe filled in, the model's kind and vocabulary, where the tokenizer came from) and
+    `tokenizer/`."""
     if not run.ctx.is_main:
         return
     resolved = {
-        **run.cfg.model_dump(mode="json"),
         "recipe": run.recipe.model_dump(mode="json"),
         "kind": run.spec.kind,
         "vocab_size": run.spec.vocab_size,
         "tokenizer_source": run.tokenizer_source,
     }
     run.out.mkdir(parents=True, exist_ok=True)
-    (run.out / "config.yaml").write_text(
-        yaml.safe_dump(json.loads(json.dumps(resolved)), sort_keys=False)
-    )
+    for name, data in (("config.yaml", run.cfg.as_given()), ("resolved.yaml", resolved)):
+        text = yaml.safe_dump(json.loads(json.dumps(data)), sort_keys=False)
+        (run.out / name).write_text(text, encoding="utf-8")
 
     def write_tokenizer(folder: Path) -> None:
         run.tokenizer.save_pretrained(folder)
@@ -224,14 +226,16 @@ def write_resolved_config(run: Run) -> None:
     atomic_dir_write(run.out / "tokenizer", write_tokenizer)
 
 
-def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
-    """Every set-up stage in order; the returned run is ready for `zoo.train.loop.fit`."""
+def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext, until: int | None = None) -> Run:
+    """Every set-up stage in order; the returned run is ready for `zoo.train.loop.fit`.
+    With `until` (a step of a run already in its folder), the run restarts from its newest
+    checkpoint before that step, or from its initialisation, and leaves its files as they are."""
     check_kernels(cfg, ctx.device.type)
     for plugin in cfg.plugins:
         load_plugin(plugin)
     objective = OBJECTIVES.get(cfg.objective)
     out = Path(cfg.output_dir)
-    checkpoint = resume_point(out, resume)
+    checkpoint = resume_point(out, resume or until is not None, until)
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)
     corpus = cfg.training_text()
@@ -281,6 +285,6 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext) -> Run:
         run.start_tokens = base.tokens_seen
     if checkpoint is not None:
         restore(run, checkpoint, resume_changes(cfg, out, checkpoint))
-    else:
+    elif until is None or not (out / "config.yaml").is_file():
         write_resolved_config(run)
     return run

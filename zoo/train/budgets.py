@@ -1,0 +1,49 @@
+"""Budget marks: the tokens, FLOPs or seconds at which a run keeps a checkpoint."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from zoo.errors import format_validation_error
+
+
+class BudgetMarks(BaseModel):
+    """Budgets at which a run keeps a checkpoint, the first step it reaches each (so that
+    models can be compared at equal tokens, FLOPs or seconds, paper Table 1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: list[Annotated[int, Field(gt=0)]] = Field(default_factory=list)
+    flops: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
+    seconds: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
+
+    @classmethod
+    def from_flag(cls, text: str) -> BudgetMarks:
+        """`tokens=1e6,flops=2e15,tokens=4e6` (a command-line flag) as marks; a ValueError
+        (which argparse reports with the flag) when a part is not NAME=NUMBER."""
+        marks: dict[str, list[float]] = {name: [] for name in cls.model_fields}
+        for part in filter(None, text.split(",")):
+            name, sep, value = part.partition("=")
+            if not sep or name.strip() not in marks:
+                raise ValueError(f"{part!r}: expected NAME=NUMBER, NAME one of {', '.join(marks)}")
+            marks[name.strip()].append(float(value))
+        marks["tokens"] = [int(t) if float(t).is_integer() else t for t in marks["tokens"]]
+        try:
+            return cls.model_validate(marks)
+        except ValidationError as exc:
+            raise ValueError(format_validation_error(exc, text).split(": ", 1)[1]) from None
+
+    def reached(self, tokens: int, flops: float, seconds: float) -> list[str]:
+        """Every mark at or below these counters, as `tokens=T` / `flops=F` / `seconds=S`."""
+        return [
+            f"{name}={mark:g}"
+            for name, marks, value in (
+                ("tokens", self.tokens, tokens),
+                ("flops", self.flops, flops),
+                ("seconds", self.seconds, seconds),
+            )
+            for mark in marks
+            if value >= mark
+        ]

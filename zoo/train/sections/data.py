@@ -1,0 +1,105 @@
+"""The data section of a run config: corpus, validation text, sequences and batches."""
+
+from __future__ import annotations
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+
+from zoo.data.corpus import source_problem
+from zoo.models import PRESETS
+from zoo.train.roles import role
+from zoo.train.sections.limits import MAX_POSITIONS, MAX_SEQUENCES
+
+
+class DataSettings(BaseModel):
+    """The data: corpus, validation text, sequences and batches."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    corpus: list[str] = Field(
+        default_factory=lambda: ["synthetic"],
+        min_length=1,
+        description="corpus sources: synthetic[:N], hub:NAME[:CONFIG][@SPLIT], or local files, "
+        "folders and globs (tried under . and $HLM_DATA_ROOT)",
+        json_schema_extra=role("weights"),
+    )
+    validation: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="validation sources; unset: hold out validation_fraction of the corpus",
+        json_schema_extra=role("weights"),
+    )
+    validation_fraction: float = Field(
+        0.02,
+        gt=0,
+        lt=1,
+        description="share of documents held out for validation",
+        json_schema_extra=role("weights"),
+    )
+    max_documents: int | None = Field(
+        None,
+        gt=0,
+        description="use only the first N documents (quick runs)",
+        json_schema_extra=role("weights"),
+    )
+    seq_len: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_POSITIONS,
+        description="tokens per sequence, at most the preset's positions; unset: the preset's",
+        json_schema_extra=role("weights"),
+    )
+    batch_size: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_SEQUENCES,
+        description="global batch: sequences per optimizer step, all processes and "
+        "micro-batches together (the paper's batch size); unset: the preset's",
+        json_schema_extra=role("weights"),
+    )
+    micro_batch_size: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_SEQUENCES,
+        description="sequences per forward pass in each process; unset: the largest that "
+        "divides the process's share of the batch within micro_tokens",
+        json_schema_extra=role("resume"),
+    )
+    micro_tokens: int = Field(
+        16384,
+        gt=0,
+        description="most tokens per forward pass when micro_batch_size is unset",
+        json_schema_extra=role("resume"),
+    )
+    seed: int = Field(
+        0,
+        ge=0,
+        le=2**32 - 1,
+        description="seed of initialisation, batches and dropout",
+        json_schema_extra=role("weights", recipe=False),
+    )
+
+    @field_validator("seq_len")
+    @classmethod
+    def _seq_len_fits_positions(cls, v: int | None, info: ValidationInfo) -> int | None:
+        if v is not None and "preset" in info.data:
+            positions = PRESETS.get(info.data["preset"])().max_positions
+            if v > positions:
+                raise ValueError(
+                    f"{v} is longer than the {info.data['preset']} positions ({positions})"
+                )
+        return v
+
+    @field_validator("corpus", "validation")
+    @classmethod
+    def _sources_exist(cls, v: list[str] | None) -> list[str] | None:
+        for i, source in enumerate(v or []):
+            problem = source_problem(source)
+            if problem is not None:
+                raise ValueError(f"[{i}] {problem}")
+        return v

@@ -1,0 +1,168 @@
+"""The objective and model sections of a run config (`zoo.train.config.PretrainConfig`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+from zoo.errors import UserError
+from zoo.models import PRESETS
+from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.registry import load_plugin
+from zoo.tokenizers import min_vocab_size
+from zoo.train.roles import role
+from zoo.train.sections.limits import MAX_VOCAB
+
+
+class ObjectiveSettings(BaseModel):
+    """The objective: plugins that register it, its name and loss options, what it selects."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="Python files that register objectives (imported when the config is "
+        "validated, before the objective is looked up)",
+        json_schema_extra=role("runtime", recipe=False),
+    )
+    objective: str = Field(
+        "cwt",
+        description="pretraining objective (hlm ls)",
+        json_schema_extra=role("weights", recipe=False),
+    )
+    loss: SerializeAsAny[LossOptions] = Field(
+        default_factory=LossOptions,
+        validate_default=True,
+        description="the objective's loss options (its own options model)",
+        json_schema_extra=role("weights", recipe=False),
+    )
+    mlm_probability: float = Field(
+        0.15,
+        gt=0,
+        lt=1,
+        description="encoders: share of masked tokens",
+        json_schema_extra=role("weights"),
+    )
+    sparse_embeddings: bool = Field(
+        False,
+        description="sparse input-embedding gradients + SparseAdam (headless objectives): update cost "
+        "proportional to the tokens in the batch, not to V",
+        json_schema_extra=role("weights"),
+    )
+
+    @field_validator("plugins")
+    @classmethod
+    def _import_plugins(cls, v: list[str]) -> list[str]:
+        for plugin in v:
+            try:
+                load_plugin(plugin)
+            except UserError as exc:  # reported with the key, like every other value
+                raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("objective")
+    @classmethod
+    def _known_objective(cls, v: str) -> str:
+        if v not in OBJECTIVES:
+            raise ValueError(OBJECTIVES.unknown_message(v))
+        return v
+
+    @field_validator("loss", mode="before")
+    @classmethod
+    def _objective_options(cls, v: Any, info: ValidationInfo) -> Any:
+        """Validate `loss:` against the objective's own options model (a LossOptions subclass)."""
+        name = info.data["objective"] if "objective" in info.data else None
+        if name is None:
+            return v
+        options = OBJECTIVES.get(name).options
+        if isinstance(v, LossOptions):  # the default, or a copy: keep only what was set
+            v = v.model_dump(exclude_unset=True)
+        if options is LossOptions or not isinstance(v, dict):
+            return v  # validated by the field itself, with nested key paths
+        try:
+            return options.model_validate(v)
+        except ValidationError as exc:
+            raise ValueError(
+                "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            ) from None
+
+
+class ModelSettings(BaseModel):
+    """The model: preset, vocabulary and tokenizer, initialisation, head and kernels."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    preset: str = Field(
+        description="model preset (hlm ls)", json_schema_extra=role("weights", recipe=False)
+    )
+    tokenizer: str | None = Field(
+        None,
+        description="tokenizer folder or hub id; unset: trained on the corpus",
+        json_schema_extra=role("weights"),
+    )
+    vocab_size: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_VOCAB,
+        description="vocabulary size; unset: the preset's",
+        json_schema_extra=role("weights"),
+    )
+    allow_smaller_vocab: bool = Field(
+        False,
+        description="when the tokenizer trained on the corpus cannot reach vocab_size, train "
+        "with the size it reached (with a warning) instead of stopping",
+        json_schema_extra=role("weights"),
+    )
+    init_from: str | None = Field(
+        None,
+        description="start from this checkpoint instead of random init",
+        json_schema_extra=role("weights", recipe=False),
+    )
+    untie_head: bool = Field(
+        False,
+        description="give the model a separate LM head initialised from the embeddings",
+        json_schema_extra=role("weights"),
+    )
+    freeze_body: bool = Field(
+        False, description="train only the LM head (probe)", json_schema_extra=role("weights")
+    )
+    prune_last_layer: bool = Field(
+        True,
+        description="encoders: run the last layer's queries and feed-forward only at the masked "
+        "positions, the only ones a loss reads (same values; ~17% fewer FLOPs for 4 layers)",
+        json_schema_extra=role("weights"),
+    )
+    attention: Literal["sdpa", "xformers"] = Field(
+        "sdpa",
+        description="attention kernel: sdpa (torch's, everywhere) or xformers (CUDA, where "
+        "installed; the paper trained with it)",
+        json_schema_extra=role("resume"),
+    )
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v: str) -> str:
+        if v not in PRESETS:
+            raise ValueError(PRESETS.unknown_message(v))
+        return v
+
+    @field_validator("vocab_size")
+    @classmethod
+    def _vocab_fits_tokenizer(cls, v: int | None, info: ValidationInfo) -> int | None:
+        if v is not None and info.data.get("tokenizer") is None and "preset" in info.data:
+            kind = PRESETS.get(info.data["preset"])().kind
+            if v < min_vocab_size(kind):
+                raise ValueError(
+                    f"{v} is too small for the {kind} tokenizer trained here: it must be >= "
+                    f"{min_vocab_size(kind)} (its special tokens, alphabet and one more)"
+                )
+        return v

@@ -1,0 +1,104 @@
+"""The evaluation and runtime sections of a run config: never part of the pretraining key."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+)
+
+from zoo.train.budgets import BudgetMarks
+from zoo.train.roles import role
+from zoo.train.trackers import TRACKERS
+
+
+class EvaluationSettings(BaseModel):
+    """Evaluation and checkpoints along the run, logging and trackers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    eval_every: int = Field(
+        0,
+        ge=0,
+        description="validation every N steps, 0 = only at the end",
+        json_schema_extra=role("runtime"),
+    )
+    eval_batches: int = Field(
+        8, gt=0, description="validation batches per evaluation", json_schema_extra=role("runtime")
+    )
+    save_every: int = Field(
+        0,
+        ge=0,
+        description="checkpoint every N steps, 0 = only final/",
+        json_schema_extra=role("runtime"),
+    )
+    save_steps: list[Annotated[int, Field(gt=0)]] = Field(
+        default_factory=list,
+        description="also checkpoint at these steps (evaluated along training)",
+        json_schema_extra=role("runtime"),
+    )
+    save_at: BudgetMarks = Field(
+        default_factory=BudgetMarks,
+        description="also checkpoint at the first step reaching each of these budgets",
+        json_schema_extra=role("runtime", recipe=False),
+    )
+    log_every: int = Field(
+        10, gt=0, description="metrics.jsonl line every N steps", json_schema_extra=role("runtime")
+    )
+    report_to: list[str] = Field(
+        default_factory=list,
+        description="also send the metrics to these trackers: tensorboard (OUTPUT_DIR/"
+        "tensorboard/), wandb ($WANDB_PROJECT, WANDB_MODE=offline without network)",
+        json_schema_extra=role("runtime"),
+    )
+
+    @field_validator("report_to")
+    @classmethod
+    def _known_trackers(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if name not in TRACKERS:
+                raise ValueError(TRACKERS.unknown_message(name))
+        return v
+
+
+class RuntimeSettings(BaseModel):
+    """Where and how the run is carried out: output folder, device, strategy, compilation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    output_dir: str = Field(
+        description="where checkpoints, metrics and logs go",
+        json_schema_extra=role("runtime", recipe=False),
+    )
+    pretrain_key: str | None = Field(
+        None,
+        description="the suite cache key of this run (set by hlm run; recorded only)",
+        json_schema_extra=role("runtime", recipe=False),
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="where to train: auto (cuda where torch sees a GPU, else cpu), cpu or cuda "
+        "(under torchrun, one GPU per local rank, nccl)",
+        json_schema_extra=role("runtime"),
+    )
+    strategy: Literal["ddp", "fsdp"] = Field(
+        "ddp",
+        description="how a torchrun job spreads the model over its processes: ddp (a full copy "
+        "each, gradients all-reduced) or fsdp (FSDP2 fully_shard: parameters, gradients and "
+        "optimizer state sharded, each transformer block gathered when it runs); one process "
+        "trains the plain model either way",
+        json_schema_extra=role("runtime"),
+    )
+    compile: bool = Field(
+        False,
+        description="run the training step's forward and loss through torch.compile "
+        "(inductor: C++ on the CPU, Triton on CUDA); the first steps pay the compilation",
+        json_schema_extra=role("runtime"),
+    )
+    progress: bool = Field(
+        True, description="progress bar", json_schema_extra=role("runtime", recipe=False)
+    )

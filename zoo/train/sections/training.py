@@ -1,0 +1,135 @@
+"""The optimisation and schedule sections of a run config."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+)
+
+from zoo.train.roles import role
+from zoo.train.sections.limits import MAX_STEPS
+
+Schedule = Literal["triangular", "cosine", "constant"]
+Beta = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+
+
+class OptimSettings(BaseModel):
+    """The optimisation: AdamW, clipping, numerics and the non-finite guard."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lr: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="peak learning rate; unset: the preset's",
+        json_schema_extra=role("resume"),
+    )
+    weight_decay: float | None = Field(
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="AdamW weight decay; unset: the preset's",
+        json_schema_extra=role("weights"),
+    )
+    betas: tuple[Beta, Beta] | None = Field(
+        None,
+        description="AdamW betas, each in [0, 1); unset: the preset's",
+        json_schema_extra=role("weights"),
+    )
+    eps: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        allow_inf_nan=False,
+        description="AdamW epsilon; unset: the preset's",
+        json_schema_extra=role("weights"),
+    )
+    grad_clip: float | None = Field(
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="global-norm clipping, 0 = off; unset: the preset's",
+        json_schema_extra=role("resume"),
+    )
+    bf16: bool = Field(
+        False, description="bf16 autocast for the body", json_schema_extra=role("weights")
+    )
+    fast_dropout: bool = Field(
+        True,
+        description="draw CPU dropout masks from 64-bit random words split into 15-bit lanes "
+        "(same drop probability within 2^-16, a quarter of torch's bernoulli_ draws), apply them "
+        "block by block, and compute attention with dropout a batch slice at a time; no effect "
+        "on CUDA or on the saved checkpoint",
+        json_schema_extra=role("weights"),
+    )
+    flush_denormal: bool = Field(
+        True,
+        description="flush denormal floats to zero on the CPU (peaked softmaxes underflow into "
+        "denormals, which x86 processes ~100x slower)",
+        json_schema_extra=role("weights"),
+    )
+    max_nonfinite_skips: int = Field(
+        3,
+        ge=0,
+        description="steps in a row whose update is skipped for a non-finite loss or gradient "
+        "before the run stops",
+        json_schema_extra=role("resume"),
+    )
+
+
+class ScheduleSettings(BaseModel):
+    """The schedule: its length, warm-up and shape, and the budgets that stop a run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    steps: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_STEPS,
+        description="optimizer steps (the schedule's length, and the step budget); unset: the "
+        "preset's",
+        json_schema_extra=role("resume"),
+    )
+    schedule: Schedule | None = Field(
+        None,
+        description="learning-rate schedule; unset: the preset's",
+        json_schema_extra=role("resume"),
+    )
+    warmup_steps: int | None = Field(
+        None,
+        ge=0,
+        description="linear warm-up steps; unset: the preset's",
+        json_schema_extra=role("resume"),
+    )
+    min_lr_ratio: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="cosine schedule's end, x the peak; unset: the preset's",
+        json_schema_extra=role("resume"),
+    )
+    max_tokens: int | None = Field(
+        None,
+        gt=0,
+        description="stop once this many training tokens are seen (a budget)",
+        json_schema_extra=role("resume"),
+    )
+    max_flops: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="stop at this many training FLOPs (a budget)",
+        json_schema_extra=role("resume"),
+    )
+    max_seconds: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="stop after this much training-loop wall time (a budget)",
+        json_schema_extra=role("resume"),
+    )
