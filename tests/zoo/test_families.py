@@ -23,6 +23,7 @@ def test_every_preset_round_trips_through_its_family(preset: str) -> None:
         back.intermediate_size,
         back.vocab_size,
     ) == (spec.hidden_size, spec.num_layers, spec.num_heads, spec.intermediate_size, 512)
+    assert back.layer_params() == spec.layer_params()  # its blocks too: FLOPs of a checkpoint
 
 
 @pytest.mark.parametrize(
@@ -46,3 +47,17 @@ def test_an_unknown_model_type_gets_close_matches() -> None:
 
     with pytest.raises(UserError, match=r"unknown model type 'bertt'; did you mean 'bert'"):
         family_of(Config())  # type: ignore[arg-type]
+
+
+def test_a_grouped_query_family_pretrains_headless(tmp_path) -> None:
+    from tests.tiny import TINY_RUN
+    from zoo.train.config import PretrainConfig
+    from zoo.train.metadata import read_metadata
+    from zoo.train.pretrain import pretrain
+
+    cfg = PretrainConfig(
+        preset="llama-tiny", objective="cwt", output_dir=str(tmp_path), steps=2, **TINY_RUN
+    )
+    final = pretrain(cfg)
+    model = load_model(str(final))
+    assert model.config.num_key_value_heads == 2 and read_metadata(final).family == "llama"

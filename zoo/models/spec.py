@@ -73,6 +73,8 @@ class ModelSpec:
     max_positions: int
     recipe: Recipe
     tied: bool = True  # the head shares the input embeddings (False: Pythia's separate head)
+    kv_heads: int | None = None  # key / value heads (grouped-query attention); None: num_heads
+    mlp_matrices: int = 2  # [D, I] matrices of the feed-forward block: 2 (up, down), 3 gated
 
     def with_vocab(self, vocab_size: int) -> ModelSpec:
         return dataclasses.replace(self, vocab_size=vocab_size)
@@ -166,10 +168,21 @@ class ModelSpec:
     def is_encoder(self) -> bool:
         return self.kind == "encoder"
 
+    @property
+    def kv_size(self) -> int:
+        """Width of the keys (and of the values): head size x key / value heads."""
+        heads = self.num_heads if self.kv_heads is None else self.kv_heads
+        return self.hidden_size // self.num_heads * heads
+
+    def layer_params(self) -> int:
+        """Matrix parameters of one block, as the family describes it: queries and output
+        [D, D], keys and values [D, kv] each, and the feed-forward block's [D, I] matrices."""
+        d = self.hidden_size
+        return 2 * d * d + 2 * d * self.kv_size + self.mlp_matrices * d * self.intermediate_size
+
     def body_params(self) -> int:
-        """Non-embedding parameters of the transformer body (analytic, for FLOP counts)."""
-        d, i, n = self.hidden_size, self.intermediate_size, self.num_layers
-        return n * (4 * d * d + 2 * d * i)
+        """Non-embedding matrix parameters of the transformer body (analytic, for FLOPs)."""
+        return self.num_layers * self.layer_params()
 
 
 def padded_row_count(selected: Tensor) -> int:

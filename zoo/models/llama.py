@@ -1,0 +1,102 @@
+"""Llama decoders (LlamaForCausalLM): grouped-query attention and a gated feed-forward block
+(three [D, I] matrices), a family whose blocks differ from BERT's, GPT-2's and Pythia's; its
+FLOP count comes from the same block description (`kv_heads`, `mlp_matrices`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from torch import Tensor, nn
+from transformers import (
+    AutoModelForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PretrainedConfig,
+    PreTrainedModel,
+)
+
+from zoo.models.registry import FAMILIES, PRESETS
+from zoo.models.spec import Kind, ModelSpec, Recipe
+from zoo.objectives.base import VocabHead
+
+
+def _identity(x: Tensor) -> Tensor:
+    return x
+
+
+@FAMILIES.register("llama")
+@dataclass(frozen=True)
+class LlamaSpec(ModelSpec):
+    family: ClassVar[str] = "llama"
+    kind: ClassVar[Kind] = "decoder"
+    auto_class: ClassVar[Any] = AutoModelForCausalLM
+    pipeline_tag: ClassVar[str] = "text-generation"
+
+    @classmethod
+    def dims_from_hf_config(cls, config: PretrainedConfig) -> dict[str, int]:
+        return {
+            **super().dims_from_hf_config(config),
+            "kv_heads": config.num_key_value_heads,
+            "mlp_matrices": 3,
+        }
+
+    def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
+        config = LlamaConfig(
+            vocab_size=self.vocab_size,
+            hidden_size=self.hidden_size,
+            num_hidden_layers=self.num_layers,
+            num_attention_heads=self.num_heads,
+            num_key_value_heads=self.kv_heads or self.num_heads,
+            intermediate_size=self.intermediate_size,
+            max_position_embeddings=self.max_positions,
+            tie_word_embeddings=tie_word_embeddings and self.tied,
+            bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
+            eos_token_id=0,
+            pad_token_id=1,
+            attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
+        )
+        return LlamaForCausalLM(config)
+
+    @staticmethod
+    def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
+        assert isinstance(model, LlamaForCausalLM)
+        return model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    @staticmethod
+    def vocab_head(model: PreTrainedModel) -> VocabHead:
+        assert isinstance(model, LlamaForCausalLM)
+        return VocabHead(transform=_identity, weight=model.lm_head.weight, bias=None)
+
+    @staticmethod
+    def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
+        return []
+
+
+@PRESETS.register("llama-tiny")
+def llama_tiny(vocab_size: int = 4096) -> LlamaSpec:
+    """CPU-test scale: 2 layers, hidden 128, 4 query heads sharing 2 key / value heads, a gated
+    feed-forward block of 352; pythia-tiny's recipe."""
+    recipe = Recipe(
+        lr=1e-3,
+        weight_decay=0.1,
+        betas=(0.9, 0.95),
+        schedule="cosine",
+        warmup_steps=20,
+        steps=200,
+        seq_len=128,
+        batch_size=16,
+        min_lr_ratio=0.1,
+    )
+    return LlamaSpec(
+        name="llama-tiny",
+        vocab_size=vocab_size,
+        hidden_size=128,
+        num_layers=2,
+        num_heads=4,
+        kv_heads=2,
+        intermediate_size=352,
+        max_positions=2048,
+        recipe=recipe,
+        mlp_matrices=3,
+    )
