@@ -39,6 +39,22 @@ def test_tensorboard_holds_what_metrics_jsonl_holds(tmp_path: Path) -> None:
     assert "val/val_loss" in events.Tags()["scalars"]
 
 
+def test_tensorboard_hparams_carry_every_config_field(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+
+    run = {**RUN, "objective": "cwt", "loss": {"temperature": 0.5}}
+    cfg = PretrainConfig(output_dir=str(tmp_path), report_to=["tensorboard"], **run)
+    pretrain(cfg)
+    events = EventAccumulator(str(tmp_path / "tensorboard"))
+    events.Reload()
+    content = events.PluginTagToContent("hparams")["_hparams_/session_start_info"]
+    start = HParamsPluginData.FromString(content).session_start_info.hparams
+    assert start["loss.temperature"].number_value == 0.5
+    assert start["objective"].string_value == "cwt"
+    assert {k.split(".")[0] for k in start} == set(PretrainConfig.model_fields)
+
+
 def test_wandb_offline_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")

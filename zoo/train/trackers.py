@@ -43,15 +43,35 @@ def _require(module: str, package: str) -> Any:
         ) from None
 
 
+def flat_hparams(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A run config as TensorBoard hyper-parameters: nested keys joined with dots
+    (`loss.temperature`), each value a number, a bool or a string (lists and None as text)."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            flat.update(flat_hparams(value, f"{prefix}{key}."))
+        elif isinstance(value, bool | int | float | str):
+            flat[prefix + key] = value
+        else:
+            flat[prefix + key] = str(value)
+    return flat
+
+
 class TensorBoardTracker:
-    """Scalars under OUTPUT_DIR/tensorboard/, grouped `train/`, `val/` by their key."""
+    """Scalars under OUTPUT_DIR/tensorboard/, grouped `train/`, `val/` by their key; the run
+    config as the run's hyper-parameters (every field, loss options included: the HParams
+    tab), and as text."""
 
     def __init__(self, out: Path, config: dict[str, Any]) -> None:
         _require("tensorboard", "tensorboard")
         from torch.utils.tensorboard import SummaryWriter
+        from torch.utils.tensorboard.summary import hparams
 
         self.writer = SummaryWriter(log_dir=str(out / "tensorboard"))
         self.writer.add_text("config", f"```\n{config}\n```", 0)
+        summaries = hparams(flat_hparams(config), {"val/val_loss": float("nan")})
+        for summary in summaries:
+            self.writer._get_file_writer().add_summary(summary)
 
     def log(self, step: int, values: dict[str, float]) -> None:
         for key, value in values.items():
