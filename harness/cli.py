@@ -4,9 +4,9 @@
     hlm pretrain --preset bert-tiny --objective cwt --output-dir runs/x   (zoo.train.pretrain)
     hlm finetune-causal CKPT OUT    (zoo.train.causal_finetune.finetune_causal)
     hlm validate SUITE...           (harness.suite.load_suite)
-    hlm run SUITE                   (harness.runner.run_suite)
-    hlm leaderboard SUITE           (harness.leaderboard)
-    hlm plot SUITE                  (harness.plots)
+    hlm run SUITE                   (harness.run.runner.run_suite)
+    hlm leaderboard SUITE           (harness.results.leaderboard)
+    hlm plot SUITE                  (harness.report.plots)
 
 User errors (unknown names, missing files, bad YAML, NaN loss) print one line per problem and
 exit with status 2; no traceback.

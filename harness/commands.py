@@ -9,17 +9,17 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.evaluate import add_evaluate
 from harness.logs import verbosity
-from harness.publish import add_publish
+from harness.publish.hub import add_publish
+from harness.run.evaluate import add_evaluate
 from harness.suite import expand_suite_refs, last_suite, resolve_suite_path, suite_name
 
 if TYPE_CHECKING:
-    from harness.runner import Selection
+    from harness.run.runner import Selection
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from harness.cells import expand
+    from harness.run.cells import expand
     from harness.suite import SuiteError, load_suite
 
     problems: list[str] = []
@@ -38,13 +38,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _selection(args: argparse.Namespace) -> Selection:
-    from harness.runner import Selection
+    from harness.run.runner import Selection
 
     return Selection(model=args.model, task=args.task, seed=args.seed)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from harness.runner import plan_suite, run_suite
+    from harness.run.runner import plan_suite, run_suite
 
     if args.dry_run:
         plan = plan_suite(
@@ -78,11 +78,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from harness.leaderboard import aggregate, current_cells, read_leaderboard
-    from harness.metrics import is_baseline
-    from harness.samples import read_samples
-    from harness.significance import compare_to_baseline
-    from harness.tables import WIDTH, render
+    from harness.report.tables import WIDTH, render
+    from harness.results.leaderboard import aggregate, current_cells, read_leaderboard
+    from harness.results.metrics import is_baseline
+    from harness.results.samples import read_samples
+    from harness.results.significance import compare_to_baseline
 
     name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
@@ -128,7 +128,7 @@ def _at_budget(df: Any, text: str) -> Any:
     """The rows at budget `text` (tokens=T...), after printing which checkpoint each came from."""
     from tabulate import tabulate
 
-    from harness.leaderboard import at_budget, budget_checkpoints, parse_budget
+    from harness.results.leaderboard import at_budget, budget_checkpoints, parse_budget
 
     measure, value = parse_budget(text)
     table = budget_checkpoints(df, measure, value)
@@ -151,8 +151,8 @@ def select_task(tasks: Any, name: str) -> Any:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from harness.leaderboard import read_leaderboard
-    from harness.plots import make_plots
+    from harness.report.plots import make_plots
+    from harness.results.leaderboard import read_leaderboard
 
     name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
@@ -161,8 +161,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         print(f"no results in {directory}", file=sys.stderr)
         return 1
     out = Path(args.out) if args.out else directory / "_plots"
-    from harness.leaderboard import current_cells
-    from harness.samples import read_samples
+    from harness.results.leaderboard import current_cells
+    from harness.results.samples import read_samples
 
     for f in make_plots(df, out, read_samples(directory, current_cells(directory))):
         print(f)
@@ -321,10 +321,10 @@ def _add_plot(sub: Any) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from harness.report import write_report
+    from harness.report.page import write_report
 
     if args.paper:
-        from harness.reproduction_doc import write_reproduction
+        from harness.paper.document import write_reproduction
 
         # the README's headline follows the project's own page, not a copy written elsewhere
         doc, readme = (
@@ -339,8 +339,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         from zoo.errors import UserError
 
         raise UserError("hlm report: name a suite, or pass --paper")
+    from harness.paper.document import report_section
+
     name = suite_name(args.suite)
-    out = write_report(Path(args.leaderboards) / name, name, Path(args.out) if args.out else None)
+    out_path = Path(args.out) if args.out else None
+    out = write_report(Path(args.leaderboards) / name, name, out_path, [report_section])
     print(out)
     return 0
 

@@ -1,4 +1,5 @@
-"""The code's shape: module sizes, no import cycles, no loose-dict reads of metadata."""
+"""The code's shape: module and function sizes, no import cycles, the harness's packages in the
+order its data flows, no loose-dict reads of metadata."""
 
 from __future__ import annotations
 
@@ -72,3 +73,78 @@ def test_metadata_and_variants_are_never_read_as_loose_dicts() -> None:
             ) and "#" not in line:
                 offenders.append(f"{f.relative_to(ROOT)}:{n}")
     assert not offenders
+
+
+def test_no_function_over_100_lines() -> None:
+    long = []
+    for m, f in _modules().items():
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > 100:
+                    long.append(f"{m}.{node.name}: {n} lines")
+    assert not long
+
+
+# harness's packages (and its few top-level modules), each importing only those before it:
+# the results' schema at the bottom, the paper's reproduction above every generic part, so
+# that a suite, a run, a report or a publish never depends on the paper
+HARNESS_LAYERS = (
+    "results",
+    "logs",
+    "lm_eval_tasks",
+    "bench",
+    "downstream",
+    "tasks",
+    "suite",
+    "report",
+    "publish",
+    "run",
+    "paper",
+    "commands",
+    "cli",
+)
+
+
+def _harness_part(path: Path) -> str:
+    parts = path.relative_to(ROOT / "harness").with_suffix("").parts
+    return parts[0]
+
+
+def test_harness_packages_import_only_earlier_layers() -> None:
+    """Every import, function-level ones included: a deferred import is still a dependency."""
+    order = {name: i for i, name in enumerate(HARNESS_LAYERS)}
+    wrong = []
+    for f in (ROOT / "harness").rglob("*.py"):
+        part = _harness_part(f)
+        if part == "__init__":
+            continue
+        assert part in order, f"{f.relative_to(ROOT)}: a harness part missing from HARNESS_LAYERS"
+        for node in ast.walk(ast.parse(f.read_text())):
+            mods = (
+                [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for mod in mods:
+                if mod.startswith("harness.") and mod.split(".")[1] != part:
+                    dep = mod.split(".")[1]
+                    if order[dep] > order[part]:
+                        wrong.append(f"{f.relative_to(ROOT)} imports {mod}")
+    assert not wrong
+
+
+def test_harness_top_level_holds_only_the_cli() -> None:
+    loose = sorted(p.name for p in (ROOT / "harness").glob("*.py"))
+    assert loose == ["__init__.py", "cli.py", "commands.py", "logs.py"]
+
+
+def test_tests_mirror_the_packages() -> None:
+    """Each folder of tests/harness names a harness package."""
+    folders = {
+        p.name for p in (ROOT / "tests" / "harness").iterdir() if (p / "__init__.py").is_file()
+    }
+    packages = {p.name for p in (ROOT / "harness").iterdir() if (p / "__init__.py").is_file()}
+    assert folders <= packages, folders - packages

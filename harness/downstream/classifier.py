@@ -25,7 +25,7 @@ from transformers import (
 )
 
 from harness.downstream.data import Example, TaskData
-from harness.metrics import METRICS
+from harness.results.metrics import METRICS
 
 
 def balanced_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:

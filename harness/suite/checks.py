@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.metrics import METRICS
+from harness.results.metrics import METRICS
 from harness.suite.schema import (
     MODEL_KEYS,
     RecipeOverrides,

@@ -36,7 +36,7 @@ class Result:
     higher_is_better: bool | None = None  # for metrics the registry does not know (lm-eval's own)
     task: str | None = None  # sub-task label (e.g. "glue/cola"); default: the suite's task label
     # per-example scores (example key -> score), kept beside the leaderboard for paired tests
-    # and distributions (`harness.samples`)
+    # and distributions (`harness.results.samples`)
     samples: dict[str, float] | None = None
 
 

@@ -28,7 +28,7 @@ from harness.downstream.benchmarks import (
 )
 from harness.downstream.classifier import FinetuneConfig, finetune
 from harness.downstream.data import Example, TaskData, load_examples
-from harness.metrics import METRICS
+from harness.results.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.train.distributed import resolve_device
 

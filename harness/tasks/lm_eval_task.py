@@ -24,7 +24,7 @@ from unittest import mock
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.leaderboard import git_sha
+from harness.results.leaderboard import git_sha
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError

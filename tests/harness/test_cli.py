@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import harness.runner
+import harness.run.runner
 from harness.cli import build_parser
 from harness.cli import main as hlm
-from harness.leaderboard import write_cell
-from tests.harness.test_leaderboard import row
+from harness.results.leaderboard import write_cell
+from tests.harness.results.test_leaderboard import row
 
 ROOT = Path(__file__).parents[2]
 
@@ -43,9 +43,9 @@ def test_run_passes_publish(monkeypatch, tmp_path) -> None:
 
     def fake(path, **kwargs):  # type: ignore[no-untyped-def]
         seen.update(kwargs)
-        return harness.runner.RunSummary(0, 0, 0, [], tmp_path)
+        return harness.run.runner.RunSummary(0, 0, 0, [], tmp_path)
 
-    monkeypatch.setattr(harness.runner, "run_suite", fake)
+    monkeypatch.setattr(harness.run.runner, "run_suite", fake)
     assert hlm(["run", "suites/quickstart.yaml", "--publish"]) == 0
     assert seen["publish"] is True  # the flag was parsed, then dropped
 

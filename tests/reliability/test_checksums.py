@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import run_suite
+from harness.run.runner import run_suite
 from tests.harness.conftest import TINY
 from zoo.errors import UserError
 from zoo.train.checkpoint import COMMIT, checkpoint_problem, list_checkpoints

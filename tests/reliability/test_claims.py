@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.claims import CLAIMS, claimed, try_claim
+from harness.run.claims import CLAIMS, claimed, try_claim
 
 
 def test_claims(tmp_path: Path) -> None:

@@ -12,16 +12,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from harness.leaderboard import (
+from harness.results.leaderboard import (
     done_cells,
     file_problem,
     read_leaderboard,
     remove_temporaries,
     write_cell,
 )
-from harness.runner import run_suite
+from harness.run.runner import run_suite
 from tests.harness.conftest import TINY
-from tests.harness.test_leaderboard import row
+from tests.harness.results.test_leaderboard import row
 from zoo.train.checkpoint import remove_leftovers
 
 

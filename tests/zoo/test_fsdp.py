@@ -102,7 +102,9 @@ def test_global_negatives_under_fsdp_equal_one_process_on_the_whole_batch(tmp_pa
     """Two ranks of 2 sequences, each scoring its rows against both ranks' targets, against
     one process scoring all 4 sequences at once: the same losses, step after step."""
     batch = {"batch_size": 4, "micro_batch_size": 2, "steps": 3, "save_steps": []}
-    two = _pretrain_2(tmp_path / "two", "pythia-tiny", "fsdp", negatives="global", **batch)
+    two = _pretrain_2(
+        tmp_path / "two", "pythia-tiny", "fsdp", **{"loss.negatives": "global"}, **batch
+    )
     one = tmp_path / "one"
     cfg = {**RUN, **batch, "micro_batch_size": 4, "negatives": "local"}
     loss = {"negatives": cfg.pop("negatives")}

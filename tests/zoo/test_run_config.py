@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.cells import digest
+from harness.run.cells import digest
 from zoo.train.config import SECTIONS, PretrainConfig
 from zoo.train.roles import names_with_role, recipe_names, role_of
 

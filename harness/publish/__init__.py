@@ -1,0 +1,1 @@
+"""What goes to the Hub: model and dataset cards (`cards`) and the uploads (`hub`)."""

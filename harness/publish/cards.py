@@ -1,0 +1,296 @@
+"""Hub cards: a checkpoint's model card and a leaderboard's dataset card.
+
+Both are written with huggingface_hub's own card classes, so `ModelCard.load`,
+`metadata_load` and `model_index_to_eval_results` read them back. A model card's model-index
+holds one results block per task (its Hub task type from the task type's registration,
+`TaskType.hub_tasks`; throughput and analysis tasks stay in the card's table only), with the
+metrics averaged over seeds at the latest step. A headless checkpoint without a trained head
+gets no fill-mask or generation widget: its pipeline tag is feature extraction, and the card
+says what the model is for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+from tabulate import tabulate
+
+from harness.report.tables import render
+from harness.results.leaderboard import aggregate, latest_step, read_leaderboard
+from harness.results.schema import column_table
+from harness.suite import Suite, last_suite, overrides
+from harness.tasks import TASKS
+from zoo.models import FAMILIES
+from zoo.train.metadata import CheckpointMetadata, read_metadata
+
+PAPER = (
+    "Godey, de la Clergerie, Sagot. Headless Language Models: Learning without Predicting with "
+    "Contrastive Weight Tying. ICLR 2024."
+)
+BIBTEX = """```bibtex
+@inproceedings{godey2024headless,
+  title     = {Headless Language Models: Learning without Predicting with Contrastive Weight Tying},
+  author    = {Godey, Nathan and de la Clergerie, {\\'E}ric and Sagot, Beno{\\^i}t},
+  booktitle = {The Twelfth International Conference on Learning Representations (ICLR)},
+  year      = {2024},
+  url       = {https://openreview.net/forum?id=ONPECq0Rk7}
+}
+```"""
+
+
+@dataclass(frozen=True)
+class CardOptions:
+    """What a model card says beyond the checkpoint's metadata."""
+
+    license: str = "apache-2.0"
+    language: str | None = "en"  # omitted for a checkpoint trained on the synthetic corpus only
+    base_model: str | None = None  # the Hub id a fine-tuned checkpoint started from
+    repository_url: str | None = None  # linked from the card only when given
+
+
+def _kind_text(meta: CheckpointMetadata) -> str:
+    if meta.causal_finetune is not None:
+        return "headless decoder with a causally fine-tuned LM head"
+    return ("headless " if meta.headless else "") + meta.kind
+
+
+def purpose(meta: CheckpointMetadata) -> str:
+    """What the checkpoint is for, in a sentence a Hub visitor reads first."""
+    if meta.headless and meta.causal_finetune is None:
+        if meta.kind == "encoder":
+            return (
+                "Its masked-LM head was never trained (the headless objective scores output "
+                "vectors against input embeddings), so it is no fill-mask model: use it as an "
+                "encoder to fine-tune on downstream tasks (GLUE, SuperGLUE, XNLI) or to embed text."
+            )
+        return (
+            "Its LM head is its input embedding matrix (weight tying), never trained as a "
+            "softmax over the vocabulary: for text generation, fine-tune it causally first "
+            "(`hlm finetune-causal`), as the paper does."
+        )
+    return f"A {meta.kind} language model with a trained head, for {FAMILIES.get(meta.family).pipeline_tag}."
+
+
+def pipeline_tag(meta: CheckpointMetadata) -> str:
+    """The Hub pipeline that fits: no widget that would output noise for a headless model."""
+    if meta.headless and meta.causal_finetune is None:
+        return "feature-extraction"
+    return FAMILIES.get(meta.family).pipeline_tag
+
+
+def _hub_task(row: Mapping[Any, Any], kind: str) -> str | None:
+    task_type = json.loads(row["config"])["task"]["type"]
+    hub = TASKS.get(task_type).hub_tasks if task_type in TASKS else {}
+    return hub[kind] if kind in hub else None
+
+
+def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
+    """One EvalResult per task and metric (mean over seeds, latest step), grouped by the
+    Hub into one block per task and dataset."""
+    from huggingface_hub import EvalResult
+
+    if rows.empty:
+        return []
+    latest = latest_step(rows)
+    hub_tasks: list[Any] = [_hub_task(r, meta.kind) for r in latest.to_dict("records")]
+    hub = latest.assign(hub_task=hub_tasks)
+    hub = hub[hub["hub_task"].notna()]
+    out = []
+    for (suite, task, metric, hub_task), g in hub.groupby(["suite", "task", "metric", "hub_task"]):
+        out.append(
+            EvalResult(
+                task_type=str(hub_task),
+                task_name=str(task),
+                dataset_type=f"headless-zoo/{suite}/{task}",
+                dataset_name=f"{task} ({suite})",
+                metric_type=str(metric),
+                metric_value=float(g["value"].mean()),
+                metric_name=f"{metric} (mean of {len(g)} seed{'s' if len(g) > 1 else ''})",
+            )
+        )
+    return out
+
+
+def _facts(meta: CheckpointMetadata) -> list[str]:
+    """The card's table of what the checkpoint is and how it was made."""
+    r, ft = meta.recipe, meta.causal_finetune
+    finetune = (
+        f"yes: {ft.steps} steps at lr {ft.lr}, {ft.tokens} tokens, LM head initialised from the "
+        "input embeddings"
+        if ft is not None
+        else "no"
+    )
+    headless = " (headless: no vocabulary projection in pretraining)" if meta.headless else ""
+    return [
+        "| | |",
+        "|---|---|",
+        f"| preset | `{meta.preset}` ({meta.family}) |",
+        f"| pretraining objective | `{meta.objective}`{headless} |",
+        f"| causal fine-tuning | {finetune} |",
+        f"| parameters | {meta.params} |",
+        f"| vocabulary | {meta.vocab_size} (tokenizer: {meta.tokenizer.vocab_size} entries) |",
+        f"| corpus | {', '.join(meta.corpus)} |",
+        f"| steps / batch / sequence | {meta.steps} / {meta.batch_size} / {meta.seq_len} |",
+        f"| tokens seen | {meta.tokens_seen} |",
+        f"| training FLOPs | {meta.train_flops:.3e} |",
+        f"| wall seconds | {meta.wall_seconds:.1f} |",
+        f"| seed | {meta.seed} |",
+        f"| recipe | lr {r.lr}, {r.schedule} schedule, warm-up {r.warmup_steps}, weight decay {r.weight_decay} |",
+        f"| versions | {', '.join(f'{k} {v}' for k, v in meta.versions.items())} |",
+    ]
+
+
+def _config_block(meta: CheckpointMetadata) -> list[str]:
+    """The run config that made the weights (loss options included), as `hlm pretrain
+    --config` reads it; nothing for a checkpoint that predates its record."""
+    if not meta.config:
+        return []
+    text = yaml.safe_dump(meta.config, sort_keys=True).rstrip()
+    return ["## Training configuration", "", "```yaml", text, "```", ""]
+
+
+def _results_table(rows: pd.DataFrame) -> list[str]:
+    if rows.empty:
+        return ["No leaderboard rows were found for this checkpoint.", ""]
+    latest = latest_step(rows)
+    table = latest[["suite", "task", "metric", "value", "seed", "step"]].sort_values(
+        ["suite", "task", "metric", "seed"]
+    )
+    table["step"] = [("" if pd.isna(s) else int(s)) for s in table["step"]]
+    return [tabulate(table.to_dict("records"), headers="keys", tablefmt="github"), ""]
+
+
+def _card_data(
+    meta: CheckpointMetadata, repo: str, rows: pd.DataFrame, options: CardOptions
+) -> Any:
+    from huggingface_hub import ModelCardData
+
+    tags = ["headless-zoo", f"objective-{meta.objective}"]
+    if meta.headless:
+        tags += ["headless-lm", "contrastive-weight-tying"]
+    hub_corpora = [
+        c.removeprefix("hub:").split(":")[0].split("@")[0]
+        for c in meta.corpus
+        if c.startswith("hub:")
+    ]
+    synthetic = all(c.startswith("synthetic") for c in meta.corpus)
+    return ModelCardData(
+        license=options.license,
+        library_name="transformers",
+        tags=tags,
+        pipeline_tag=pipeline_tag(meta),
+        model_name=repo.split("/")[-1],
+        base_model=options.base_model,
+        datasets=hub_corpora or None,
+        language=None if synthetic else options.language,
+        eval_results=eval_results(rows, meta) or None,
+    )
+
+
+def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOptions) -> str:
+    """The model card of `checkpoint`, with its leaderboard `rows`."""
+    from huggingface_hub import ModelCard
+
+    meta = read_metadata(checkpoint)
+    auto = FAMILIES.get(meta.family).auto_class.__name__
+    made_by = "headless-zoo" + (f" ({options.repository_url})" if options.repository_url else "")
+    lines = [
+        f"# {repo.split('/')[-1]}",
+        "",
+        f"A {_kind_text(meta)} pretrained with the `{meta.objective}` objective "
+        f"(preset `{meta.preset}`) by {made_by}, following {PAPER}",
+        "",
+        purpose(meta),
+        "",
+        *_facts(meta),
+        "",
+        *_config_block(meta),
+        "## How to load",
+        "",
+        "```python",
+        f"from transformers import {auto}, AutoTokenizer",
+        "",
+        f'model = {auto}.from_pretrained("{repo}")',
+        f'tokenizer = AutoTokenizer.from_pretrained("{repo}")',
+        "```",
+        "",
+        "## Results",
+        "",
+        *_results_table(rows),
+        "## Citation",
+        "",
+        BIBTEX,
+        "",
+    ]
+    data = _card_data(meta, repo, rows, options)
+    return str(ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)))
+
+
+def suite_summary(suite: Suite | None, df: pd.DataFrame) -> list[str]:
+    """The suite in a few lines: models, tasks, seeds, sweep, recipe (no YAML dump)."""
+    models = sorted(df["model"].unique()) if not df.empty else []
+    lines = [f"- **models** ({len(models)}): {', '.join(f'`{m}`' for m in models)}"]
+    if suite is None:
+        return lines
+    lines += [
+        f"- **tasks**: {', '.join(t.label() for t in suite.tasks)}",
+        f"- **seeds**: {', '.join(str(s) for s in suite.seeds)}",
+    ]
+    if suite.sweep:
+        lines.append(f"- **sweep**: {', '.join(f'{k} over {v}' for k, v in suite.sweep.items())}")
+    recipe = overrides(suite.recipe)
+    if recipe:
+        lines.append(f"- **recipe**: {', '.join(f'{k}={v}' for k, v in recipe.items())}")
+    if suite.baseline:
+        lines.append(f"- **baseline** of the significance tests: `{suite.baseline}`")
+    lines.append("- the whole suite: `suite.yaml` in this repository")
+    return lines
+
+
+def dataset_card(name: str, directory: Path, repo: str, license: str, plots: list[str]) -> str:
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    df = read_leaderboard(directory)
+    suite = last_suite(directory)
+    data = DatasetCardData(
+        license=license,
+        tags=["headless-zoo", "leaderboard", "headless-lm"],
+        pretty_name=f"headless-zoo {name} leaderboard",
+        configs=[
+            {"config_name": "default", "data_files": [{"split": "train", "path": "data/*.parquet"}]}
+        ],
+    )
+    cells = df["cell_id"].nunique() if not df.empty else 0
+    parts = [
+        f"# headless-zoo leaderboard: {name}",
+        "",
+        suite.description.strip() if suite is not None else "",
+        "",
+        f"{len(df)} rows from {cells} cells; one Parquet file per cell in `data/`.",
+        "",
+        "## Suite",
+        "",
+        *suite_summary(suite, df),
+        "",
+        "## Results (mean ± std over seeds, latest step)",
+        "",
+        render(aggregate(df), "md"),
+        "",
+        *[f"![{p}](plots/{p})" for p in plots],
+        "",
+        "## Schema",
+        "",
+        column_table(),
+        "",
+        "## Citation",
+        "",
+        BIBTEX,
+        "",
+    ]
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(parts)))

@@ -1,0 +1,309 @@
+"""Publishing to the Hugging Face Hub: checkpoints with model cards, leaderboards as datasets.
+
+    publish_model("runs/pretrain/<key>/final", "me/bert-tiny-cwt")
+    publish_leaderboard("quickstart", "me/headless-quickstart")
+
+Files are staged in a temporary folder (or `dry_run` DIR, which then holds exactly what would be
+uploaded) and sent with `HfApi.upload_folder`; the local checkpoint and leaderboard are never
+modified. Re-publishing unchanged files makes no new commit (the client skips files whose
+remote blob id matches). The token comes from the usual places (HF_TOKEN, the login cache) and
+is never written to a file, a card, a log line or an error message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.publish.cards import CardOptions, dataset_card, model_card
+from harness.results.leaderboard import read_leaderboard
+from harness.results.schema import COLUMNS
+from harness.suite import suite_name
+from zoo.errors import UserError
+from zoo.train.checkpoint import STATE
+from zoo.train.metadata import read_metadata
+
+
+def _endpoint_flag(endpoint: str | None) -> str:
+    return f" --endpoint {endpoint}" if endpoint else ""
+
+
+def hub_url(repo: str, repo_type: str, endpoint: str | None) -> str:
+    """The page of `repo` on the Hub it was published to."""
+    base = (endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    return f"{base}/{'datasets/' if repo_type == 'dataset' else ''}{repo}"
+
+
+def _scrub(text: str, token: str | None) -> str:
+    return text.replace(token, "***") if token else text
+
+
+def _token() -> str | None:
+    from huggingface_hub import get_token
+
+    return get_token()
+
+
+def rows_for_checkpoint(
+    checkpoint: Path, leaderboards: Path, suite: str | None = None, label: str | None = None
+) -> pd.DataFrame:
+    """Leaderboard rows of this checkpoint: cells whose pretraining key (and fine-tuning) match
+    its folder under runs/pretrain/, or the rows of `label` in `suite` when given."""
+    frames = []
+    dirs = (
+        [leaderboards / suite] if suite else sorted(p for p in leaderboards.glob("*") if p.is_dir())
+    )
+    for d in dirs:
+        df = read_leaderboard(d)
+        if not df.empty:
+            frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS)
+    df = pd.concat(frames, ignore_index=True)
+    if label is not None:
+        return df[df["model"] == label]
+    cp = checkpoint.resolve()
+    finetuned = cp.parent.name.startswith("finetune-causal-")
+    key = (cp.parent.parent if finetuned else cp.parent).name
+    cfg = df["config"].map(json.loads)
+    mask = cfg.map(lambda c: c["pretrain_key"] == key and bool(c["finetune_causal"]) == finetuned)
+    return df[mask]
+
+
+def _upload(
+    staging: Path,
+    repo: str,
+    repo_type: str,
+    private: bool,
+    revision: str | None,
+    endpoint: str | None,
+    message: str,
+    retry: str,
+) -> str:
+    from huggingface_hub import HfApi
+
+    token = _token()
+    if token is None:
+        raise UserError(
+            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (use --dry-run DIR to only write the files)"
+        )
+    api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)
+    try:
+        api.whoami()
+        api.create_repo(repo, repo_type=repo_type, private=private, exist_ok=True)
+        if revision and revision != "main":
+            api.create_branch(repo, branch=revision, repo_type=repo_type, exist_ok=True)
+        info = api.upload_folder(
+            repo_id=repo,
+            folder_path=staging,
+            repo_type=repo_type,
+            revision=revision,
+            commit_message=message,
+        )
+    except Exception as exc:  # HTTP errors, refused connections (httpx), bad answers: all retryable
+        raise UserError(
+            _scrub(
+                f"upload to {repo} failed ({type(exc).__name__}: {exc}); nothing local was changed; retry: {retry}",
+                token,
+            )
+        ) from None
+    return str(info.oid)
+
+
+def publish_model(
+    checkpoint: str | Path,
+    repo: str,
+    *,
+    private: bool = False,
+    revision: str | None = None,
+    dry_run: str | Path | None = None,
+    leaderboards: Path = Path("leaderboards"),
+    suite: str | None = None,
+    label: str | None = None,
+    endpoint: str | None = None,
+    card: CardOptions | None = None,
+) -> str:
+    """Stage and upload a checkpoint folder with its card; returns the commit id (or the dry-run folder)."""
+    ckpt = Path(checkpoint)
+    if not (ckpt / "config.json").is_file():
+        raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
+    read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
+    rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
+    text = model_card(ckpt, repo, rows, card or CardOptions())
+
+    def stage(d: Path) -> None:
+        for f in sorted(ckpt.iterdir()):
+            if f.is_file() and f.name != STATE and not f.name.startswith("."):
+                shutil.copy2(f, d / f.name)
+        (d / "README.md").write_text(text)
+
+    return _publish(
+        stage,
+        repo,
+        "model",
+        private,
+        revision,
+        dry_run,
+        endpoint,
+        f"Upload {ckpt.name} ({read_metadata(ckpt).objective})",
+        f"hlm publish model {checkpoint} --repo {repo}" + _endpoint_flag(endpoint),
+    )
+
+
+def publish_leaderboard(
+    suite: str,
+    repo: str,
+    *,
+    private: bool = False,
+    dry_run: str | Path | None = None,
+    leaderboards: Path = Path("leaderboards"),
+    license: str = "cc-by-4.0",
+    endpoint: str | None = None,
+) -> str:
+    """Stage and upload a suite's Parquet files, plots, suite YAML and dataset card."""
+    directory = leaderboards / suite
+    files = sorted(p for p in directory.glob("*.parquet") if not p.name.startswith((".", "_")))
+    if not files:
+        raise UserError(f"no leaderboard files in {directory} (run `hlm run {suite}` first)")
+
+    def stage(d: Path) -> None:
+        (d / "data").mkdir()
+        for f in files:
+            shutil.copy2(f, d / "data" / f.name)
+        plots_dir = d / "plots"
+        plots_dir.mkdir()
+        from harness.report.plots import make_plots
+        from harness.results.leaderboard import current_cells
+        from harness.results.samples import read_samples
+
+        kept = read_samples(directory, current_cells(directory))
+        plots = [p.name for p in make_plots(read_leaderboard(directory), plots_dir, kept)]
+        if (directory / "_suite.yaml").is_file():
+            shutil.copy2(directory / "_suite.yaml", d / "suite.yaml")
+        (d / "README.md").write_text(dataset_card(suite, directory, repo, license, plots))
+
+    return _publish(
+        stage,
+        repo,
+        "dataset",
+        private,
+        None,
+        dry_run,
+        endpoint,
+        f"Upload leaderboard {suite} ({len(files)} cells)",
+        f"hlm publish leaderboard {suite} --repo {repo}" + _endpoint_flag(endpoint),
+    )
+
+
+def _publish(
+    stage: Any,
+    repo: str,
+    repo_type: str,
+    private: bool,
+    revision: str | None,
+    dry_run: str | Path | None,
+    endpoint: str | None,
+    message: str,
+    retry: str,
+) -> str:
+    if "/" not in repo or repo.count("/") != 1:
+        raise UserError(f"--repo {repo!r}: expected OWNER/NAME")
+    if dry_run is not None:
+        out = Path(dry_run)
+        if out.exists() and any(out.iterdir()):
+            raise UserError(f"--dry-run {dry_run}: folder exists and is not empty")
+        out.mkdir(parents=True, exist_ok=True)
+        stage(out)
+        return str(out)
+    with tempfile.TemporaryDirectory(prefix="hlm-publish-") as tmp:
+        stage(Path(tmp))
+        return _upload(Path(tmp), repo, repo_type, private, revision, endpoint, message, retry)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    if args.what == "model":
+        card = CardOptions(
+            license=args.license,
+            language=args.language,
+            base_model=args.base_model,
+            repository_url=args.repository_url,
+        )
+        out = publish_model(
+            args.checkpoint,
+            args.repo,
+            private=args.private,
+            revision=args.revision,
+            dry_run=args.dry_run,
+            leaderboards=Path(args.leaderboards),
+            suite=args.suite,
+            label=args.model,
+            endpoint=args.endpoint,
+            card=card,
+        )
+    else:
+        out = publish_leaderboard(
+            suite_name(args.suite),
+            args.repo,
+            private=args.private,
+            dry_run=args.dry_run,
+            leaderboards=Path(args.leaderboards),
+            license=args.license,
+            endpoint=args.endpoint,
+        )
+    kind = "model" if args.what == "model" else "dataset"
+    print(
+        f"dry run: files written to {out}"
+        if args.dry_run
+        else f"published {args.repo} (commit {out}): {hub_url(args.repo, kind, args.endpoint)}"
+    )
+    return 0
+
+
+def add_publish(sub: Any) -> None:
+    p = sub.add_parser(
+        "publish",
+        help="upload a checkpoint (model card) or a leaderboard (dataset card) to the Hub",
+        description="Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
+        "or the login cache and is never written anywhere. --dry-run DIR writes exactly the files "
+        "that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub.",
+    )
+    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
+    pm.add_argument("checkpoint")
+    pm.add_argument(
+        "--suite",
+        help="take the leaderboard rows of --model in this suite (default: rows whose "
+        "pretraining key matches the checkpoint folder)",
+    )
+    pm.add_argument("--model", help="model label in --suite")
+    pm.add_argument("--revision", help="branch to upload to (created if missing)")
+    pm.add_argument("--license", default="apache-2.0")
+    pm.add_argument(
+        "--language",
+        default="en",
+        help="card metadata (default: en; omitted for "
+        "a checkpoint trained on the synthetic corpus only)",
+    )
+    pm.add_argument(
+        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
+    )
+    pm.add_argument("--repository-url", help="a code repository to link from the card")
+    pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
+    pl.add_argument("suite", help="suite name or YAML path")
+    pl.add_argument("--license", default="cc-by-4.0")
+    for q in (pm, pl):
+        q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
+        q.add_argument("--private", action="store_true", help="create the repo private")
+        q.add_argument(
+            "--dry-run", metavar="DIR", help="write the files to DIR instead of uploading"
+        )
+        q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
+        q.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func=cmd_publish)

@@ -1,0 +1,88 @@
+"""Leaderboard tables that fit a terminal: one table per task, metric names as columns.
+
+    print(tables(aggregate(df), width=120))
+
+Each task gets its own markdown table (quality tasks first, throughput last) with the models
+as rows and the task's metrics as short column names. A table wider than `width` is turned
+(metrics as rows, models as columns); one still too wide is cut into column groups that fit.
+`--sort TASK/METRIC` orders the rows of that task's table; the others follow their first
+metric's direction.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from tabulate import tabulate
+
+from harness.results.leaderboard import pivot
+from zoo.registry import check_name
+
+WIDTH = 120
+
+
+def _width(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    return tabulate(table, headers="keys", tablefmt="github")  # type: ignore[arg-type]
+
+
+def _chunks(table: pd.DataFrame, width: int) -> list[pd.DataFrame]:
+    """`table` cut into groups of columns (the index kept in each) that fit `width`."""
+    groups: list[list[str]] = [[]]
+    for column in table.columns:
+        trial = table[[*groups[-1], column]]
+        if groups[-1] and _width(_markdown(trial)) > width:
+            groups.append([column])
+        else:
+            groups[-1].append(column)
+    return [table[g] for g in groups]
+
+
+def fitted(table: pd.DataFrame, width: int = WIDTH) -> str:
+    """The markdown of `table`, turned or cut so that no line is wider than `width` where
+    the cells themselves allow it."""
+    text = _markdown(table)
+    if _width(text) <= width:
+        return text
+    turned = table.T
+    turned.index.name = "metric"
+    if _width(_markdown(turned)) <= width:
+        return _markdown(turned)
+    cuts = [[_markdown(part) for part in _chunks(t, width)] for t in (turned, table)]
+    # the fewest parts that fit; else the narrowest
+    best = min(
+        cuts,
+        key=lambda parts: (max(map(_width, parts)) > width, len(parts), max(map(_width, parts))),
+    )
+    return "\n\n".join(best)
+
+
+def tables(agg: pd.DataFrame, sort_by: str | None = None, width: int = WIDTH) -> str:
+    """One fitted table per task of the aggregated leaderboard `agg`."""
+    if agg.empty:
+        return "(no results yet)"
+    columns = sorted({f"{t}/{m}" for t, m in zip(agg["task"], agg["metric"], strict=True)})
+    if sort_by is not None:
+        check_name("--sort column", sort_by, columns)
+    tasks = sorted(set(agg["task"]), key=lambda t: (t.startswith("throughput"), t))
+    out = []
+    for task in tasks:
+        key = sort_by if sort_by is not None and sort_by.startswith(f"{task}/") else None
+        table = pivot(agg[agg["task"] == task], key)
+        table.columns = [c.removeprefix(f"{task}/") for c in table.columns]
+        out.append(f"{task}\n\n{fitted(table, width)}")
+    return "\n\n".join(out)
+
+
+def render(agg: pd.DataFrame, fmt: str, sort_by: str | None = None, width: int = WIDTH) -> str:
+    """md: the per-task tables; csv / json: the aggregated long table."""
+    if fmt == "md":
+        return tables(agg, sort_by, width)
+    long = agg.drop(columns=["values"])
+    if fmt == "csv":
+        return str(long.to_csv(index=False))
+    if fmt == "json":
+        return str(long.to_json(orient="records", indent=2))
+    raise ValueError(f"unknown format {fmt!r}")

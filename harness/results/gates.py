@@ -1,0 +1,80 @@
+"""Sanity gates: is a model good enough at a task for a comparison on it to mean anything?
+
+A task type declares a gate per sub-task in its metadata (`TaskType.gates`; GLUE's and XNLI's
+come from their `TaskData`): the task's own metric (MCC for CoLA, F1 for MRPC, Pearson for
+STS-B, accuracy for the balanced sets) against what chance scores on that metric, with a
+margin. Every bar is one the paper's own model passes; each gate says so (`paper`), and a
+test checks it against the paper's published numbers.
+
+Chance is a number (0 for a correlation, 1/3 for three balanced classes) or a baseline metric
+the task reports in the same rows (`majority`: the majority class's share; `unigram_ppl`: the
+unigram model's perplexity on the same tokens); `majority_f1` turns the majority share into
+the F1 of always answering the majority (positive) class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """A gate applied to a value: passed or not, the value, the bar, and the sentence."""
+
+    passed: bool
+    value: float
+    bar: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Gate:
+    """`metric` must reach chance + `margin` (or, with `factor`, be at most `factor` x chance:
+    lower-is-better metrics such as perplexity)."""
+
+    metric: str
+    chance: float | str
+    margin: float = 0.0
+    factor: float | None = None
+    majority_f1: bool = False
+    paper: str = ""  # the paper's own model's value on this metric, which passes
+
+    def chance_name(self) -> str:
+        if isinstance(self.chance, str):
+            return "F1 of the majority answer" if self.majority_f1 else self.chance
+        return f"chance ({self.chance:.3g})"
+
+    def bar(self, baseline: Callable[[str], float | None]) -> float | None:
+        """The threshold, given a lookup of the rows' baseline metrics; None without it."""
+        if isinstance(self.chance, str):
+            share = baseline(self.chance)
+            if share is None:
+                return None
+            chance = 2 * share / (1 + share) if self.majority_f1 else share
+        else:
+            chance = self.chance
+        return chance * self.factor if self.factor is not None else chance + self.margin
+
+    def check(self, value: float, baseline: Callable[[str], float | None]) -> GateCheck:
+        """Whether `value` of `metric` clears the bar."""
+        bar = self.bar(baseline)
+        if bar is None:
+            return GateCheck(False, value, float("nan"), f"{self.metric}: no `{self.chance}` row")
+        if self.factor is not None:
+            passed = value <= bar
+            rule = f"at most {self.factor:g} x {self.chance_name()} = {bar:.4g}"
+        else:
+            passed = value >= bar
+            plus = f" + {self.margin:g}" if self.margin else ""
+            rule = f"at least {self.chance_name()}{plus} = {bar:.3f}"
+        return GateCheck(passed, value, bar, f"{self.metric} {value:.4g} (needs {rule})")
+
+
+# the gates the shipped task types declare, by what they guard
+VALIDATION = Gate(
+    "val_ppl",
+    "unigram_ppl",
+    factor=0.5,
+    paper="a trained LM's perplexity is a small fraction of the unigram one (Table 3: 23 vs ~1000)",
+)

@@ -1,0 +1,292 @@
+"""Parquet leaderboards: one file per finished cell (rows typed by `harness.results.schema`), aggregation and tables.
+
+`leaderboards/<suite>/<cell_id>.parquet` holds the rows of one cell. Files are written under a
+dot-prefixed temporary name and renamed, so a crash never leaves a half file and two runs at
+once never lose rows; readers (pandas, pyarrow, duckdb) skip dot- and underscore-prefixed
+names, which is where temporaries, `_plots/` and `_cells.json` live. `_cells.json` lists the
+cells of the suite as last run: rows of other cells (an edited suite's old configurations)
+stay on disk but `read_leaderboard` leaves them out unless asked for them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import uuid
+import warnings
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.results.metrics import direction
+from harness.results.schema import COLUMNS, SCHEMA, checked_rows
+from zoo.errors import UserError
+from zoo.registry import check_name
+from zoo.train.checkpoint import pid_alive, temporary_pid
+
+
+def git_sha() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+        return out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Path:
+    """Atomically write one cell's rows, each validated against `harness.results.schema.Row`
+    first (a ValueError naming the row and column; nothing is written)."""
+    checked = checked_rows(rows, f"{directory / cell_id}.parquet")
+    directory.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(checked, schema=SCHEMA)
+    final = directory / f"{cell_id}.parquet"
+    tmp = directory / f".tmp-{cell_id}-pid{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
+    pq.write_table(table, tmp)
+    os.replace(tmp, final)
+    return final
+
+
+CURRENT = "_cells.json"
+
+
+# the columns a file must have to be a result file at all (later columns read as null)
+ESSENTIAL = ("cell_id", "model", "task", "metric", "value", "step")
+
+
+def result_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.parquet") if not p.name.startswith((".", "_")))
+
+
+def file_problem(path: Path) -> str | None:
+    """Why a result file does not read (truncated, empty, not Parquet, a foreign schema), or
+    None. Reads only the footer."""
+    try:
+        names = pq.read_schema(path).names
+    except (OSError, pa.ArrowException) as exc:
+        return f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:120]})"
+    missing = [c for c in ESSENTIAL if c not in names]
+    return f"not a leaderboard file (no {', '.join(missing)} column)" if missing else None
+
+
+def done_cells(directory: Path) -> set[str]:
+    """Result ids whose file reads: an unreadable one is computed again."""
+    return {p.stem for p in result_files(directory) if file_problem(p) is None}
+
+
+def write_current_cells(directory: Path, cell_ids: list[str]) -> None:
+    """Record the suite's current cells (atomically)."""
+    tmp = directory / f".tmp-cells-pid{os.getpid()}.json"
+    tmp.write_text(json.dumps(sorted(set(cell_ids))))
+    os.replace(tmp, directory / CURRENT)
+
+
+def current_cells(directory: Path) -> set[str] | None:
+    """The suite's current cell ids, or None for a folder no run has recorded them in."""
+    f = directory / CURRENT
+    return set(json.loads(f.read_text())) if f.is_file() else None
+
+
+def remove_temporaries(directory: Path) -> list[Path]:
+    """Delete `.tmp-*` files a killed writer left here and in `_samples/` (those of a
+    process still alive are kept)."""
+    removed = []
+    for p in [*directory.glob(".tmp-*"), *(directory / "_samples").glob(".tmp-*")]:
+        if p.is_file() and not pid_alive(temporary_pid(p.name)):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
+
+
+def stale_cells(directory: Path) -> set[str]:
+    """Result files on disk (`<cell_id>` or `<cell_id>.step-N`) of cells that the suite, as
+    last run, no longer has."""
+    current = current_cells(directory)
+    if current is None:
+        return set()
+    return {f for f in done_cells(directory) if f.split(".", 1)[0] not in current}
+
+
+def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFrame:
+    """Every row of the suite's current cells (and of stale ones with `include_stale`)."""
+    stale = set() if include_stale else stale_cells(directory)
+    tables = []
+    for f in result_files(directory):
+        if f.stem in stale:
+            continue
+        problem = file_problem(f)
+        try:
+            table = read_cell_file(f) if problem is None else None
+        except (OSError, pa.ArrowException) as exc:
+            table, problem = None, f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
+        if table is None:
+            warnings.warn(f"{f}: skipped, {problem}", stacklevel=2)
+        else:
+            tables.append(table)
+    if not tables:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
+    return pa.concat_tables(tables).to_pandas()
+
+
+def read_cell_file(path: Path) -> pa.Table:
+    """One result file in today's schema: a column that an older file lacks reads as null."""
+    table = pq.read_table(path)
+    for field in SCHEMA:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(len(table), field.type))
+    return table.select(SCHEMA.names).cast(SCHEMA)
+
+
+MEASURES = {
+    "steps": "step",
+    "tokens": "tokens_seen",
+    "flops": "train_flops",
+    "seconds": "train_seconds",
+}
+
+
+def parse_budget(text: str) -> tuple[str, float]:
+    """`tokens=2e6` -> ("tokens", 2e6); a bad name or value is a close-match error."""
+    name, _, value = text.partition("=")
+    check_name("budget", name, list(MEASURES))
+    try:
+        number = float(value)
+    except ValueError:
+        raise UserError(f"--at {text}: expected NAME=NUMBER, e.g. tokens=2e6") from None
+    if not number > 0:
+        raise UserError(f"--at {text}: the budget must be > 0")
+    return name, number
+
+
+def at_budget(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
+    """Per model / sweep point / seed / task / metric, the row of the first checkpoint whose
+    `measure` (steps, tokens, flops, seconds) reached `value`: evaluated there, not
+    interpolated. Models that never reached it have no row."""
+    column = MEASURES[measure]
+    d = df[df[column] >= value].sort_values([column, "timestamp"], kind="mergesort")
+    return d.groupby(["model", "sweep", "seed", "task", "metric"], dropna=False).head(1)
+
+
+def budget_checkpoints(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
+    """Which checkpoint each model's row at the budget comes from (step and all measures);
+    `reached: False` for a model that never reached it."""
+    cols = ["model", "sweep", "seed", "step", "tokens_seen", "train_flops", "train_seconds"]
+    picked = at_budget(df, measure, value)[cols].drop_duplicates()
+    missing = set(zip(df["model"], df["sweep"], strict=True)) - set(
+        zip(picked["model"], picked["sweep"], strict=True)
+    )
+    gone = pd.DataFrame(
+        [{"model": m, "sweep": s} for m, s in sorted(missing)], columns=["model", "sweep"]
+    )
+    return pd.concat([picked.assign(reached=True), gone.assign(reached=False)], ignore_index=True)
+
+
+def latest_step(df: pd.DataFrame) -> pd.DataFrame:
+    """Keep, per model / sweep point / seed / task / metric, the row of the latest step (the
+    newest one among rows of the same step: a stable sort on step, then timestamp)."""
+    if df.empty:
+        return df
+    key = ["model", "sweep", "seed", "task", "metric"]
+    d = df.assign(_step=df["step"].fillna(-1))
+    d = d.sort_values(["_step", "timestamp"], kind="mergesort")
+    return d.groupby(key, dropna=False).tail(1).drop(columns="_step")
+
+
+def aggregate(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean, std and n over seeds, per model / sweep point / task / metric (latest step)."""
+    cols = ["model", "sweep", "task", "metric", "mean", "std", "n", "higher_is_better", "values"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    d = latest_step(df)
+    g = d.groupby(["model", "sweep", "task", "metric"], dropna=False, sort=False)
+    out = g["value"].agg(mean="mean", std="std", n="count").reset_index()
+    out["std"] = out["std"].fillna(0.0)
+    out["values"] = g["value"].agg(list).to_numpy()
+    stored = g["higher_is_better"].first().to_numpy()
+    out["higher_is_better"] = [_direction(m, s) for m, s in zip(out["metric"], stored, strict=True)]
+    return out[cols]
+
+
+def _direction(metric: str, stored: Any = None) -> bool | None:
+    """From the registry; for metrics it does not know, the direction stored in the rows."""
+    fallback = (
+        None
+        if stored is None or (isinstance(stored, float) and math.isnan(stored))
+        else bool(stored)
+    )
+    return direction(metric, fallback)
+
+
+def _fmt(mean: float, std: float, n: int, sig: bool) -> str:
+    digits = 4 if abs(mean) < 10 else 1
+    s = f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if n > 1 else "")
+    return s + (" †" if sig else "")
+
+
+def _labelled(agg: pd.DataFrame) -> pd.DataFrame:
+    """`agg` with the table's `row` (model, sweep point) and `column` (task/metric) labels."""
+    a = agg.copy()
+    a["row"] = [row_label(m, s) for m, s in zip(a["model"], a["sweep"], strict=True)]
+    a["column"] = [f"{t}/{m}" for t, m in zip(a["task"], a["metric"], strict=True)]
+    return a
+
+
+def pivot_means(agg: pd.DataFrame) -> pd.DataFrame:
+    """The mean behind each cell of `pivot` (same row and column labels, unsorted)."""
+    a = _labelled(agg)
+    return a.pivot_table(index="row", columns="column", values="mean", aggfunc="first", sort=False)
+
+
+def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
+    """Models (x sweep point) as rows, task/metric as columns, sorted by `sort_by`'s direction."""
+    if agg.empty:
+        return pd.DataFrame()
+    a = _labelled(agg)
+    a["cell"] = [
+        _fmt(float(r["mean"]), float(r["std"]), int(r["n"]), bool(r.get("significant", False)))
+        for r in a.to_dict("records")
+    ]
+    table = a.pivot_table(index="row", columns="column", values="cell", aggfunc="first", sort=False)
+    means = pivot_means(agg)
+    if sort_by is not None:
+        check_name("--sort column", sort_by, sorted(means.columns))
+    key = sort_by if sort_by is not None else (means.columns[0] if len(means.columns) else None)
+    if key is not None:
+        metric = key.split("/")[-1]
+        hib = _direction(metric)
+        order = (
+            means[key]
+            .sort_values(ascending=not hib if hib is not None else True, na_position="last")
+            .index
+        )
+        table = table.loc[order]
+    # quality first, cost last: columns by task (throughput at the end), then metric
+    columns = sorted(table.columns, key=lambda c: (c.startswith("throughput/"), c))
+    table = table[columns]
+    table.index.name = "model"
+    return table.fillna("")
+
+
+def row_label(model: str, sweep_json: str | None) -> str:
+    """A table row's label: the model, and its sweep point when it has one."""
+    return model if sweep_json in ("{}", "", None) else f"{model} {_sweep_label(str(sweep_json))}"
+
+
+def _sweep_label(sweep_json: str) -> str:
+    point = json.loads(sweep_json)
+    return " ".join(f"{k}={v}" for k, v in point.items())

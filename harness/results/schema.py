@@ -1,0 +1,112 @@
+"""One leaderboard row, typed once: the Parquet schema, the column list and the column docs
+(the dataset card's table, leaderboards/README.md) all come from `Row`.
+
+A column's Arrow type follows its Python type (`str` -> string, `int` -> int64, `float` ->
+float64, `bool` -> bool, `datetime` -> timestamp in UTC); its doc is the field's description.
+`write_cell` validates every row against `Row` before anything is written, so a row with a
+missing column, a wrong type or a misspelt name is refused with the column named.
+
+    add a column: one field here (with its description), then set it in `harness.run.rows`.
+"""
+
+from __future__ import annotations
+
+import types
+from datetime import datetime
+from typing import Any, Union, get_args, get_origin
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from zoo.errors import format_validation_error
+
+
+class Row(BaseModel):
+    """The columns of a leaderboard row, in file order."""
+
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+    suite: str | None = Field(description="suite name")
+    suite_version: int | None = Field(description="suite version")
+    cell_id: str = Field(description="hash of the cell's resolved configuration")
+    model: str = Field(description="model label in the suite")
+    preset: str | None = Field(description="zoo preset")
+    objective: str | None = Field(description="pretraining objective")
+    scale: str | None = Field(description="preset size (tiny, small, base, 70m...)")
+    vocab_size: int | None = Field(description="vocabulary size")
+    batch_size: int | None = Field(
+        description="pretraining batch size (all processes x accumulation)"
+    )
+    negatives: int | None = Field(
+        description="contrastive negatives per forward pass (K; x world size for global negatives)"
+    )
+    seed: int | None = Field(description="seed")
+    task: str = Field(description="task (or sub-task) label")
+    metric: str = Field(description="metric name")
+    value: float = Field(description="metric value")
+    stderr: float | None = Field(
+        description="standard error or spread reported by the task, if any"
+    )
+    higher_is_better: bool | None = Field(
+        description="direction, from the metric registry (null: informational)"
+    )
+    step: int | None = Field(
+        description="pretraining step of the evaluated checkpoint (for a fine-tuned one: of "
+        "its start)"
+    )
+    tokens_seen: int | None = Field(description="pretraining tokens seen")
+    train_flops: float | None = Field(description="analytic training FLOPs so far")
+    train_seconds: float | None = Field(description="training wall seconds so far")
+    params: int | None = Field(description="parameters of the model as trained")
+    sweep: str | None = Field(description="JSON of the sweep point ({} when none)")
+    config: str | None = Field(
+        description="JSON of the resolved cell configuration; `pretrain` holds the run config "
+        "that made the weights (every pretraining-key field, loss options included)"
+    )
+    git_sha: str | None = Field(description="commit of headless-zoo that computed it")
+    versions: str | None = Field(description="JSON of library versions")
+    hardware: str | None = Field(
+        description="where the checkpoint was trained (device x processes: processor), or for "
+        "a cell without one (throughput) the machine that ran it; null: not recorded"
+    )
+    timestamp: datetime | None = Field(description="when the cell finished (UTC)")
+
+
+_ARROW = {
+    str: pa.string(),
+    int: pa.int64(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    datetime: pa.timestamp("us", tz="UTC"),
+}
+
+
+def _arrow_type(annotation: Any) -> pa.DataType:
+    """The Arrow type of a field annotated `T` or `T | None`."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        (annotation,) = [a for a in get_args(annotation) if a is not type(None)]
+    return _ARROW[annotation]
+
+
+SCHEMA = pa.schema([(name, _arrow_type(f.annotation)) for name, f in Row.model_fields.items()])
+COLUMNS: list[str] = SCHEMA.names
+COLUMN_DOCS: dict[str, str] = {name: f.description or "" for name, f in Row.model_fields.items()}
+
+
+def checked_rows(rows: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
+    """`rows` validated against `Row` (every column present, each of its type); a ValueError
+    naming `where`, the row and the column otherwise."""
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(Row.model_validate(row).model_dump())
+        except ValidationError as exc:
+            raise ValueError(format_validation_error(exc, f"{where}: row {i}")) from exc
+    return out
+
+
+def column_table() -> str:
+    """The columns as a Markdown table (name, Arrow type, meaning)."""
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{f.name}` | {f.type} | {COLUMN_DOCS[f.name]} |" for f in SCHEMA]
+    return "\n".join(lines)

@@ -1,0 +1,205 @@
+"""Comparing two arms with the pretraining seed as the unit: effect, interval, test, power.
+
+Every comparison in the project goes through here (the leaderboard's mark, the paper's
+verdicts, `hlm power`):
+
+1. Reduce first. Each arm gives one value per pretraining seed (`by_seed`: the mean of
+   everything inside a seed: checkpoints along training, fine-tuning seeds, sweep points).
+   Checkpoints or fine-tuning runs of one pretraining run are never independent samples.
+2. Test across seeds (`compare_seeds`): a paired t-test where both arms have the same seeds
+   (two or more), Welch's t-test otherwise; two-sided, with Δ = mean(a) - mean(b) and its
+   95 % t interval.
+3. Correct for many claims (`holm`): Holm's step-down adjustment over one family of tests.
+4. Say how much the seeds could see (`power`, `detectable_effect`, `seeds_needed`): the
+   two-sided t-test's power from the noncentral t distribution at the seed-level spread
+   observed.
+5. Where per-example scores were kept, a second line of evidence on the examples both arms
+   scored (`per_example`): McNemar's exact test for 0/1 scores, a paired bootstrap otherwise.
+   It speaks of the test set, not of pretraining seeds, and is labelled so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+ALPHA = 0.05
+POWER = 0.8
+MAX_SEEDS = 1000  # `seeds_needed` answers None beyond this
+
+
+def by_seed(rows: pd.DataFrame, key: str = "seed") -> pd.Series:
+    """One value per pretraining seed: the mean of `rows["value"]` within each seed."""
+    if rows.empty:
+        return pd.Series(dtype=float)
+    return rows.groupby(key)["value"].mean().astype(float)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Arm a against arm b over pretraining seeds (two-sided)."""
+
+    delta: float  # mean(a) - mean(b)
+    low: float  # 95 % interval of delta
+    high: float
+    p: float  # two-sided; nan where no test is possible (one seed, no spread)
+    seeds: int  # pairs (paired) or the smaller arm's seeds (Welch)
+    sd: float  # seed-level spread: of the paired differences, or pooled over both arms
+    paired: bool
+    test: str  # in words, e.g. "paired t-test over 3 seeds"
+
+    def detectable(self, power: float = POWER, alpha: float = ALPHA) -> float:
+        """The smallest |Δ| these seeds would detect with `power` at the observed spread."""
+        return detectable_effect(self.sd, self.seeds, self.paired, power, alpha)
+
+    def seeds_for(self, effect: float, power: float = POWER, alpha: float = ALPHA) -> int | None:
+        """Seeds per arm that would detect `effect` with `power` at the observed spread."""
+        return seeds_needed(effect, self.sd, self.paired, power, alpha)
+
+    def power_at(self, effect: float, alpha: float = ALPHA) -> float:
+        """The power these seeds had against `effect` at the observed spread."""
+        return power(effect, self.sd, self.seeds, self.paired, alpha)
+
+
+def _no_test(delta: float, n: int, paired: bool, why: str) -> Comparison:
+    return Comparison(delta, math.nan, math.nan, math.nan, n, math.nan, paired, why)
+
+
+def compare_seeds(a: pd.Series, b: pd.Series) -> Comparison:
+    """Arm `a` against arm `b`, each indexed by seed (one value per seed)."""
+    a, b = a.dropna().astype(float), b.dropna().astype(float)
+    if a.empty or b.empty:
+        return _no_test(math.nan, 0, False, "no values")
+    shared = a.index.intersection(b.index)
+    if len(shared) >= 2 and len(shared) == len(a) == len(b):
+        return _paired(a[shared], b[shared])
+    return _welch(a, b)
+
+
+def _paired(a: pd.Series, b: pd.Series) -> Comparison:
+    d = (a - b).to_numpy()  # (seeds,)
+    n, delta, sd = len(d), float(d.mean()), float(d.std(ddof=1))
+    if sd == 0.0:
+        return _no_test(delta, n, True, f"paired over {n} seeds: identical differences")
+    se = sd / math.sqrt(n)
+    t = delta / se
+    half = float(stats.t.ppf(1 - ALPHA / 2, n - 1)) * se
+    p = float(2 * stats.t.sf(abs(t), n - 1))
+    return Comparison(delta, delta - half, delta + half, p, n, sd, True, f"paired t-test over {n} seeds")
+
+
+def _welch(a: pd.Series, b: pd.Series) -> Comparison:
+    na, nb = len(a), len(b)
+    delta = float(a.mean() - b.mean())
+    n = min(na, nb)
+    if na < 2 or nb < 2:
+        return _no_test(delta, n, False, f"{na} vs {nb} seeds: no seed-level test")
+    va, vb = float(a.var(ddof=1)), float(b.var(ddof=1))
+    se = math.sqrt(va / na + vb / nb)
+    if se == 0.0:
+        return _no_test(delta, n, False, f"{na} vs {nb} seeds: no spread")
+    df = (va / na + vb / nb) ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
+    p = float(2 * stats.t.sf(abs(delta / se), df))
+    sd = math.sqrt((va + vb) / 2)
+    test = f"Welch t-test over {na} vs {nb} seeds"
+    return Comparison(delta, delta - half, delta + half, p, n, sd, False, test)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (nan stays nan and does not count as a test)."""
+    idx = [i for i, p in enumerate(pvalues) if not math.isnan(p)]
+    order = sorted(idx, key=lambda i: pvalues[i])
+    m = len(order)
+    out = [math.nan] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out
+
+
+def power(effect: float, sd: float, n: int, paired: bool, alpha: float = ALPHA) -> float:
+    """Power of the two-sided t-test at `n` seeds per arm against a true |Δ| = `effect`."""
+    if n < 2 or not sd > 0 or math.isnan(effect):
+        return math.nan
+    df = n - 1 if paired else 2 * n - 2
+    se = sd / math.sqrt(n) if paired else sd * math.sqrt(2 / n)
+    ncp = abs(effect) / se
+    crit = float(stats.t.ppf(1 - alpha / 2, df))
+    return float(stats.nct.sf(crit, df, ncp) + stats.nct.cdf(-crit, df, ncp))
+
+
+def detectable_effect(
+    sd: float, n: int, paired: bool, target: float = POWER, alpha: float = ALPHA
+) -> float:
+    """The |Δ| that `n` seeds per arm detect with power `target` at spread `sd`."""
+    if n < 2 or not sd > 0:
+        return math.nan
+    hi = sd
+    while power(hi, sd, n, paired, alpha) < target:
+        hi *= 2
+    return float(optimize.brentq(lambda e: power(e, sd, n, paired, alpha) - target, 0.0, hi))
+
+
+def seeds_needed(
+    effect: float, sd: float, paired: bool, target: float = POWER, alpha: float = ALPHA
+) -> int | None:
+    """Seeds per arm for power `target` against |Δ| = `effect` at spread `sd`; None beyond
+    `MAX_SEEDS` or where the effect or the spread is unknown."""
+    if math.isnan(effect) or effect == 0 or not sd > 0:
+        return None
+    for n in range(2, MAX_SEEDS + 1):
+        if power(effect, sd, n, paired, alpha) >= target:
+            return n
+    return None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A per-example comparison on the examples both arms scored (one pretraining seed each)."""
+
+    delta: float
+    low: float
+    high: float
+    p: float
+    examples: int
+    test: str
+
+
+def per_example(
+    a: Mapping[str, float], b: Mapping[str, float], rounds: int = 4000, seed: int = 0
+) -> Evidence | None:
+    """a against b on their shared examples: McNemar's exact test for 0/1 scores, a paired
+    bootstrap of the mean difference otherwise; None with fewer than 2 shared examples."""
+    keys = sorted(set(a) & set(b))
+    if len(keys) < 2:
+        return None
+    x = np.array([a[k] for k in keys], dtype=float)  # (examples,)
+    y = np.array([b[k] for k in keys], dtype=float)
+    d = x - y
+    if set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}:
+        return _mcnemar(d, len(keys))
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1)  # (rounds,)
+    low, high = (float(q) for q in np.quantile(means, [ALPHA / 2, 1 - ALPHA / 2]))
+    p = min(1.0, 2 * min(float((means <= 0).mean()), float((means >= 0).mean())))
+    test = f"paired bootstrap over {len(keys)} examples ({rounds} resamples)"
+    return Evidence(float(d.mean()), low, high, p, len(keys), test)
+
+
+def _mcnemar(d: np.ndarray, n: int) -> Evidence:
+    wins, losses = int((d > 0).sum()), int((d < 0).sum())
+    delta = float(d.mean())
+    if wins + losses == 0:
+        return Evidence(delta, 0.0, 0.0, 1.0, n, f"McNemar exact test over {n} examples")
+    p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+    se = math.sqrt(max(float(d.var(ddof=1)), 0.0) / n)
+    z = float(stats.norm.ppf(1 - ALPHA / 2))
+    test = f"McNemar exact test over {n} examples ({wins} vs {losses} discordant)"
+    return Evidence(delta, delta - z * se, delta + z * se, p, n, test)

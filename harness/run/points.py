@@ -1,0 +1,164 @@
+"""The checkpoints a cell evaluates, each prepared once: pretrained (or resumed), and causally
+fine-tuned for a headless decoder marked `finetune_causal`.
+
+A cell evaluates its final checkpoint and, when its task asks (`every: N` steps, `at:`
+fractions of the step budget), the intermediate ones along pretraining. Each point has its
+own leaderboard file (`<cell_id>.parquet` for the final one, `<cell_id>.step-N.parquet`
+before), so an interrupted cell resumes where it stopped and no checkpoint is evaluated
+twice. A fine-tuned point counts the fine-tuning's tokens too (paper Fig. 4).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import shutil
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.run.cells import Cell, digest
+from harness.tasks import TASKS
+from zoo.errors import UserError
+from zoo.train.causal_finetune import finetune_causal
+from zoo.train.checkpoint import checkpoint_problem, checkpoint_step, list_checkpoints
+from zoo.train.config import PretrainConfig
+from zoo.train.metadata import read_metadata
+from zoo.train.pretrain import pretrain
+
+
+@dataclass(frozen=True)
+class Point:
+    """One evaluation of a cell: its result file's id and the checkpoint it reads (None for a
+    task that needs none)."""
+
+    result_id: str
+    checkpoint: Path | None
+
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # two runs never prepare the same folder at once
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _lock_file(folder: Path) -> Path:
+    """The lock beside a folder that one process at a time prepares."""
+    return folder.parent / f"{folder.name}.lock"
+
+
+def pretraining_elsewhere(cell: Cell) -> bool:
+    """Whether another process holds the cell's pretraining lock now (it is training it):
+    a run then does other cells first instead of waiting."""
+    if cell.pretrain is None or not TASKS.get(cell.task.type).needs_checkpoint:
+        return False
+    path = _lock_file(Path(cell.pretrain.output_dir))
+    if not path.is_file():
+        return False
+    with path.open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
+
+
+def ensure_pretrained(cell: Cell) -> Path:
+    """The pretraining run's folder, trained (or resumed) if its `final/` is missing."""
+    if cell.pretrain is None:
+        raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
+    out = Path(cell.pretrain.output_dir)
+    with _lock(_lock_file(out)):
+        discard_if_damaged(out / "final")
+        if not (out / "final").is_dir():
+            log.info("%s: pretraining %s (cached in %s once done)", cell.label, out.name, out)
+            pretrain(
+                cell.pretrain,
+                resume=any(checkpoint_problem(p) is None for p in list_checkpoints(out)),
+            )
+    return out
+
+
+def discard_if_damaged(final: Path) -> None:
+    """A cached `final/` whose files no longer match their checksums is removed (with a
+    warning), so that it is made again."""
+    problem = checkpoint_problem(final) if final.is_dir() else None
+    if problem is not None:
+        warnings.warn(f"{final}: {problem}; making it again", stacklevel=2)
+        shutil.rmtree(final)
+
+
+def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
+    """`checkpoint` causally fine-tuned into `folder` (once), per the model entry."""
+    with _lock(_lock_file(folder)):
+        discard_if_damaged(folder / "final")
+        if not (folder / "final").is_dir():
+            settings = cell.model.finetune.model_copy(update={"progress": False})
+            finetune_causal(str(checkpoint), str(folder), settings)
+    return folder / "final"
+
+
+def ensure_steps(cell: Cell, cfg: PretrainConfig, out: Path) -> None:
+    """Make each checkpoint the cell's task evaluates that the cached run lacks (it was
+    trained for other evaluation points): resumed from the nearest earlier checkpoint, or
+    from the start, up to that step only (`pretrain(until=)`); never a new pretraining."""
+    have = {checkpoint_step(p) for p in list_checkpoints(out)}
+    last = read_metadata(out / "final").pretrain_step
+    missing = [s for s in cell.steps() if s not in have and s < last]
+    if not missing:
+        return
+    with _lock(_lock_file(out)):
+        for step in missing:
+            if not (out / "checkpoints" / f"step-{step:07d}").is_dir():
+                log.info("%s: making the step-%d checkpoint of %s", cell.label, step, out.name)
+                pretrain(cfg, until=step)
+
+
+def _selected(cell: Cell, out: Path) -> list[Path]:
+    """Intermediate checkpoints the cell evaluates, oldest first: those its task asks for
+    (`every`, `at`; made where missing), and those where a matched budget of the suite was
+    first reached."""
+    if cell.pretrain is None:
+        return []
+    ensure_steps(cell, cell.pretrain, out)
+    wanted = set(cell.steps())
+    budgets = cell.suite.compare_at is not None
+    return [
+        p
+        for p in list_checkpoints(out)
+        if checkpoint_step(p) in wanted or (budgets and read_metadata(p).reached)
+    ]
+
+
+def evaluation_points(cell: Cell) -> list[Point]:
+    """Every checkpoint the cell evaluates (pretraining it first if needed), intermediate
+    ones first, the final one last; `prepare` fine-tunes one where the model asks for it."""
+    if not TASKS.get(cell.task.type).needs_checkpoint:
+        return [Point(cell.cell_id, None)]
+    if cell.pretrain is None:
+        return [Point(cell.cell_id, Path(str(cell.model.checkpoint)))]
+    out = ensure_pretrained(cell)
+    points = [Point(f"{cell.cell_id}.{p.name}", p) for p in _selected(cell, out)]
+    return [*points, Point(cell.cell_id, out / "final")]
+
+
+def prepare(cell: Cell, point: Point) -> Path | None:
+    """The checkpoint to evaluate at `point`: its own, or its causal fine-tuning (made once,
+    next to the pretraining's checkpoints)."""
+    if point.checkpoint is None or not cell.model.finetune_causal or cell.pretrain is None:
+        return point.checkpoint
+    settings = cell.model.finetune.model_dump(exclude={"progress"})
+    out, tag = Path(cell.pretrain.output_dir), f"finetune-causal-{digest(settings)[:8]}"
+    name = tag if point.checkpoint.name == "final" else f"{tag}-{point.checkpoint.name}"
+    return ensure_finetuned(cell, point.checkpoint, out / name)

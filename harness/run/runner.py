@@ -1,0 +1,382 @@
+"""Running a suite: expand into cells (`harness.run.cells`), skip finished ones, evaluate each
+cell's checkpoints (`harness.run.points`), write rows (`harness.run.rows`).
+
+A finished cell is skipped and `--force` recomputes. Pretrained checkpoints are shared by
+every task (and suite) that needs them; an interrupted pretraining resumes from its last
+checkpoint. Each run records the suite's current cell ids (`_cells.json`), so results of cells
+the suite no longer has stay on disk but are not shown as the suite's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
+
+from harness.results.leaderboard import (
+    done_cells,
+    file_problem,
+    remove_temporaries,
+    write_cell,
+    write_current_cells,
+)
+from harness.results.samples import write_samples
+from harness.run.artifacts import artifact_folder, remove_dead_artifacts
+from harness.run.cells import Cell, expand, runs_dir
+from harness.run.claims import claimed
+from harness.run.points import (
+    Point,
+    ensure_pretrained,
+    evaluation_points,
+    prepare,
+    pretraining_elsewhere,
+)
+from harness.run.rows import cell_rows, sample_rows
+from harness.suite import Suite, load_suite, overrides
+from harness.tasks import TASKS, TaskContext
+from zoo.errors import UserError
+from zoo.models import PRESETS, get_spec, spec_from_hf_config
+from zoo.models.spec import ModelSpec
+from zoo.registry import Registry
+from zoo.train.checkpoint import COMMIT, hf_config
+from zoo.train.config import PretrainConfig
+from zoo.train.metadata import find_metadata
+
+log = logging.getLogger(__name__)
+
+
+def _checkpoint_spec(cell: Cell) -> tuple[ModelSpec, PretrainConfig]:
+    """An existing checkpoint's spec and a config describing it (its objective from metadata;
+    a checkpoint without metadata is a classical LM)."""
+    ref = str(cell.model.checkpoint)
+    meta = find_metadata(ref) if Path(ref).is_dir() else None
+    config = hf_config(ref)  # its architecture: no weights need loading
+    if meta is not None and meta.preset in PRESETS:
+        spec = get_spec(meta.preset, config.vocab_size)
+    else:
+        spec = spec_from_hf_config(config, name=cell.label)
+    objective = meta.objective if meta is not None else "ce"
+    recipe = {k: v for k, v in overrides(cell.suite.recipe).items() if k != "loss"}
+    # a description of a model trained elsewhere (its preset may be no zoo preset): built from
+    # the checkpoint and the suite's already validated recipe, so not validated again
+    cfg = PretrainConfig.model_construct(
+        preset=spec.name, objective=objective, output_dir="", seed=cell.seed, **recipe
+    )
+    return spec, cfg
+
+
+def cell_context(cell: Cell, checkpoint: Path | None, artifacts: Path | None = None) -> TaskContext:
+    """What the cell's task needs to evaluate `checkpoint`."""
+    tt = TASKS.get(cell.task.type)
+    if cell.pretrain is not None:
+        spec, cfg = get_spec(cell.pretrain.preset, cell.pretrain.vocab_size), cell.pretrain
+    else:
+        spec, cfg = _checkpoint_spec(cell)
+    return TaskContext(
+        spec=spec,
+        objective=cfg.objective,
+        pretrain=cfg,
+        params=tt.params.model_validate(cell.task.params),
+        seed=cell.seed,
+        checkpoint=checkpoint,
+        suite_dir=Path(cell.suite.path).parent,
+        artifacts=artifacts,
+    )
+
+
+def run_point(
+    cell: Cell, point: Point, artifacts: Path | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Evaluate one of the cell's checkpoints: its leaderboard rows and its per-example
+    samples (not yet written); the task's raw outputs go into `artifacts`."""
+    checkpoint = prepare(cell, point)
+    ctx = cell_context(cell, checkpoint, artifacts)
+    results = TASKS.get(cell.task.type).run(ctx)
+    if cell.task.metrics:
+        results = [r for r in results if r.metric in cell.task.metrics]
+    if not results:
+        raise UserError(f"cell {cell.label}/{cell.task.label()} produced no rows")
+    meta = find_metadata(checkpoint) if checkpoint is not None else None
+    return cell_rows(cell, ctx, results, meta), sample_rows(cell, results, meta, cell.task.label())
+
+
+def run_cell(cell: Cell, out: Path, done: set[str]) -> None:
+    """Evaluate every point of the cell not yet in `out`, writing each as it finishes (the
+    final point last: its file marks the cell done)."""
+    for point in evaluation_points(cell):
+        if point.result_id not in done:
+            with artifact_folder(out, point.result_id) as artifacts:
+                rows, samples = run_point(cell, point, artifacts)
+            write_samples(out, point.result_id, samples)
+            write_cell(out, point.result_id, rows)  # last: marks the point done
+
+
+@dataclass
+class RunSummary:
+    total: int
+    skipped: int
+    computed: int
+    failed: list[str]
+    leaderboard: Path
+    elsewhere: int = 0  # cells another run of the suite was computing, or finished meanwhile
+    published: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Outcome:
+    """The cells of one run that failed, and those another run of the suite computed."""
+
+    bar: Any
+    failed: list[str] = field(default_factory=list)
+    elsewhere: int = 0
+
+    def run(self, cell: Cell, out: Path, done: set[str], force: bool) -> None:
+        """Compute the cell under its claim (or count it as computed elsewhere)."""
+        self.bar.set_postfix_str(f"{cell.label} / {cell.task.label()}")
+        with claimed(out, cell.cell_id) as mine:
+            if not mine or (not force and _finished(out, cell)):
+                self.elsewhere += 1  # another run of this suite computes (or computed) it
+            else:
+                log.debug(
+                    "cell %s: %s / %s (seed %d)",
+                    cell.cell_id,
+                    cell.label,
+                    cell.task.label(),
+                    cell.seed,
+                )
+                try:
+                    run_cell(cell, out, done)
+                except UserError as exc:
+                    self.failed.append(
+                        f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}"
+                    )
+        self.bar.update(1)
+
+
+def _finished(out: Path, cell: Cell) -> bool:
+    """Whether the cell's own result file is there and reads (written by another run)."""
+    f = out / f"{cell.cell_id}.parquet"
+    return f.is_file() and file_problem(f) is None
+
+
+def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:
+    return root / suite_name
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which of a suite's cells a run computes (`hlm run --model / --task / --seed`); None
+    selects every value."""
+
+    model: str | None = None  # a model label
+    task: str | None = None  # a task label: its `name:`, else its type
+    seed: int | None = None
+
+    def apply(self, cells: list[Cell]) -> list[Cell]:
+        """The selected cells; a value the suite does not have gets the close-match error."""
+        wanted: list[tuple[str, Callable[[Cell], str], str | None]] = [
+            ("model label", lambda c: c.label, self.model),
+            ("task label", lambda c: c.task.label(), self.task),
+            ("seed", lambda c: str(c.seed), None if self.seed is None else str(self.seed)),
+        ]
+        for kind, label_of, value in wanted:
+            if value is None:
+                continue
+            known: Registry[None] = Registry(kind)
+            for label in sorted({label_of(c) for c in cells}):
+                known.add(label, None)
+            known.get(value)
+            cells = [c for c in cells if label_of(c) == value]
+        return cells
+
+
+def run_suite(
+    path: str | Path,
+    force: bool = False,
+    root: Path = Path("leaderboards"),
+    progress: bool = True,
+    select: Selection = Selection(),
+    publish: bool = False,
+) -> RunSummary:
+    """Validate, expand and run a suite (only the `select`ed cells); finished cells are
+    skipped unless `force`; the suite's `publish:` step runs if it is enabled or `publish` is
+    set."""
+    suite = load_suite(path)
+    if publish and suite.publish is None:
+        raise UserError(f"{suite.path}: publish: --publish needs a `publish:` section in the suite")
+    all_cells = expand(suite)
+    cells = select.apply(all_cells)
+    out = leaderboard_dir(suite.name, root)
+    out.mkdir(parents=True, exist_ok=True)
+    # the suite as run (includes merged), for `hlm leaderboard NAME` and for publishing
+    (out / "_suite.yaml").write_text(yaml.safe_dump(suite.model_dump(mode="json"), sort_keys=False))
+    write_current_cells(out, [c.cell_id for c in all_cells])
+    remove_temporaries(out)
+    remove_dead_artifacts(out)
+    done = set() if force else done_cells(out)
+    todo = sorted(
+        (c for c in cells if c.cell_id not in done),
+        key=lambda c: (c.pretrain_key or "", c.task.type),
+    )
+    _check_cuda(suite, todo)
+    bar = tqdm(
+        total=len(cells),
+        initial=len(cells) - len(todo),
+        desc=f"{suite.name}: cells",
+        unit="cell",
+        disable=not progress,
+    )
+    outcome = _Outcome(bar)
+    with logging_redirect_tqdm():  # log lines above the bar, not through it
+        # grouped by pretraining key: a checkpoint is trained once, then reused; a cell whose
+        # pretraining another run is training now waits for a second pass
+        later = []
+        for cell in todo:
+            if pretraining_elsewhere(cell):
+                later.append(cell)
+            else:
+                outcome.run(cell, out, done, force)
+        for cell in later:
+            outcome.run(cell, out, done, force)
+    bar.close()
+    failed, elsewhere = outcome.failed, outcome.elsewhere
+    computed = len(todo) - len(failed) - elsewhere
+    summary = RunSummary(len(cells), len(cells) - len(todo), computed, failed, out, elsewhere)
+    if suite.publish is not None and (suite.publish.enabled or publish) and not failed:
+        summary.published = publish_suite(suite, cells, root)
+    return summary
+
+
+def _cached(pretrain_key: str) -> bool:
+    """Whether that pretraining's final checkpoint is in the runs cache."""
+    return (runs_dir() / "pretrain" / pretrain_key / "final" / COMMIT).is_file()
+
+
+def _recipe_key(suite: Suite, cell: Cell, key: str) -> str:
+    """Which section of the suite sets pretraining `key` for `cell`: its sweep point, its
+    model's recipe, or the suite's recipe."""
+    if key in cell.sweep:
+        return f"sweep.{key}"
+    if key in overrides(cell.model.recipe):
+        return f"models[{suite.models.index(cell.model)}].recipe.{key}"
+    return f"recipe.{key}"
+
+
+def _cuda_keys(suite: Suite, cell: Cell) -> list[str]:
+    """The keys of the suite that make `cell` need a CUDA GPU: the recipe's `device: cuda`
+    (unless its pretraining is already cached) and the task's `device: cuda`."""
+    keys = []
+    pretrain, key = cell.pretrain, cell.pretrain_key
+    if pretrain is not None and pretrain.device == "cuda" and key and not _cached(key):
+        keys.append(_recipe_key(suite, cell, "device"))
+    params = TASKS.get(cell.task.type).params.model_validate(cell.task.params)
+    if getattr(params, "device", None) == "cuda":
+        keys.append(f"tasks[{suite.tasks.index(cell.task)}].params.device")
+    return keys
+
+
+def _check_cuda(suite: Suite, todo: list[Cell]) -> None:
+    """Refuse at once, before any cell, a run whose cells ask for CUDA on a machine without
+    it (each cell would otherwise fail on its own, after its pretraining set-up)."""
+    if torch.cuda.is_available():
+        return
+    keys = sorted({k for c in todo for k in _cuda_keys(suite, c)})
+    if keys:
+        raise UserError(
+            f"{suite.path}: {', '.join(keys)}: 'cuda' asked for, but torch sees no CUDA device "
+            f"here; {len(todo)} cells to compute need a GPU machine"
+        )
+
+
+@dataclass
+class Plan:
+    """What `hlm run` would do: the cells to compute and those done, and whether each
+    pretraining run the cells to compute need is cached."""
+
+    suite: Suite
+    todo: list[Cell]
+    done: list[Cell]
+    pretraining: dict[str, bool]  # pretraining key -> its final checkpoint is cached
+
+    def _pretraining(self, cell: Cell) -> str:
+        key = cell.pretrain_key
+        if key is None:
+            return ""
+        if key not in self.pretraining:
+            return key
+        return f"{key} ({'cached' if self.pretraining[key] else 'to train'})"
+
+    def table(self) -> str:
+        from tabulate import tabulate
+
+        rows = [
+            {
+                "status": status,
+                "model": c.label,
+                "task": c.task.label(),
+                "seed": c.seed,
+                "sweep": " ".join(f"{k}={v}" for k, v in c.sweep.items()),
+                "pretraining": self._pretraining(c),
+            }
+            for status, cells in (("to compute", self.todo), ("done", self.done))
+            for c in cells
+        ]
+        cached = sum(self.pretraining.values())
+        head = (
+            f"{self.suite.name}: {len(self.todo) + len(self.done)} cells, {len(self.done)} done, "
+            f"{len(self.todo)} to compute; {len(self.pretraining)} pretraining runs needed "
+            f"({cached} cached)"
+        )
+        return head + "\n\n" + tabulate(rows, headers="keys", tablefmt="github")
+
+
+def plan_suite(
+    path: str | Path,
+    root: Path = Path("leaderboards"),
+    force: bool = False,
+    select: Selection = Selection(),
+) -> Plan:
+    """The plan of `hlm run` (`--dry-run`), reading only: nothing is written or computed."""
+    suite = load_suite(path)
+    cells = select.apply(expand(suite))
+    out = leaderboard_dir(suite.name, root)
+    done = set() if force or not out.is_dir() else done_cells(out)
+    todo = [c for c in cells if c.cell_id not in done]
+    keys = sorted({c.pretrain_key for c in todo if c.pretrain_key is not None})
+    cached = {k: _cached(k) for k in keys}
+    return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached)
+
+
+def publish_suite(suite: Suite, cells: list[Cell], root: Path) -> list[str]:
+    """The suite's `publish:` step: the leaderboard, then each listed model's checkpoint (its
+    first seed and sweep point). Returns what was published."""
+    from harness.publish.hub import publish_leaderboard, publish_model
+
+    step = suite.publish
+    if step is None:
+        return []
+    done: list[str] = []
+    if step.leaderboard:
+        publish_leaderboard(suite.name, step.leaderboard, private=step.private, leaderboards=root)
+        done.append(step.leaderboard)
+    for label, repo in step.models.items():
+        cell = next((c for c in cells if c.label == label and c.pretrain is not None), None)
+        if cell is None:
+            raise UserError(f"publish.models.{label}: no pretrained checkpoint for this model")
+        publish_model(
+            prepare(cell, Point(cell.cell_id, ensure_pretrained(cell) / "final")) or Path(),
+            repo,
+            private=step.private,
+            leaderboards=root,
+            suite=suite.name,
+            label=label,
+        )
+        done.append(repo)
+    return done

@@ -1,0 +1,116 @@
+"""Figures: one line per model, never merged across models that share an objective."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+from matplotlib.container import ErrorbarContainer
+
+from harness.report import plots
+from harness.report.plots import groups, make_plots, sweep_series
+from tests.harness.results.test_leaderboard import row
+
+
+def _sweep_rows() -> pd.DataFrame:
+    rows = []
+    for model, values in (("cwt", (9.0, 8.0)), ("cwt+FT", (5.5, 5.0))):
+        for batch, value in zip((16, 32), values, strict=True):
+            r = row(model, "val_ppl", value, step=100)
+            r.update(
+                objective="cwt", sweep=json.dumps({"batch_size": batch}), cell_id=f"{model}{batch}"
+            )
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_sweep_lines_are_per_model(tmp_path) -> None:
+    series = sweep_series(_sweep_rows(), "batch_size", "val_ppl")
+    assert set(series) == {"cwt", "cwt+FT"}  # was one "cwt" line at 7.25 ± 2.47
+    assert list(series["cwt"]["mean"]) == [9.0, 8.0] and list(series["cwt+FT"]["mean"]) == [
+        5.5,
+        5.0,
+    ]
+    assert (tmp_path / "sweep-batch_size.png") in make_plots(_sweep_rows(), tmp_path)
+
+
+def test_a_sweep_panel_holds_one_task(tmp_path, monkeypatch) -> None:
+    """Accuracy on two GLUE tasks gets two panels, never one line of their mean."""
+    rows = []
+    for task, value in (("glue/sst2", 0.8), ("glue/mrpc", 0.6)):
+        for vocab in (8192, 16384):
+            r = row("bert-ce", "accuracy", value, task=task)
+            r.update(sweep=json.dumps({"vocab_size": vocab}), cell_id=f"{task}{vocab}")
+            rows.append(r)
+    drawn: list[tuple[str, list[float]]] = []
+    real = plots._finish_axis
+
+    def record(ax: Any, metric: str, xlabel: str, title: str = "") -> None:
+        drawn.append((title, [float(y) for line in ax.get_lines() for y in line.get_ydata()]))
+        real(ax, metric, xlabel, title)
+
+    monkeypatch.setattr(plots, "_finish_axis", record)
+    plots.plot_sweeps(pd.DataFrame(rows), tmp_path)
+    assert sorted(drawn) == [("glue/mrpc", [0.6, 0.6]), ("glue/sst2", [0.8, 0.8])]
+
+
+def _board() -> pd.DataFrame:
+    """Encoders and decoders, CE and CWT, two steps, one seed."""
+    rows = []
+    for model, preset, objective, loss in (
+        ("bert-ce", "bert-tiny", "ce", 6.0),
+        ("bert-cwt", "bert-tiny", "cwt", 2.6),
+        ("pythia-ce", "pythia-tiny", "ce", 5.0),
+    ):
+        for step in (5, 10):
+            for metric, value in (("val_loss", loss), ("val_ppl", 300.0 + step)):
+                r = row(model, metric, value - step / 100, step=step)
+                r.update(
+                    preset=preset,
+                    objective=objective,
+                    cell_id=f"{model}.{step}",
+                    tokens_seen=step * 100,
+                    train_flops=step * 1e9,
+                    train_seconds=step,
+                )
+                rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_values_compare_only_within_their_group() -> None:
+    df = _board()
+    loss = groups(df[df["metric"] == "val_loss"], "val_loss")
+    assert [g for g, _ in loss] == ["decoder · ce", "encoder · ce", "encoder · cwt"]
+    assert [g for g, _ in groups(df[df["metric"] == "val_ppl"], "val_ppl")] == [
+        "decoder",
+        "encoder",
+    ]  # MLM and CLM perplexities apart
+    assert [g for g, _ in groups(df, "acc")] == [""]
+
+
+def test_colours_log_axes_and_caps(tmp_path, monkeypatch) -> None:
+    figures: dict[str, Any] = {}
+    monkeypatch.setattr(
+        plots, "_save", lambda fig, title, path: figures.update({title: fig}) or path
+    )
+    df = _board()
+    make_plots(df, tmp_path)
+    colours: dict[str, set] = {}
+    for fig in figures.values():
+        for ax in fig.axes:
+            for line in ax.get_lines():
+                if not line.get_label().startswith("_"):
+                    colours.setdefault(line.get_label(), set()).add(line.get_color())
+            if "val_ppl" in ax.get_ylabel() or "val_ppl" in ax.get_title():
+                assert ax.get_yscale() == "log"
+            if "val_loss" in ax.get_ylabel():
+                assert ax.get_yscale() == "linear"
+    assert set(colours) == {"bert-ce", "bert-cwt", "pythia-ce"}
+    assert all(len(c) == 1 for c in colours.values())  # one colour per model everywhere
+    assert len({next(iter(c)) for c in colours.values()}) == 3
+    bars = [c for ax in figures["validation"].axes for c in ax.containers]
+    error_bars = [c for c in bars if isinstance(c, ErrorbarContainer)]
+    assert error_bars  # the perplexity points carry error bars
+    assert all(len(c.lines[1]) == 0 for c in error_bars)  # one seed: no caps
+    assert plots.palette(df.iloc[::-1]) == plots.palette(df)

@@ -1,0 +1,128 @@
+"""hlm report: one offline HTML page. Parsed here (tables, marks, embedded figures, nothing
+fetched from elsewhere), then loaded in a real headless Chromium: figures decoded, a sorted
+view, and a screenshot."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as hlm
+from harness.results.leaderboard import write_cell
+from tests.harness.results.test_leaderboard import row
+
+
+class Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[dict[str, object]] = []
+        self.images: list[str] = []
+        self.links: list[str] = []
+        self.body: dict[str, str | None] = {}
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.tables.append({"task": a.get("data-task"), "head": [], "rows": []})
+        elif tag in ("th", "td"):
+            self._cell = []
+            if tag == "td" and "data-value" in a:
+                self.tables[-1]["rows"][-1].append(a["data-value"])  # type: ignore[index]
+        elif tag == "tr" and self.tables:
+            self.tables[-1]["rows"].append([])  # type: ignore[attr-defined]
+        elif tag == "img":
+            self.images.append(a["src"] or "")
+        elif tag in ("a", "link", "script") and (a.get("href") or a.get("src")):
+            self.links.append(a.get("href") or a.get("src") or "")
+        elif tag == "body":
+            self.body = a
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "th" and self._cell is not None:
+            self.tables[-1]["head"].append("".join(self._cell))  # type: ignore[attr-defined]
+        if tag in ("th", "td"):
+            self._cell = None
+
+
+def _leaderboard(root: Path) -> Path:
+    d = root / "lb" / "board"
+    for m, (loss, speed) in {
+        "slow-cwt": (2.0, 100.0),
+        "fast-ce": (3.0, 900.0),
+        "mid": (2.5, 500.0),
+    }.items():
+        rows = [row(m, "val_loss", loss + s / 10, seed=s) for s in (0, 1)]
+        rows += [row(m, "tokens_per_s", speed + s, seed=s, task="throughput") for s in (0, 1)]
+        write_cell(d, m, rows)
+    return d
+
+
+def test_the_page_holds_tables_figures_and_no_outside_resource(tmp_path: Path, capsys) -> None:
+    _leaderboard(tmp_path)
+    assert hlm(["report", "board", "--leaderboards", str(tmp_path / "lb")]) == 0
+    page_path = Path(capsys.readouterr().out.strip())
+    page = Page()
+    page.feed(page_path.read_text())
+    assert [t["task"] for t in page.tables][:2] == ["validation", "throughput"]
+    assert page.tables[0]["head"] == ["model", "val_loss"]
+    assert len(page.tables[0]["rows"]) == 4  # the header row and 3 models
+    assert page.images and all(i.startswith("data:image/png;base64,") for i in page.images)
+    assert base64.b64decode(page.images[0].split(",", 1)[1])[:4] == b"\x89PNG"
+    assert page.links == []  # no CDN, no font, no script from elsewhere
+    assert "Provenance" in page_path.read_text()
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.fail("chromium not found: `apt-get install chromium` (.ci/run installs it)")
+    return found
+
+
+def test_the_page_in_headless_chromium(tmp_path: Path) -> None:
+    d = _leaderboard(tmp_path)
+    hlm(["report", "board", "--leaderboards", str(tmp_path / "lb")])
+    url = (
+        f"file://{d / 'report.html'}#sort=throughput/tokens_per_s"  # the table shows fastest first
+    )
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1280,1600",
+    ]
+    dom = subprocess.run(
+        [_chromium(), *flags, "--virtual-time-budget=5000", "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    page = Page()
+    page.feed(dom.stdout)
+    assert int(page.body["data-figures-shown"] or 0) == len(page.images) > 0  # all decoded
+    throughput = next(t for t in page.tables if t["task"] == "throughput")
+    values = [float(r[0]) for r in throughput["rows"][1:]]  # type: ignore[index]
+    assert values == sorted(values) and values != sorted(values, reverse=True)  # slowest first
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [_chromium(), *flags, f"--screenshot={shot}", url],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000

@@ -1,0 +1,153 @@
+"""Leaderboard schema, atomic writes, aggregation, significance and sort direction."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from datetime import UTC, datetime
+
+import pytest
+
+from harness.results.leaderboard import (
+    aggregate,
+    pivot,
+    read_leaderboard,
+    write_cell,
+)
+from harness.results.schema import COLUMNS
+from harness.results.significance import compare_to_baseline, welch_one_tailed
+
+
+def row(
+    model: str, metric: str, value: float, seed: int = 0, step: int = 10, task: str = "validation"
+) -> dict:
+    r = {c: None for c in COLUMNS}
+    r.update(
+        suite="t",
+        suite_version=1,
+        cell_id=f"{model}-{seed}-{metric}",
+        model=model,
+        preset="bert-tiny",
+        objective="ce",
+        scale="tiny",
+        vocab_size=100,
+        batch_size=4,
+        seed=seed,
+        task=task,
+        metric=metric,
+        value=value,
+        step=step,
+        sweep="{}",
+        config="{}",
+        git_sha="",
+        versions="{}",
+        timestamp=datetime.now(UTC),
+    )
+    return r
+
+
+def test_welch_one_tailed_matches_hand_computation() -> None:
+    a, b = [0.80, 0.82, 0.81], [0.78, 0.79, 0.775]
+    ma, mb = sum(a) / 3, sum(b) / 3
+    va = sum((x - ma) ** 2 for x in a) / 2
+    vb = sum((x - mb) ** 2 for x in b) / 2
+    t = (ma - mb) / math.sqrt(va / 3 + vb / 3)
+    dof = (va / 3 + vb / 3) ** 2 / ((va / 3) ** 2 / 2 + (vb / 3) ** 2 / 2)
+    from scipy.stats import t as student
+
+    expected = student.sf(t, dof)
+    assert welch_one_tailed(a, b, higher_is_better=True) == pytest.approx(expected, rel=1e-9)
+    # a lower-is-better metric: the same numbers are now significantly worse
+    assert welch_one_tailed(a, b, higher_is_better=False) == pytest.approx(1 - expected, rel=1e-9)
+    assert math.isnan(welch_one_tailed([1.0], [2.0, 3.0], True))
+
+
+def test_aggregate_latest_step_and_significance(tmp_path) -> None:
+    rows = []
+    for seed, (v_base, v_new) in enumerate([(3.0, 2.0), (3.1, 2.1), (2.9, 1.9)]):
+        rows += [row("base", "val_loss", v_base, seed), row("new", "val_loss", v_new, seed)]
+        rows += [row("new", "val_loss", 9.0, seed, step=5)]  # an earlier step is not the result
+    for i, r in enumerate(rows):
+        r["cell_id"] = f"c{i}"
+        write_cell(tmp_path, r["cell_id"], [r])
+    agg = aggregate(read_leaderboard(tmp_path))
+    new = agg[agg["model"] == "new"].iloc[0]
+    assert new["mean"] == pytest.approx(2.0) and new["n"] == 3 and new["std"] == pytest.approx(0.1)
+    cmp = compare_to_baseline(agg, "base")
+    assert bool(cmp[cmp["model"] == "new"]["significant"].iloc[0])  # lower val_loss is better
+    table = pivot(cmp)
+    assert list(table.index) == ["new", "base"]  # sorted by val_loss, ascending
+    assert table.loc["new", "validation/val_loss"].endswith("†")
+
+
+def test_pivot_sorts_higher_is_better_descending(tmp_path) -> None:
+    rows = [
+        row("slow", "tokens_per_s", 10.0, task="throughput"),
+        row("fast", "tokens_per_s", 30.0, task="throughput"),
+    ]
+    rows[1]["cell_id"] = "other"
+    for r in rows:
+        write_cell(tmp_path, r["cell_id"], [r])
+    assert list(pivot(aggregate(read_leaderboard(tmp_path))).index) == ["fast", "slow"]
+
+
+def test_write_cell_rejects_incomplete_rows_and_is_atomic(tmp_path) -> None:
+    bad = row("m", "val_loss", 1.0)
+    del bad["git_sha"]
+    with pytest.raises(ValueError, match="git_sha"):
+        write_cell(tmp_path, "x", [bad])
+    assert list(tmp_path.iterdir()) == []
+
+    def writer(i: int) -> None:
+        for j in range(10):
+            r = row(f"m{i}", "val_loss", float(j))
+            write_cell(tmp_path, f"cell-{i}-{j}", [r])
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    df = read_leaderboard(tmp_path)
+    assert len(df) == 40 and not any(p.name.startswith(".tmp") for p in tmp_path.iterdir())
+    assert json.loads(df["config"].iloc[0]) == {}
+
+
+def test_stale_cells_stay_on_disk_but_are_not_shown(tmp_path) -> None:
+    from harness.results.leaderboard import stale_cells, write_current_cells
+
+    write_cell(tmp_path, "old", [row("a", "val_loss", 9.0)])
+    write_cell(tmp_path, "new", [row("a", "val_loss", 1.0)])
+    assert sorted(read_leaderboard(tmp_path)["value"]) == [1.0, 9.0]  # no run recorded yet
+    write_current_cells(tmp_path, ["new"])  # the suite was edited: cell "old" is gone from it
+    assert list(read_leaderboard(tmp_path)["value"]) == [1.0]
+    assert stale_cells(tmp_path) == {"old"} and (tmp_path / "old.parquet").is_file()
+    assert sorted(read_leaderboard(tmp_path, include_stale=True)["value"]) == [1.0, 9.0]
+
+
+def test_latest_step_prefers_the_newest_row_of_a_step() -> None:
+    import pandas as pd
+
+    from harness.results.leaderboard import latest_step
+
+    old, new = row("a", "val_loss", 9.0), row("a", "val_loss", 1.0)
+    old["timestamp"] = datetime(2020, 1, 1, tzinfo=UTC)
+    for order in ([new, old], [old, new]):
+        df = pd.DataFrame(order)
+        assert list(latest_step(df)["value"]) == [1.0]
+
+
+def test_a_file_written_before_a_column_existed_still_reads(tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.results.schema import SCHEMA
+
+    r = row("a", "val_loss", 2.0)
+    old = pa.schema([f for f in SCHEMA if f.name != "negatives"])
+    pq.write_table(
+        pa.Table.from_pylist([{c: r[c] for c in old.names}], schema=old), tmp_path / "c.parquet"
+    )
+    df = read_leaderboard(tmp_path)
+    assert list(df["value"]) == [2.0] and df["negatives"].isna().all()

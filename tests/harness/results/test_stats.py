@@ -1,0 +1,142 @@
+"""The statistics of a verdict, checked against scipy and by simulation with a known truth:
+under the null the share of reports with any false finding stays at alpha after Holm's
+correction, a planted effect is found at the power the tool predicts, and checkpoints of one
+seed reduced first do not raise the false-positive rate (pooled, they would)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from harness.results.stats import (
+    ALPHA,
+    by_seed,
+    compare_seeds,
+    detectable_effect,
+    holm,
+    per_example,
+    power,
+    seeds_needed,
+)
+
+RNG = np.random.default_rng(20241125)
+
+
+def _series(values: np.ndarray, seeds: range | list[int] | None = None) -> pd.Series:
+    return pd.Series(values, index=list(seeds if seeds is not None else range(len(values))))
+
+
+def test_paired_interval_and_p_match_scipy() -> None:
+    a, b = RNG.normal(1.0, 1.0, 6), RNG.normal(0.0, 1.0, 6)
+    c = compare_seeds(_series(a), _series(b))
+    ref = stats.ttest_rel(a, b)
+    ci = ref.confidence_interval()
+    assert c.paired and c.seeds == 6
+    assert c.p == pytest.approx(ref.pvalue)
+    assert (c.low, c.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    assert c.delta == pytest.approx(float((a - b).mean()))
+
+
+def test_welch_when_seeds_differ() -> None:
+    a, b = RNG.normal(1.0, 1.0, 4), RNG.normal(0.0, 2.0, 5)
+    c = compare_seeds(_series(a, range(4)), _series(b, range(10, 15)))
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    ci = ref.confidence_interval()
+    assert not c.paired and c.seeds == 4 and c.test.startswith("Welch")
+    assert c.p == pytest.approx(ref.pvalue)
+    assert (c.low, c.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+
+
+def test_one_seed_has_no_seed_level_test() -> None:
+    c = compare_seeds(_series(np.array([0.7])), _series(np.array([0.6])))
+    assert math.isnan(c.p) and c.delta == pytest.approx(0.1)
+    assert "no seed-level test" in c.test
+
+
+def test_holm_matches_the_textbook_example() -> None:
+    # Holm (1979) style: sorted 0.01, 0.02, 0.03, 0.04 with m = 4
+    assert holm([0.04, 0.01, 0.03, 0.02]) == pytest.approx([0.06, 0.04, 0.06, 0.06])
+    out = holm([0.01, math.nan, 0.5])
+    assert out[0] == pytest.approx(0.02) and math.isnan(out[1]) and out[2] == pytest.approx(0.5)
+
+
+def test_power_matches_a_simulation_and_seeds_needed_inverts_it() -> None:
+    sd, n = 1.0, 5
+    effect = detectable_effect(sd, n, paired=False)
+    assert power(effect, sd, n, paired=False) == pytest.approx(0.8, abs=1e-6)
+    assert seeds_needed(effect, sd, paired=False) == n
+    found = 0
+    trials = 2000
+    for _ in range(trials):
+        a, b = RNG.normal(effect, sd, n), RNG.normal(0.0, sd, n)
+        c = compare_seeds(_series(a, range(n)), _series(b, range(100, 100 + n)))
+        found += c.p < ALPHA
+    assert found / trials == pytest.approx(0.8, abs=0.04)
+
+
+def test_under_the_null_holm_keeps_the_familywise_error_at_alpha() -> None:
+    """400 simulated reports of 40 claims (3 paired seeds each, no true effect)."""
+    reports, claims, seeds = 400, 40, 3
+    any_false = 0
+    for _ in range(reports):
+        pvals = []
+        for _ in range(claims):
+            a, b = RNG.normal(0.0, 1.0, seeds), RNG.normal(0.0, 1.0, seeds)
+            pvals.append(compare_seeds(_series(a), _series(b)).p)
+        any_false += any(p < ALPHA for p in holm(pvals))
+        # without the correction, nearly every report would hold a false finding
+    assert any_false / reports <= ALPHA + 0.02
+
+
+def test_uncorrected_many_claims_would_fail_the_same_check() -> None:
+    """The check above can fail: uncorrected p over 40 claims finds something almost always."""
+    reports, claims = 100, 40
+    hits = 0
+    for _ in range(reports):
+        pvals = [
+            compare_seeds(_series(RNG.normal(0, 1, 3)), _series(RNG.normal(0, 1, 3))).p
+            for _ in range(claims)
+        ]
+        hits += any(p < ALPHA for p in pvals)
+    assert hits / reports > 0.5
+
+
+def _correlated_rows(arm_effect: float, seeds: int, checkpoints: int) -> pd.DataFrame:
+    """Each seed: a seed-level draw shared by its checkpoints, plus small checkpoint noise."""
+    rows = []
+    for seed in range(seeds):
+        level = RNG.normal(arm_effect, 1.0)
+        for step in range(checkpoints):
+            rows.append({"seed": seed, "step": step, "value": level + RNG.normal(0, 0.1)})
+    return pd.DataFrame(rows)
+
+
+def test_checkpoints_within_a_seed_reduced_first_keep_the_error_rate() -> None:
+    trials, seeds, checkpoints = 1000, 3, 6
+    reduced = pooled = 0
+    for _ in range(trials):
+        a, b = _correlated_rows(0.0, seeds, checkpoints), _correlated_rows(0.0, seeds, checkpoints)
+        reduced += compare_seeds(by_seed(a), by_seed(b)).p < ALPHA
+        pooled += stats.ttest_ind(a["value"], b["value"], equal_var=False).pvalue < ALPHA
+    assert reduced / trials <= ALPHA + 0.02
+    assert pooled / trials > 3 * ALPHA  # treating checkpoints as samples: the inflation avoided
+
+
+def test_per_example_evidence_mcnemar_and_bootstrap() -> None:
+    a = {str(i): float(i % 3 != 0) for i in range(300)}  # 2/3 right
+    b = {str(i): float(i % 2 == 0) for i in range(300)}  # 1/2 right
+    ev = per_example(a, b)
+    assert ev is not None and ev.test.startswith("McNemar") and ev.p < 0.01
+    assert ev.delta == pytest.approx(2 / 3 - 1 / 2)
+    same = per_example(a, a)
+    assert same is not None and same.p == 1.0
+    x = {str(i): float(v) for i, v in enumerate(RNG.normal(0.2, 1.0, 400))}
+    y = {str(i): 0.0 for i in range(400)}
+    boot = per_example(x, y)
+    assert boot is not None and boot.test.startswith("paired bootstrap")
+    assert boot.low < boot.delta < boot.high and boot.p < 0.01
+    assert per_example({"a": 1.0}, {"a": 0.0}) is None

@@ -1,0 +1,100 @@
+"""A plugin objective with options of its own goes everywhere a built-in one does: its
+`--loss.NAME` flags, the run's config.yaml (fed back with `--config`, bit for bit), a suite's
+sweep, a resume, the leaderboard rows, the model card and the memory probe."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from safetensors.torch import load_file
+
+from harness.bench.probe import probe
+from harness.bench.stepper import Variant
+from harness.cli import main
+from harness.publish.cards import CardOptions, model_card
+from harness.results.leaderboard import read_leaderboard
+from harness.run.runner import run_suite
+from zoo.errors import UserError
+from zoo.objectives import OBJECTIVES
+from zoo.registry import load_plugin
+from zoo.train.metadata import read_metadata
+
+ROOT = Path(__file__).parents[3]
+PLUGIN = str(ROOT / "examples" / "cosine_cwt.py")
+TINY = ["--preset", "bert-tiny", "--steps", "3", "--batch-size", "2", "--seq-len", "32"]
+TINY += ["--vocab-size", "300", "--corpus", "synthetic:100", "--no-progress"]
+
+
+def hlm(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:
+            rc = int(exc.code or 0)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_plugin_options_are_flags_and_round_trip_through_config_yaml(tmp_path: Path) -> None:
+    rc, out, _ = hlm("pretrain", "--plugins", PLUGIN, "--help")
+    assert rc == 0 and "--loss.margin" in out
+    a, b = tmp_path / "a", tmp_path / "b"
+    args = ["--plugins", PLUGIN, "--objective", "cosine-cwt", "--loss.margin", "0.25"]
+    first = [*args, "--loss.temperature", "0.1", "--save-every", "2", *TINY]
+    rc, _, err = hlm("pretrain", *first, "--output-dir", str(a))
+    assert rc == 0, err
+    saved = yaml.safe_load((a / "config.yaml").read_text())
+    assert saved["loss"]["margin"] == 0.25 and saved["loss"]["temperature"] == 0.1
+    assert read_metadata(a / "final").loss["margin"] == 0.25
+    assert read_metadata(a / "final").config["loss"]["margin"] == 0.25
+    # the run's own config.yaml is a config: the same run, bit for bit
+    rc, _, err = hlm("pretrain", "--config", str(a / "config.yaml"), "--output-dir", str(b))
+    assert rc == 0, err
+    wa, wb = (
+        load_file(a / "final" / "model.safetensors"),
+        load_file(b / "final" / "model.safetensors"),
+    )
+    assert wa.keys() == wb.keys() and all(wa[k].equal(wb[k]) for k in wa)
+    # an option the chosen objective does not have is refused, naming it
+    rc, _, err = hlm("pretrain", "--loss.margin", "0.2", *TINY, "--output-dir", str(tmp_path / "c"))
+    assert rc == 2 and "loss" in err and "margin" in err
+    # a changed plugin option is a changed run: refused on resume
+    rc, _, err = hlm("pretrain", *args[:-1], "0.5", *TINY, "--output-dir", str(a), "--resume")
+    assert rc == 2 and "margin" in err
+
+
+SUITE = f"""
+name: margins
+plugins: [{PLUGIN}]
+models: [{{preset: bert-tiny, objective: cosine-cwt}}]
+recipe: {{corpus: ["synthetic:100"], vocab_size: 300, steps: 2, batch_size: 2, seq_len: 32}}
+sweep: {{loss.margin: [0.0, 0.3]}}
+tasks: [{{type: validation, params: {{batches: 1}}}}]
+"""
+
+
+def test_a_suite_sweeps_a_plugin_option_into_rows_and_cards(isolated: Path) -> None:
+    (isolated / "s.yaml").write_text(SUITE)
+    assert run_suite(isolated / "s.yaml", root=isolated / "lb", progress=False).failed == []
+    df = read_leaderboard(isolated / "lb" / "margins")
+    margins = {json.loads(c)["pretrain"]["loss"]["margin"] for c in df["config"]}
+    assert margins == {0.0, 0.3}
+    assert len({json.loads(c)["pretrain_key"] for c in df["config"]}) == 2
+    final = next((isolated / "runs" / "pretrain").glob("*/final"))
+    card = model_card(final, "me/m", df.iloc[:0], CardOptions())
+    assert "## Training configuration" in card and "margin:" in card
+
+
+def test_the_memory_probe_loads_plugins() -> None:
+    load_plugin(PLUGIN)
+    options = OBJECTIVES.get("cosine-cwt").options.model_validate({"margin": 0.1})
+    kw = dict(preset="bert-tiny", vocab=300, batch=2, seq=16, steps=1)
+    got = probe("step", plugins=[PLUGIN], variant=Variant("cosine-cwt", options), **kw)
+    assert got["peak_mb"] > 0
+    with pytest.raises(UserError, match="unknown objective 'cosine-cwt'"):
+        probe("step", variant=Variant("cosine-cwt", options), **kw)

@@ -1,0 +1,352 @@
+"""Running suites: rows, idempotence, resume after a kill, concurrent runs, plots."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow.dataset as ds
+import pytest
+
+from harness.cli import main as hlm
+from harness.results.leaderboard import read_leaderboard
+from harness.results.samples import read_samples
+from harness.results.schema import COLUMNS
+from harness.run.runner import Selection, expand, plan_suite, run_suite
+from harness.suite import load_suite
+from tests.harness.conftest import TINY
+from zoo.hardware import processor
+
+ROOT = Path(__file__).parents[3]
+
+
+def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
+    lb = isolated / "lb"
+    before = plan_suite(TINY, root=lb)  # --dry-run: the plan, nothing written
+    assert (len(before.todo), len(before.done)) == (8, 0) and not lb.exists()
+    assert before.pretraining == dict.fromkeys(before.pretraining, False)
+    assert len(before.pretraining) == 4 and "(to train)" in before.table()
+    s1 = run_suite(TINY, root=lb, progress=False)
+    assert (s1.total, s1.skipped, s1.computed, s1.failed) == (8, 0, 8, [])
+    df = read_leaderboard(lb / "tiny")
+    assert list(df.columns) == COLUMNS
+    assert set(df["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"} and set(df["seed"]) == {0, 1}
+    val = df[df["task"] == "validation"]
+    # along pretraining: steps 3 and 6, with tokens seen
+    assert sorted(val["step"].unique()) == [3, 6]
+    assert set(val[val["step"] == 6]["tokens_seen"]) == {6 * 4 * 32}
+    assert set(val[val["model"] == "bert-tiny-cwt"]["metric"]) == {
+        "val_loss"
+    }  # no head metrics for a headless encoder
+    assert set(val[val["model"] == "bert-tiny-ce"]["metric"]) == {
+        "val_loss",
+        "val_ce",
+        "val_ppl",
+        "unigram_ppl",
+    }
+    # a sample per evaluation batch, the same batches for both models: paired
+    kept = read_samples(lb / "tiny")
+    kept = kept[(kept["task"] == "validation") & (kept["step"] == 6) & (kept["seed"] == 0)]
+    keys = kept.groupby(["model", "metric"])["key"].apply(sorted).to_dict()
+    assert set(keys) == {
+        ("bert-tiny-ce", "val_ce"),
+        ("bert-tiny-ce", "val_loss"),
+        ("bert-tiny-cwt", "val_loss"),
+    }
+    assert len(set(map(tuple, keys.values()))) == 1 and keys["bert-tiny-ce", "val_ce"]
+    thr = df[df["task"] == "throughput"]
+    ratios = thr[thr["metric"] == "speedup_vs_baseline"]
+    assert len(ratios) == 4 and (ratios["value"] > 0).all()
+    assert (thr[thr["metric"] == "tokens_per_s"]["value"] > 0).all()
+    assert (ratios[ratios["model"] == "bert-tiny-ce"]["value"] == 1.0).all()
+    assert df["higher_is_better"][df["metric"] == "tokens_per_s"].all()
+    assert not df["higher_is_better"][df["metric"] == "val_loss"].any()
+    assert (
+        df["git_sha"].str.len().max() in (0, 40)
+        and df["versions"].map(json.loads).map(lambda v: "torch" in v).all()
+    )
+    assert set(df["hardware"]) == {f"cpu x1: {processor('cpu')}"}  # where it was trained
+    # idempotent: a second run computes nothing, and pretraining was shared between tasks
+    after = plan_suite(TINY, root=lb)
+    assert (len(after.todo), len(after.done)) == (0, 8) and "tiny: 8 cells, 8 done" in after.table()
+    assert all(plan_suite(TINY, root=lb, force=True).pretraining.values())  # cached now
+    s2 = run_suite(TINY, root=lb, progress=False)
+    assert (s2.skipped, s2.computed) == (8, 0)
+    assert len(list((isolated / "runs" / "pretrain").glob("*/final"))) == 4  # 2 models x 2 seeds
+    # readable without project code
+    assert len(pd.read_parquet(lb / "tiny")) == len(df)
+    assert ds.dataset(lb / "tiny").to_table().num_rows == len(df)
+    con = duckdb.connect()
+    n = con.execute(f"select count(*) from read_parquet('{lb / 'tiny'}/*.parquet')").fetchone()
+    assert n is not None and n[0] == len(df)
+    # --force recomputes
+    assert run_suite(TINY, root=lb, progress=False, force=True).computed == 8
+
+
+def test_leaderboard_and_plot_verbs(isolated, capsys) -> None:
+    lb = isolated / "lb"
+    run_suite(TINY, root=lb, progress=False)
+    assert (
+        hlm(["leaderboard", str(TINY), "--leaderboards", str(lb), "--sort", "validation/val_loss"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert (
+        "| model" in out
+        and "bert-tiny-cwt" in out
+        and "±" in out
+        and "baseline `bert-tiny-ce`" in out
+    )
+    assert "unigram_ppl" in out and "flops_per_token" not in out  # baselines shown, not INFO
+    assert hlm(["leaderboard", "tiny", "--leaderboards", str(lb), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {"model", "metric", "mean", "std", "n", "p_value", "significant"} <= set(rows[0])
+    assert all(r["n"] == 2 for r in rows)
+    assert hlm(["leaderboard", "tiny", "--leaderboards", str(lb), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("model,sweep,task,metric,mean")
+    assert hlm(["plot", str(TINY), "--leaderboards", str(lb)]) == 0
+    files = [Path(x) for x in capsys.readouterr().out.split()]
+    assert {f.name for f in files} >= {"curves-validation-val_loss.png", "bars-throughput.png"}
+    import matplotlib.image as mpimg
+
+    for f in files:
+        assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert mpimg.imread(f).shape[0] > 100
+    # plots live in _plots/, which parquet readers skip
+    assert len(pd.read_parquet(lb / "tiny")) == len(read_leaderboard(lb / "tiny"))
+
+
+def _hlm_run(lb: Path, env: dict[str, str], extra: list[str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(TINY),
+            "--leaderboards",
+            str(lb),
+            "--no-progress",
+            *(extra or []),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_kill_then_resume_loses_no_finished_cell(isolated) -> None:
+    lb = isolated / "lb"
+    env = {**os.environ, "HLM_RUNS_DIR": str(isolated / "runs")}
+    proc = _hlm_run(lb, env)
+    deadline = time.time() + 240
+
+    def cells() -> list[Path]:  # a cell's own file (not an intermediate checkpoint's) marks it done
+        return [p for p in (lb / "tiny").glob("*.parquet") if "." not in p.stem]
+
+    while time.time() < deadline and len(cells()) < 2:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = {p.name: p.stat().st_mtime_ns for p in (lb / "tiny").glob("*.parquet")}
+    n_done = len(cells())
+    assert 2 <= n_done < 8
+    read_leaderboard(lb / "tiny")  # readable after the kill
+    done = _hlm_run(lb, env)
+    out, err = done.communicate(timeout=600)
+    assert done.returncode == 0, err
+    assert f"8 cells: {n_done} already done, {8 - n_done} computed, 0 failed" in out
+    for name, mtime in finished.items():  # untouched
+        assert (lb / "tiny" / name).stat().st_mtime_ns == mtime
+    df = read_leaderboard(lb / "tiny")
+    assert df["cell_id"].nunique() == 8
+    assert not df.duplicated(["cell_id", "metric", "step"]).any()
+
+
+@pytest.mark.slow
+def test_two_concurrent_runs_lose_no_rows(isolated) -> None:
+    lb = isolated / "lb"
+    env = {**os.environ, "HLM_RUNS_DIR": str(isolated / "runs")}
+    procs = [_hlm_run(lb, env), _hlm_run(lb, env)]
+    computed = 0
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        computed += int(re.search(r"(\d+) computed", out).group(1))  # type: ignore[union-attr]
+    assert computed == 8  # each cell computed once between them (cell claims)
+    assert not list((lb / "tiny" / "_claims").iterdir())
+    df = read_leaderboard(lb / "tiny")
+    assert df["cell_id"].nunique() == 8
+    assert not list((lb / "tiny").glob(".tmp-*"))
+    cells = {c.cell_id for c in expand(load_suite(TINY))}
+    assert set(df["cell_id"]) == cells
+
+
+@pytest.mark.slow
+def test_quickstart_suite_end_to_end(isolated) -> None:
+    lb = isolated / "lb"
+    summary = run_suite(ROOT / "suites" / "quickstart.yaml", root=lb, progress=False)
+    assert summary.failed == [] and summary.computed == summary.total == 12
+    df = read_leaderboard(lb / "quickstart")
+    final = df[
+        (df["task"] == "validation") & (df["step"] == df.groupby("model")["step"].transform("max"))
+    ]
+    ppl = final[final["metric"] == "val_ppl"].set_index("model")["value"]
+    # decoders learned the synthetic language: far below the uniform perplexity of 1500, and
+    # below the training text's unigram model on the same tokens
+    unigram = final[final["metric"] == "unigram_ppl"].set_index("model")["value"]
+    assert (ppl < 200).all(), ppl
+    assert ppl["pythia-tiny-ce"] < unigram["pythia-tiny-ce"] / 2, (ppl, unigram)
+    # the three decoders are scored on the same tokens (the fine-tuned one too)
+    decoders = ["pythia-tiny-ce", "pythia-tiny-cwt", "pythia-tiny-cwt-ft"]
+    assert unigram[decoders].nunique() == 1, unigram
+    # causal fine-tuning recovers the headless decoder's LM head (paper section 3.3)
+    assert ppl["pythia-tiny-cwt-ft"] < ppl["pythia-tiny-cwt"]
+    thr = df[(df["task"] == "throughput") & (df["metric"] == "speedup_vs_baseline")].set_index(
+        "model"
+    )["value"]
+    assert (thr > 0).all()
+
+
+def test_editing_a_plugin_changes_every_key(tmp_path) -> None:
+    plugin = tmp_path / "obj.py"
+    plugin.write_text(
+        (ROOT / "examples" / "cosine_cwt.py").read_text().replace("cosine-cwt", "cos2")
+    )
+    suite_file = tmp_path / "s.yaml"
+    suite_file.write_text(
+        "name: s\nplugins: [obj.py]\nmodels: [{preset: bert-tiny, objective: cos2}]\n"
+        "tasks: [{type: validation}]\n"
+    )
+    before = expand(load_suite(suite_file))[0]
+    plugin.write_text(plugin.read_text() + "\n# a change that alters the loss\n")
+    after = expand(load_suite(suite_file))[0]
+    assert before.cell_id != after.cell_id and before.pretrain_key != after.pretrain_key
+
+
+def test_loss_options_merge_from_recipe_model_and_sweep(tmp_path) -> None:
+    suite_file = tmp_path / "s.yaml"
+    suite_file.write_text(
+        "name: s\nrecipe: {loss: {chunk: 64}}\n"
+        "models: [{preset: bert-tiny, objective: cwt, recipe: {loss: {duplicates: mask}}}]\n"
+        "sweep: {loss.temperature: [0.5, 2.0]}\ntasks: [{type: validation}]\n"
+    )
+    cells = expand(load_suite(suite_file))
+    got = sorted(
+        (c.pretrain.loss.chunk, c.pretrain.loss.duplicates, c.pretrain.loss.temperature)
+        for c in cells
+        if c.pretrain
+    )
+    assert got == [(64, "mask", 0.5), (64, "mask", 2.0)]
+    assert len({c.pretrain_key for c in cells}) == 2
+
+
+def test_a_selection_keeps_its_cells_and_a_mistyped_one_gets_close_matches(isolated) -> None:
+    from zoo.errors import UserError
+
+    with pytest.raises(UserError, match="unknown model label 'bert-tiny-cw'; did you mean"):
+        run_suite(
+            TINY, root=isolated / "lb", progress=False, select=Selection(model="bert-tiny-cw")
+        )
+    with pytest.raises(UserError, match="unknown task label 'throughpt'; did you mean"):
+        run_suite(TINY, root=isolated / "lb", progress=False, select=Selection(task="throughpt"))
+    with pytest.raises(UserError, match="unknown seed '7'"):
+        plan_suite(TINY, root=isolated / "lb", select=Selection(seed=7))
+    both = plan_suite(TINY, root=isolated / "lb", select=Selection("bert-tiny-cwt", seed=1)).todo
+    assert {(c.label, c.seed) for c in both} == {("bert-tiny-cwt", 1)} and len(both) == 2
+
+
+def test_one_task_is_run_and_forced_again_alone(isolated) -> None:
+    """`hlm run --task throughput [--force]`: only that task's cells are computed, and forced
+    again they are re-measured while every other cell's file stays as it was."""
+    lb = isolated / "lb"
+    assert hlm(["run", str(TINY), "--leaderboards", str(lb), "--task", "throughput", "-q"]) == 0
+    assert set(read_leaderboard(lb / "tiny")["task"]) == {"throughput"}
+    run_suite(TINY, root=lb, progress=False)  # the validation cells too
+    files = {p.name: p.stat().st_mtime_ns for p in (lb / "tiny").glob("*.parquet")}
+    plan = plan_suite(TINY, root=lb, force=True, select=Selection(task="throughput"))
+    assert {c.task.type for c in plan.todo} == {"throughput"} and len(plan.todo) == 4
+    again = run_suite(
+        TINY, root=lb, progress=False, force=True, select=Selection(task="throughput")
+    )
+    assert (again.total, again.computed) == (4, 4)
+    df = read_leaderboard(lb / "tiny")
+    for p in (lb / "tiny").glob("*.parquet"):
+        rows = df[df["cell_id"] == p.stem.split(".")[0]]
+        assert not rows.empty, p.name
+        changed = p.stat().st_mtime_ns != files[p.name]
+        assert changed == set(rows["task"]).issubset({"throughput"}), p.name
+
+
+def test_a_cell_another_run_is_pretraining_waits_for_the_second_pass(isolated, monkeypatch) -> None:
+    """Two runs of one suite: the second does the cells it can first, instead of waiting on
+    the first's pretraining lock (a throughput cell needs no checkpoint: it never waits)."""
+    import fcntl
+
+    import harness.run.runner as runner
+
+    cells = expand(load_suite(TINY))
+    # the checkpoint whose cells sort first: without the second pass they would run first
+    busy = min((c for c in cells if c.task.type == "validation"), key=lambda c: str(c.pretrain_key))
+    waiting = {
+        c.cell_id
+        for c in cells
+        if c.pretrain_key == busy.pretrain_key and c.task.type == "validation"
+    }
+    lock = Path(busy.pretrain.output_dir).with_suffix(".lock")  # type: ignore[union-attr]
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    held = lock.open("w")
+    fcntl.flock(held, fcntl.LOCK_EX)  # another run is training this checkpoint
+    order: list[str] = []
+
+    def record(cell, out, done) -> None:  # type: ignore[no-untyped-def]
+        order.append(cell.cell_id)
+        if len(order) == len(cells) - len(waiting):  # the other run finishes it meanwhile
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+    monkeypatch.setattr(runner, "run_cell", record)
+    run_suite(TINY, root=isolated / "lb", progress=False)
+    held.close()
+    assert sorted(order) == sorted(c.cell_id for c in cells)
+    assert set(order[-len(waiting) :]) == waiting
+
+
+def test_a_suite_that_asks_for_cuda_is_refused_at_once_without_one(isolated, monkeypatch) -> None:
+    """`device: cuda` on a machine without a GPU: one error naming the file and the keys
+    before any cell runs, not a failure per cell; a cached pretraining needs no GPU."""
+    import torch
+    import yaml
+
+    from harness.run.runner import _check_cuda
+    from zoo.errors import UserError
+    from zoo.train.checkpoint import COMMIT
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    d = yaml.safe_load(TINY.read_text())
+    d["recipe"]["device"] = "cuda"
+    d["tasks"][1]["params"]["device"] = "cuda"
+    path = isolated / "gpu.yaml"
+    path.write_text(yaml.safe_dump(d))
+    keys = r"recipe.device, tasks\[1\].params.device: 'cuda' asked for, but torch sees no CUDA"
+    with pytest.raises(UserError, match=rf"gpu.yaml: {keys}"):
+        run_suite(path, root=isolated / "lb", progress=False)
+    assert not list((isolated / "lb").rglob("*.parquet")) and not (isolated / "runs").exists()
+    plan = plan_suite(path, root=isolated / "lb")
+    for key in plan.pretraining:  # every pretraining cached: only the throughput task asks
+        (isolated / "runs" / "pretrain" / key / "final").mkdir(parents=True)
+        (isolated / "runs" / "pretrain" / key / "final" / COMMIT).write_text("{}")
+    validation = [c for c in plan.todo if c.task.type == "validation"]
+    _check_cuda(plan.suite, validation)  # nothing in them needs a GPU now
+    with pytest.raises(UserError, match=r"gpu.yaml: tasks\[1\].params.device: 'cuda'"):
+        _check_cuda(plan.suite, plan.todo)

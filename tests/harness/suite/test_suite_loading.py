@@ -1,0 +1,204 @@
+"""Suite loading and validation: every shipped suite, every kind of mistake, and a fuzzer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.cli import main as hlm
+from harness.run.runner import expand
+from harness.suite import SuiteError, load_suite
+from tests.harness.conftest import TINY
+
+SUITES = sorted((Path(__file__).parents[3] / "suites").glob("*.yaml"))
+
+
+def test_suites_are_shipped() -> None:
+    names = {p.stem for p in SUITES}
+    assert {"quickstart", "throughput", "vocab-sweep", "batch-sweep", "ablation"} <= names
+    assert {"glue", "superglue", "xnli", "lambada", "zeroshot", "paper-cpu-encoder"} <= names
+
+
+@pytest.mark.parametrize("path", SUITES, ids=lambda p: p.stem)
+def test_every_shipped_suite_validates(path: Path, data_root) -> None:
+    suite = load_suite(path)
+    assert suite.name == path.stem
+    assert expand(suite)
+
+
+def write(tmp_path: Path, data: dict, name: str = "s.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def base() -> dict:
+    return yaml.safe_load(TINY.read_text())
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(SuiteError) as err:
+        load_suite(path)
+    return err.value.problems
+
+
+def test_all_errors_reported_with_file_and_key_path(tmp_path) -> None:
+    d = base()
+    d["models"][1]["objective"] = "cwtt"
+    d["models"].append({"preset": "bert-huge", "objective": "ce"})
+    d["tasks"].append({"type": "validation", "metrics": ["mccc"]})
+    d["tasks"].append({"type": "throughput", "params": {"stepz": 3}})
+    d["sweep"] = {"vocab_size": [500, 1000, 3]}
+    d["recipe"]["corpus"] = ["corpus/no-such-file.txt"]
+    p = write(tmp_path, d)
+    got = problems(p)
+    expected = [
+        f"{p}: models[1].objective: unknown objective 'cwtt'; did you mean 'cwt'",
+        f"{p}: models[2].preset: unknown preset 'bert-huge'",
+        f"{p}: tasks[2].metrics[0]: unknown metric 'mccc'; did you mean 'mcc'",
+        f"{p}: tasks[3].params.stepz: unknown key",
+        f"{p}: sweep.vocab_size[2]: 3 is too small for the encoder tokenizer trained here",
+        f"{p}: recipe.corpus[0]: no file matches 'corpus/no-such-file.txt'",
+    ]
+    for e in expected:
+        assert any(line.startswith(e) for line in got), (e, got)
+    assert len(got) == len(expected)
+
+
+def test_unknown_top_level_and_nested_keys(tmp_path) -> None:
+    d = base()
+    d["sedes"] = [1]
+    d["recipe"]["stepz"] = 3
+    p = write(tmp_path, d)
+    assert sorted(problems(p)) == sorted(
+        [f"{p}: sedes: unknown key", f"{p}: recipe.stepz: unknown key"]
+    )
+
+
+def test_yaml_syntax_and_shape_errors(tmp_path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: x\nmodels: [\n")
+    assert "invalid YAML" in problems(p)[0]
+    p.write_text("- just a list\n")
+    assert problems(p) == [f"{p}: <root>: expected a mapping of suite keys, got list"]
+    assert problems(tmp_path / "missing.yaml") == [f"{tmp_path / 'missing.yaml'}: file not found"]
+
+
+def test_include_merges_and_detects_cycles(tmp_path) -> None:
+    parent = base()
+    parent["name"] = "parent"
+    write(tmp_path, parent, "parent.yaml")
+    child = {
+        "name": "child",
+        "include": ["parent.yaml"],
+        "models": [{"preset": "bert-tiny", "objective": "nce"}],
+        "recipe": {"steps": 3},
+    }
+    suite = load_suite(write(tmp_path, child, "child.yaml"))
+    assert suite.name == "child"
+    assert [m.objective for m in suite.models] == ["ce", "cwt", "nce"]
+    assert suite.recipe.steps == 3 and suite.recipe.vocab_size == 400  # merged mapping
+    bad = write(tmp_path, {"name": "c", "include": ["", "nope.yaml"]}, "c.yaml")
+    assert problems(bad) == [f"{bad}: include[0]: file not found: {tmp_path}"]
+    write(tmp_path, {"name": "a", "include": ["b.yaml"]}, "a.yaml")
+    write(tmp_path, {"name": "b", "include": ["a.yaml"]}, "b.yaml")
+    assert "cycle" in problems(tmp_path / "a.yaml")[0]
+
+
+def test_semantic_checks(tmp_path) -> None:
+    d = base()
+    d["baseline"] = "nobody"
+    d["models"].append({"checkpoint": str(tmp_path / "nope"), "preset": "bert-tiny"})
+    d["models"].append({"preset": "bert-tiny", "objective": "cwt", "finetune_causal": True})
+    d["models"].append({"preset": "bert-tiny", "objective": "ce"})
+    d["sweep"] = {"colour": ["red"]}
+    got = problems(write(tmp_path, d))
+    assert any("baseline: 'nobody' is not a model label" in g for g in got)
+    assert any("models[2]: give either checkpoint or preset" in g for g in got)
+    assert any("models[2].checkpoint: not found" in g for g in got)
+    assert any("models[3].finetune_causal: only decoders" in g for g in got)
+    assert any(
+        "models[4].name: duplicate model label 'bert-tiny-ce' (also models[0])" in g for g in got
+    )
+    assert any("sweep.colour: not a sweepable key" in g for g in got)
+
+
+def test_validate_verb_exit_codes(tmp_path, capsys) -> None:
+    assert hlm(["validate", str(TINY)]) == 0
+    assert "ok (2 models, 2 tasks, 8 cells)" in capsys.readouterr().out
+    d = base()
+    d["tasks"][0]["type"] = "validatoin"
+    p = write(tmp_path, d)
+    assert hlm(["validate", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}: tasks[0].type: unknown task type 'validatoin'; did you mean 'validation'" in err
+    assert "Traceback" not in err
+
+
+# --- fuzzing: whatever the YAML, the loader answers with a SuiteError or a Suite -------------
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5000), st.floats(allow_nan=True), st.text(max_size=12)
+)
+values = st.recursive(
+    scalars,
+    lambda c: st.one_of(
+        st.lists(c, max_size=3), st.dictionaries(st.text(max_size=8), c, max_size=3)
+    ),
+    max_leaves=8,
+)
+KEYS = [
+    "name",
+    "version",
+    "models",
+    "recipe",
+    "tasks",
+    "seeds",
+    "sweep",
+    "baseline",
+    "include",
+    "plugins",
+    "description",
+]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    mutations=st.lists(
+        st.tuples(st.sampled_from([*KEYS, "models.0", "tasks.0", "recipe", "sweep"]), values),
+        max_size=4,
+    )
+)
+def test_fuzzed_suites_fail_cleanly(tmp_path, mutations) -> None:
+    d = base()
+    for key, value in mutations:
+        head, _, idx = key.partition(".")
+        if idx and isinstance(d.get(head), list) and d[head]:
+            d[head][int(idx)] = value
+        else:
+            d[head] = value
+    p = tmp_path / "fuzz.yaml"
+    p.write_text(yaml.safe_dump(d))
+    try:
+        load_suite(p)
+    except SuiteError as exc:
+        assert exc.problems and all(line.startswith(f"{p}: ") for line in exc.problems)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(max_size=200))
+def test_fuzzed_raw_text_fails_cleanly(tmp_path, text) -> None:
+    p = tmp_path / "raw.yaml"
+    p.write_text(text)
+    try:
+        load_suite(p)
+    except SuiteError as exc:
+        assert exc.problems

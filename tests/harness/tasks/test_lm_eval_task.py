@@ -1,0 +1,92 @@
+"""The shipped lm-eval tasks with plain lm-eval (no project module imported), and the task
+type's device / dtype choice."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.tasks.lm_eval_task import LMEvalParams, device_and_dtype
+from zoo.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[3]
+PLAIN = """
+import json, sys
+import lm_eval
+from lm_eval.tasks import TaskManager
+manager = TaskManager(include_path=sys.argv[2:])
+out = lm_eval.simple_evaluate(model="hf", model_args={"pretrained": sys.argv[1]},
+    device="cpu", tasks=["hlm_lambada", "hlm_boolq", "hlm_crows_pairs_english", "hlm_pubmedqa",
+           "flores_eng_ppl"], task_manager=manager, limit=2, batch_size=4)
+ours = sorted(m for m in sys.modules if m.split(".")[0] in ("zoo", "harness"))
+print(json.dumps({"tasks": sorted(out["results"]), "project_modules": ours}))
+"""
+
+
+@pytest.mark.slow
+def test_shipped_tasks_run_with_plain_lm_eval(
+    tmp_path: Path, data_root: Path, tiny_decoder: Path
+) -> None:
+    ckpt = tiny_decoder
+    includes = [str(ROOT / "harness" / "lm_eval_tasks"), str(ROOT / "examples" / "lm_eval_tasks")]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["HLM_DATA_ROOT"] = str(data_root)
+    proc = subprocess.run(
+        [sys.executable, "-c", PLAIN, str(ckpt), *includes],
+        cwd=tmp_path,  # not the repository: nothing of the project is importable by accident
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["tasks"] == sorted(
+        ["hlm_lambada", "hlm_boolq", "hlm_crows_pairs_english", "hlm_pubmedqa", "flores_eng_ppl"]
+    )
+    assert got["project_modules"] == []
+
+
+def test_device_and_dtype_follow_the_machine_unless_asked() -> None:
+    import torch
+
+    auto = device_and_dtype(LMEvalParams(tasks=["hlm_boolq"]))
+    cuda = torch.cuda.is_available()
+    assert auto == (("cuda", "bfloat16") if cuda else ("cpu", "float32"))
+    asked = LMEvalParams(tasks=["hlm_boolq"], device="cpu", dtype="bfloat16")
+    assert device_and_dtype(asked) == ("cpu", "bfloat16")
+    if not cuda:
+        with pytest.raises(UserError, match="torch sees no CUDA device"):
+            device_and_dtype(LMEvalParams(tasks=["hlm_boolq"], device="cuda"))
+
+
+@pytest.mark.parametrize(
+    ("task", "label", "choices"),
+    [
+        ("hlm_boolq", "label", {"no": "false", "yes": "true"}),
+        ("hlm_pubmedqa", "final_decision", {"yes": "yes", "no": "no", "maybe": "maybe"}),
+    ],
+)
+def test_shipped_tasks_score_against_the_labels_of_the_local_files(
+    data_root: Path, monkeypatch: pytest.MonkeyPatch, task: str, label: str, choices: dict
+) -> None:
+    """Each document's gold choice, as lm-eval resolves it, names that document's label in
+    the local file (BoolQ's jsonl spells them "true"/"false": a truth test reads both as yes)."""
+    from collections import Counter
+
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv("HLM_DATA_ROOT", str(data_root))
+    manager = TaskManager(include_path=[str(ROOT / "harness" / "lm_eval_tasks")])
+    built = manager.load_task_or_group([task])[task]
+    docs = list(built.eval_docs)
+    targets = [(built.doc_to_target(d), built.doc_to_choice(d)) for d in docs]
+    gold = Counter(t if isinstance(t, str) else names[t] for t, names in targets)
+    truth = Counter(str(d[label]).lower() for d in docs)
+    assert {choices[name]: n for name, n in gold.items()} == truth
+    assert len(gold) >= 2  # both answers occur
