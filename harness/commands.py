@@ -78,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from harness.report.tables import WIDTH, render
+    from harness.report.tables import WIDTH, render, select_task
     from harness.results.leaderboard import aggregate, current_cells, read_leaderboard
     from harness.results.metrics import is_baseline
     from harness.results.samples import read_samples
@@ -112,15 +112,12 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 def footnote(agg: Any, baseline: str) -> str:
     """What † means in this table: the tests that made its marks."""
     tests = sorted({t for t, s in zip(agg["test"], agg["significant"], strict=True) if s and t})
-    how = (
-        "; ".join(tests)
-        if tests
-        else "one-tailed Welch t-test over seeds, or paired t-test over kept samples "
-        "(examples, batches or rounds) for one seed"
-    )
+    how = "; ".join(tests) if tests else "none significant"
     return (
-        f"\n† significantly better than the baseline `{baseline}` (one-tailed, p < 0.05: {how}); "
-        "values are mean ± std over seeds at the latest step."
+        f"\n† better than the baseline `{baseline}` at Holm-adjusted p < 0.05 over every "
+        f"comparison in this table (two-sided; the pretraining seed is the unit; tests: {how}); "
+        "values are mean ± std over seeds at the latest step. A metric comparable only within "
+        "one objective (a loss over in-batch negatives) is not compared across objectives."
     )
 
 
@@ -135,19 +132,6 @@ def _at_budget(df: Any, text: str) -> Any:
     print(f"each model at {measure} = {value:g}, from the first checkpoint that reached it:")
     print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github") + "\n")
     return at_budget(df, measure, value)
-
-
-def select_task(tasks: Any, name: str) -> Any:
-    """Rows of task `name` or of its sub-tasks (`lm_eval` selects `lm_eval/hlm_lambada`...);
-    an unknown name gets the close-match error."""
-    from zoo.registry import check_name
-
-    known = sorted(set(tasks))
-    families = sorted({t.split("/", 1)[0] for t in known})
-    if name in known:
-        return tasks == name
-    check_name("task", name, sorted({*known, *families}))
-    return tasks.str.startswith(name + "/")
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -374,6 +358,8 @@ def _add_report(sub: Any) -> None:
 
 
 def add_harness_verbs(sub: Any) -> None:
+    from harness.report.power import add_power
+
     _add_validate(sub)
     _add_run(sub)
     _add_leaderboard(sub)
@@ -382,3 +368,4 @@ def add_harness_verbs(sub: Any) -> None:
     _add_plot(sub)
     add_evaluate(sub)
     _add_report(sub)
+    add_power(sub)

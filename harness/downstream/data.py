@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.results.gates import Gate
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
 
@@ -53,6 +54,7 @@ class TaskData:
     notes: str = ""
     generate: Callable[[str], list[Example]] | None = None  # built-in data (split -> examples)
     extra: dict[str, Any] = field(default_factory=dict)
+    gate: Gate | None = None  # the sanity gate on its own metric (`harness.results.gates`)
 
     @property
     def primary(self) -> str:

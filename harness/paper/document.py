@@ -2,13 +2,14 @@
 
     hlm report --paper                 # writes docs/REPRODUCTION.md, updates README.md
 
-The page is generated, never edited: per claim of the paper, a table of the paper's figure
-beside ours (`harness.paper.findings.findings`), the difference, the seeds, the significance
-and a verdict in words with its one-line reason; a last section per other scale holds its
-figures (GPU: the encoder and decoder ones from the `paper-gpu-*` suites), or says they are
-not run yet. The README's headline sentence sits between
-two markers and is rewritten from the same findings, so the two cannot disagree. A test
-regenerates both from the committed leaderboards and checks they are unchanged.
+The page is generated, never edited: how a verdict is reached, in words; per claim of the
+paper, a table of our run beside the paper's figure (`harness.paper.findings.findings`): Δ
+with its 95 % interval, the seeds, the raw and Holm-adjusted p, one of four verdicts and its
+reason (the gates checked, where our protocol differs); our measurements where the paper
+makes no claim; the power the seeds had; the paper's results not attempted, and why; a
+section per other scale (GPU), or what it waits for. The README's headline sentence sits
+between two markers and is rewritten from the same findings, so the two cannot disagree. A
+test regenerates both from the committed leaderboards and checks they are unchanged.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from harness.paper.figures import Role, Verdict
-from harness.paper.findings import Finding, findings, gain_text
-from harness.paper.sources import SCALES, Scale
+from harness.paper.figures import VERDICTS, Role
+from harness.paper.findings import Finding, findings
+from harness.paper.sources import NOT_ATTEMPTED, SCALES, Scale
+from harness.results.stats import ALPHA, POWER
 
 TITLES = {
     "table1-tokens": "Table 1: GLUE at equal tokens",
@@ -30,47 +32,54 @@ TITLES = {
     "table3": "Table 3: LAMBADA and validation perplexity (decoders)",
     "table4": "Table 4: zero-shot tasks with local data",
     "table5": "Table 5: XNLI, multilingual encoders",
-    "table6": "Table 6: the ablation (ce, ce + cwt, nce, cwt)",
-    "figure2": "Figure 2: step latency vs batch size",
+    "table6": "Table 6: the ablation (ce + cwt, nce against ce; Table 1 holds cwt against ce)",
+    "figure2": "Figure 2: speed and memory per batch size, measured side by side",
     "figure6": "Figure 6: the vocabulary sweep",
     "figure7": "Figure 7: the batch sweep",
     "appendix-a": "Appendix A: WordNet synonyms' embedding cosine",
     "duplicates": "CWT's duplicate targets: keep (the paper), mask, unique",
 }
-VERDICTS: tuple[Verdict, ...] = (
-    "reproduced",
-    "direction only",
-    "not reproduced at this scale",
-    "not comparable",
-)
 HEADLINE = re.compile(
     r"(<!-- reproduction-headline -->\n)(.*?)(\n<!-- /reproduction-headline -->)", re.S
 )
-NOTES = {
-    "table1-tokens": "Our GLUE average is over the five tasks with a local train set (CoLA, "
-    "SST-2, MRPC, STS-B, RTE); the paper's over its seven (no RTE; QNLI, QQP and MNLI "
-    "need their train sets from the Hub).",
-    "table1-time": "Training seconds as each run recorded them (one thread per run on a shared "
-    "2-core machine, other runs beside it): they carry that machine's noise. Table 6 and "
-    "Figure 2 hold the step times measured side by side.",
-    "figure2": "Step latency is the machine's: the ratio, measured side by side, is the "
-    "comparable figure.",
-}
 MAIN_CLAIM = "table1-tokens: GLUE average"
-VERDICT_TEXT = (
-    "Verdicts: *reproduced* (the paper's direction, significant at p < 0.05; every p "
-    "is one-tailed, in the paper's direction), *direction only* (the paper's direction, "
-    "not significant or not testable), *not reproduced at this scale* (the other "
-    "direction), *not comparable* (no rows yet, or the vanilla model does not clear its sanity bar: a GLUE task above "
-    "its majority baseline, a decoder at most half the unigram perplexity of the same "
-    "tokens, a zero-shot accuracy above the majority answer). Paper and our values are "
-    "in the paper's unit (percent where it uses percent); Δ: the role minus vanilla, "
-    "sign-adjusted so that positive is better (a share of vanilla's value where shown in "
-    "percent). Rows marked *our measurement* compare what the paper does not (CWT's "
-    "duplicate modes, synonyms against chance, the batch sweep's validation loss) and "
-    "carry no verdict; their p is two-sided (no direction was claimed)."
+HOW = (
+    "How a verdict is reached. (1) Each arm is reduced to one value per pretraining seed "
+    "(the seed's last checkpoint; along training or over a sweep, the mean over the points "
+    "both models evaluated; fine-tuning runs averaged inside it): checkpoints and fine-tuning "
+    "runs of one pretraining run are never counted as independent. (2) The two arms are "
+    "compared across seeds: a paired t-test where they share their seeds, Welch's otherwise; "
+    "two-sided; Δ (the role minus vanilla, signed so that positive is better) with its 95 % "
+    "t interval. Speed and memory involve no pretraining: each side-by-side measurement "
+    "(vanilla and headless alternating in one process) is one paired difference. (3) Every p "
+    "of the page is corrected together with Holm's method; verdicts use the adjusted p. (4) "
+    f"*reproduced*: Δ in the paper's direction and adjusted p < {ALPHA}; *contradicted*: the "
+    f"opposite direction and adjusted p < {ALPHA}; *inconclusive*: neither (not a refutation: "
+    "the reason gives the smallest Δ the seeds could detect at "
+    f"{POWER:.0%} power and the seeds the paper's Δ would need); *not comparable*: a gate "
+    "failed or there are no rows (the reason says which). (5) A gate asks whether the vanilla "
+    "model is good enough for a comparison to mean anything: the task's own metric (MCC for "
+    "CoLA, F1 for MRPC, Pearson for STS-B, accuracy on balanced sets, perplexity against the "
+    "unigram model's) against chance for that metric, with a margin; every bar is one the "
+    "paper's own model passes. (6) Where per-example scores were kept, a per-example test "
+    "on one seed is shown as a second line of evidence; it speaks of the test set, not of "
+    "pretraining, and decides nothing. Values are in the paper's unit (percent where it uses "
+    "percent); the `our run` column says what we trained (steps, tokens), the `paper "
+    "setting` column what the paper did."
 )
-COLUMNS = ["figure", "paper", "ours", "paper Δ", "our Δ", "seeds", "p (test)", "verdict", "why"]
+COLUMNS = [
+    "our run",
+    "paper setting",
+    "paper",
+    "ours",
+    "paper Δ",
+    "our Δ [95 % CI]",
+    "seeds",
+    "p → adjusted (test)",
+    "verdict",
+    "why",
+]
+MEASURED = [c for c in COLUMNS if c not in ("paper Δ", "verdict")]
 
 
 def _num(value: float | None, percent: bool = False) -> str:
@@ -85,73 +94,103 @@ def _pair(values: dict[Role, float], role: Role, percent: bool) -> str:
     return f"{_num(values['vanilla'], percent)} → {_num(values[role], percent)}"
 
 
+def _delta(f: Finding) -> str:
+    pct = f.figure.percent
+    if math.isnan(f.gain):
+        return "-"
+    low, high = f.interval
+    ci = "" if math.isnan(low) else f" [{_num(low, pct)}, {_num(high, pct)}]"
+    return f"{_num(f.gain, pct)}{ci}"
+
+
+def _p(f: Finding) -> str:
+    c = f.comparison
+    if c is None:
+        return "-"
+    if math.isnan(f.p_value):
+        return f"- ({c.test})"
+    if f.verdict == "not comparable":
+        return "- (gate failed: not tested)"
+    return f"{f.p_value:.3g} → {f.p_adjusted:.3g} ({c.test})"
+
+
+def _run(f: Finding) -> str:
+    m = f.measured
+    roles: tuple[Role, Role] = (f.role, "vanilla")
+    if m is None or not m.runs:
+        return " vs ".join(f.source.roles[r] for r in roles)
+    return " vs ".join(m.runs[r] for r in roles)
+
+
+def _why(f: Finding) -> str:
+    parts = [f.reason]
+    passed = [g.text for g in f.gates if g.passed]
+    if passed and f.verdict != "not comparable":
+        parts.append("gates passed: " + "; ".join(passed))
+    if f.source.differs:
+        parts.append(f"protocol: {f.source.differs}")
+    if f.measured is not None:
+        parts += [x for x in (f.measured.detail, f.measured.evidence) if x]
+    return ". ".join(parts)
+
+
 def _row(f: Finding) -> list[str]:
-    fig, pct = f.figure, f.figure.percent
+    fig = f.figure
     paper = _pair(fig.values, f.role, False) if fig.values else f"“{fig.stated}”"
-    paper_gain = fig.paper_gain(f.role) if fig.values else None
-    p = "-" if math.isnan(f.p_value) else f"{f.p_value:.3g} ({f.test})"
-    why = f.reason + (f". {f.detail}" if f.detail else "")
-    return [
-        f"{fig.quantity}: {f.source.roles[f.role]} vs {f.source.roles['vanilla']}",
-        paper,
-        _pair(f.ours, f.role, pct),
-        _num(paper_gain),
-        gain_text(f.source, f.gain)
-        if f.source.relative and not math.isnan(f.gain)
-        else _num(f.gain, pct),
-        str(f.seeds),
-        p,
-        f"**{f.verdict}**" if fig.compared else "our measurement",
-        why,
-    ]
+    cells = {
+        "our run": f"{fig.quantity}: {_run(f)}",
+        "paper setting": fig.setting or "-",
+        "paper": paper,
+        "ours": _pair(f.measured.ours, f.role, fig.percent) if f.measured else "-",
+        "paper Δ": _num(fig.paper_gain(f.role)) if fig.values else "-",
+        "our Δ [95 % CI]": _delta(f),
+        "seeds": str(f.seeds),
+        "p → adjusted (test)": _p(f),
+        "verdict": f"**{f.verdict}**",
+        "why": _why(f),
+    }
+    return [cells[c] for c in (COLUMNS if f.figure.compared else MEASURED)]
 
 
-def _table(rows: list[list[str]]) -> str:
+def _table(columns: list[str], rows: list[list[str]]) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
-    return "\n".join([line(COLUMNS), line(["---"] * len(COLUMNS)), *map(line, rows)])
+    return "\n".join([line(columns), line(["---"] * len(columns)), *map(line, rows)])
 
 
-def _glue_clause(found: list[Finding]) -> str | None:
-    """The verdict on the paper's main claim (GLUE average at equal tokens), if compared."""
-    main = next((f for f in found if f.figure.key.startswith(MAIN_CLAIM)), None)
-    if main is None:
-        return None
-    if math.isnan(main.gain):
-        return f"GLUE at equal tokens has no result yet ({main.reason})"
-    if main.verdict == "not comparable":
-        return f"GLUE at equal tokens says nothing yet: {main.reason}"
-    model = main.source.roles["headless"].removesuffix("-cwt")
-    v, h = main.ours["vanilla"] * 100, main.ours["headless"] * 100
+def _quote(claims: list[Finding]) -> str:
+    """A claim that passed its gates, the paper's main one (GLUE at equal tokens) if it did."""
+    passed = [f for f in claims if f.verdict != "not comparable"]
+    if not passed:
+        return "no claim passes its gates at this scale"
+    main = next((f for f in passed if f.figure.key.startswith(MAIN_CLAIM)), passed[0])
+    pct = main.figure.percent
+    ours = main.measured.ours if main.measured else {}
     return (
-        f"the headless {model}'s GLUE average at equal tokens is {h:.1f} against the "
-        f"vanilla one's {v:.1f} ({main.verdict})"
+        f"{main.figure.source}'s {main.figure.quantity}: {main.source.roles[main.role]} "
+        f"{_num(ours[main.role], pct)} against {main.source.roles['vanilla']} "
+        f"{_num(ours['vanilla'], pct)}, Δ {_delta(main)} ({main.verdict})"
     )
 
 
 def headline(found: list[Finding], suite: str | None = None) -> str:
-    """The verdict on the paper's main claim (GLUE average at equal tokens) and the count of
-    every verdict: one sentence per scale with rows (CPU always); `suite`: the findings are
-    that suite's alone (its HTML page)."""
+    """One sentence per scale with rows (CPU always): what the tables hold, counted by
+    verdict, and a claim that passed its gates; `suite`: that suite's findings alone."""
     sentences = []
     for scale in SCALES:
         mine = [f for f in found if f.scale == scale.name]
-        ran = any(not math.isnan(f.gain) for f in mine)
+        ran = any(f.measured is not None for f in mine)
         if not mine or (scale.name != "CPU" and not ran):
             continue
-        claims = [f for f in mine if f.figure.compared]  # our own measurements: no verdict
+        claims = [f for f in mine if f.figure.compared]
         counts = Counter(f.verdict for f in claims)
         tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-        if suite is not None:
-            over = f"the {len(claims)} figures of the paper that {suite} compares"
-        elif scale.name == "CPU":
-            over = f"all {len(claims)} figures of the paper"
-        else:
-            over = f"the {len(claims)} figures compared at that scale"
-        glue = _glue_clause(mine)
-        lead = f"{glue}; over {over}" if glue else f"over {over}"
-        sentences.append(f"At {scale.name} scale, {lead}: {tally}.")
+        where = f" that {suite} compares" if suite is not None else " in the tables below"
+        sentences.append(
+            f"At {scale.name} scale, {len(claims)} comparisons of the paper's claims{where}: "
+            f"{tally}; {_quote(claims)}."
+        )
     return " ".join(sentences)
 
 
@@ -170,13 +209,11 @@ def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
 
 
 def _tally(found: list[Finding]) -> list[str]:
+    claims = [f for f in found if f.figure.compared]
     return [
-        "| verdict | figures |",
+        "| verdict | comparisons |",
         "| --- | --- |",
-        *(
-            f"| {v} | {sum(f.verdict == v and f.figure.compared for f in found)} |"
-            for v in VERDICTS
-        ),
+        *(f"| {v} | {sum(f.verdict == v for f in claims)} |" for v in VERDICTS),
     ]
 
 
@@ -189,18 +226,83 @@ def _rows_line(mine: list[Finding]) -> str:
 
 
 def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> list[str]:
-    """A heading, the rows line, the `lead` paragraphs, the findings' table and plots."""
+    """A heading, the rows line, the `lead` paragraphs, the claims' and measurements' tables
+    and the plots."""
     parts = ["", f"## {title}", "", _rows_line(mine)]
     for paragraph in lead:
         parts += ["", paragraph]
-    return [*parts, "", _table([_row(f) for f in mine]), *_plots(root, mine)]
+    claims = [_row(f) for f in mine if f.figure.compared]
+    measured = [_row(f) for f in mine if not f.figure.compared]
+    if claims:
+        parts += ["", _table(COLUMNS, claims)]
+    if measured:
+        parts += ["", "Our measurements (the paper makes no claim: no verdict):", ""]
+        parts += [_table(MEASURED, measured)]
+    return [*parts, *_plots(root, mine)]
+
+
+def _power(found: list[Finding]) -> list[str]:
+    """Per claim that passed its gates: the seed-level spread, the detectable Δ, the paper's
+    Δ, the power it had and the seeds it needs."""
+    rows = []
+    for f in found:
+        c = f.comparison
+        if not f.figure.compared or f.verdict == "not comparable" or c is None:
+            continue
+        effect = f.paper_effect
+        need = c.seeds_for(effect) if effect else None
+        rows.append(
+            [
+                f"{f.figure.source}: {f.figure.quantity} ({f.role})",
+                str(c.seeds),
+                _num(c.sd),
+                _num(c.detectable()),
+                _num(abs(effect)) if effect else "-",
+                f"{c.power_at(effect):.0%}" if effect and c.sd > 0 else "-",
+                str(need) if need is not None else "-",
+            ]
+        )
+    head = [
+        "claim",
+        "seeds",
+        "spread (sd)",
+        f"Δ detectable at {POWER:.0%}",
+        "paper's Δ",
+        "power at it",
+        "seeds for it",
+    ]
+    return [
+        "",
+        "## Power: what the seeds could see",
+        "",
+        "Per claim that passed its gates, in our metric's unit: the seed-level spread observed "
+        "(of the paired differences, or pooled), the smallest Δ these seeds detect at "
+        f"{POWER:.0%} power (two-sided, α = {ALPHA}, before correction), the paper's Δ, the "
+        "power the seeds had against it and the seeds per arm it would need at this spread "
+        "(`hlm power SUITE` gives the same for any leaderboard).",
+        "",
+        _table(head, rows) if rows else "No claim passed its gates.",
+    ]
+
+
+def _not_attempted() -> list[str]:
+    rows = [[where, what, why] for where, what, why in NOT_ATTEMPTED]
+    return [
+        "",
+        "## Not attempted",
+        "",
+        "The paper's results that no suite here compares, and why (QNLI, QQP and MNLI appear "
+        "in Table 1's rows as not comparable: no local train set).",
+        "",
+        _table(["paper", "result", "why"], rows),
+    ]
 
 
 def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> list[str]:
     """The figures a scale other than CPU compares (`harness.paper.sources.SCALES`)."""
     mine = [f for f in found if f.scale == scale.name]
     title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
-    if not any(not math.isnan(f.gain) for f in mine):
+    if not any(f.measured is not None for f in mine):
         return ["", f"## {title}", "", _rows_line(mine), "", scale.pending]
     return _section(title, mine, root, "\n".join(_tally(mine)))
 
@@ -209,7 +311,7 @@ def render(found: list[Finding], root: Path | None = None) -> str:
     """The whole page, in Markdown (with links to the plots committed under `root`)."""
     cpu = [f for f in found if f.scale == "CPU"]
     parts = [
-        "# The paper's claims, reproduced at CPU scale",
+        "# The paper's claims, compared at CPU scale",
         "",
         "Generated by `hlm report --paper` from the committed leaderboards under "
         "`leaderboards/`: do not edit; run the suites and regenerate. The paper: Godey, de la "
@@ -221,13 +323,14 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "",
         f"**{headline(found)}**",
         "",
-        VERDICT_TEXT,
+        HOW,
         "",
         *_tally(cpu),
     ]
     for claim, title in TITLES.items():
         mine = [f for f in cpu if f.figure.claim == claim]
-        parts += _section(title, mine, root, *([NOTES[claim]] if claim in NOTES else []))
+        parts += _section(title, mine, root)
+    parts += _power(cpu) + _not_attempted()
     for scale in SCALES:
         parts += _scale_section(scale, found, root) if scale.suites else []
     return "\n".join(parts) + "\n"
@@ -238,6 +341,7 @@ def render_html(found: list[Finding], suite: str) -> str:
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c.strip('*'))}</td>" for c in _row(f)) + "</tr>"
         for f in found
+        if f.figure.compared
     )
     head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     return (

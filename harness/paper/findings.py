@@ -1,41 +1,37 @@
-"""Our side of the paper's figures, compared: one `Finding` (with its verdict) per figure and role.
+"""Our side of the paper's figures, judged: one `Finding` (with its verdict) per figure and role.
 
-For every figure of `harness.paper.figures.PAPER`, `harness.paper.sources.source_of` says where our
-rows are (suite, task, metric, the model per role) and which sanity gates the vanilla model
-must clear; `findings()` reads the committed leaderboards and gives one `Finding` per figure,
-role and scale (CPU: every figure; GPU: the encoder and decoder figures a size up, see
-`harness.paper.sources.Scale`), which `harness.paper.document` writes out.
+For every figure of `harness.paper.figures.PAPER`, `harness.paper.sources` says where our rows
+are and which gates the vanilla model must pass; `harness.paper.compare.measure` reduces each
+arm to one value per pretraining seed and compares them (Δ with its 95 % interval, a
+two-sided p). `findings()` then corrects every p of the report together (Holm) and gives each
+claim one of four verdicts (`harness.paper.figures.verdict`):
 
-Checkpoints compared (`Source.at`):
-- `final`: each model's last evaluated checkpoint (equal tokens where the recipes match);
-- `equal-time`: headless at its last checkpoint, vanilla at the checkpoint whose training
-  seconds are nearest (per seed; both times are shown);
-- `along`: every checkpoint both evaluated (Figure 3), the gap averaged over steps and seeds;
-- `sweep`: every sweep point (Figures 2, 6, 7), the gap averaged over points and seeds.
+- *reproduced*: our gain in the paper's direction, significant after correction;
+- *contradicted*: the opposite direction, significant after correction;
+- *inconclusive*: neither; the finding says the smallest effect its seeds could detect at
+  80 % power and how many seeds the paper's Δ would need at the spread observed;
+- *not comparable*: a gate failed, or there are no rows (which one is said).
 
-Significance: one-tailed in the paper's direction (two-sided where the paper makes no claim):
-Welch's t-test over seeds when both have two or more, the paired t-test over kept samples for
-one seed where per-item scores were kept, else over the parts of an average each fine-tuned
-on its own (XNLI's languages; at several seeds their mean gaps are shown), a paired t-test
-over (step or sweep point, seed) for `along` and `sweep`.
+The family corrected is every test the report makes: a finding whose gate failed makes none.
+Figures where the paper makes no claim (`PaperFigure.compared` False) are our measurements:
+their Δ, interval and p are shown (and corrected with the rest), with no verdict.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from scipy import stats
 
-from harness.paper.figures import ALPHA, PAPER, PaperFigure, Role, Verdict, verdict
-from harness.paper.sources import SCALES, At, Parts, Source, final_values
+from harness.paper.compare import Measured, SuiteRows, measure, speed_ratio
+from harness.paper.figures import PAPER, PaperFigure, Role, Verdict, verdict
+from harness.paper.sources import SCALES, Parts, Source
+from harness.results.gates import GateCheck
 from harness.results.leaderboard import current_cells, latest_step, read_leaderboard
 from harness.results.samples import read_samples
-from harness.results.significance import PAIRED, WELCH, latest_samples, paired_one_tailed
-from harness.results.significance import welch_one_tailed as welch
+from harness.results.stats import ALPHA, POWER, Comparison, holm
 
 
 @dataclass
@@ -47,146 +43,55 @@ class Finding:
     source: Source
     scale: str = "CPU"  # `harness.paper.sources.SCALES`
     machines: tuple[str, ...] = ()  # where the suite's rows were trained, as they record it
-    ours: dict[Role, float] = field(default_factory=dict)
-    seeds: int = 0
-    gain: float = math.nan  # ours, positive = the role better than vanilla
-    p_value: float = math.nan
-    test: str = ""
-    detail: str = ""
-    verdict: Verdict = "not comparable"
+    measured: Measured | None = None
+    gates: list[GateCheck] = field(default_factory=list)
+    p_adjusted: float = math.nan  # Holm over every test of the report
+    verdict: Verdict | None = "not comparable"  # None: our measurement, no claim to judge
     reason: str = ""
 
+    @property
+    def sign(self) -> float:
+        return 1.0 if self.figure.higher_is_better else -1.0
 
-def _at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
-    d = rows[
-        (rows["model"] == model) & (rows["task"] == source.task) & (rows["metric"] == source.metric)
-    ]
-    return d.sort_values("timestamp").drop_duplicates(["seed", "step", "sweep"], keep="last")
+    @property
+    def comparison(self) -> Comparison | None:
+        return None if self.measured is None else self.measured.comparison
 
+    @property
+    def gain(self) -> float:
+        """How much better the role is than vanilla (positive: better), in our metric."""
+        c = self.comparison
+        return math.nan if c is None else self.sign * c.delta
 
-def _equal_time(rows: pd.DataFrame, source: Source, role: Role) -> tuple[pd.Series, pd.Series, str]:
-    """Per seed: `role` at its last checkpoint, vanilla at the one nearest in seconds."""
-    mine = _at_steps(rows, source.roles[role], source)
-    base = _at_steps(rows, source.roles["vanilla"], source)
-    picks, notes = {}, []
-    for seed, last in latest_step(mine).set_index("seed").iterrows():
-        b = base[base["seed"] == seed]
-        if b.empty:
-            continue
-        near = b.loc[(b["train_seconds"] - last["train_seconds"]).abs().idxmin()]
-        picks[seed] = float(near["value"])
-        notes.append(
-            f"seed {seed}: vanilla step {int(near['step'])} ({near['train_seconds']:.0f} s) vs "
-            f"step {int(last['step'])} ({last['train_seconds']:.0f} s)"
-        )
-    ours = latest_step(mine).set_index("seed")["value"]
-    return ours, pd.Series(picks, dtype=float), "; ".join(notes)
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95 % interval of `gain`."""
+        c = self.comparison
+        if c is None:
+            return math.nan, math.nan
+        low, high = self.sign * c.low, self.sign * c.high
+        return min(low, high), max(low, high)
 
+    @property
+    def p_value(self) -> float:
+        c = self.comparison
+        return math.nan if c is None else c.p
 
-def _paired_gains(rows: pd.DataFrame, source: Source, role: Role, sign: float) -> pd.DataFrame:
-    """Gains of `role` over vanilla per (sweep point, step, seed) both evaluated."""
-    keys = ["sweep", "step", "seed"]
-    mine = _at_steps(rows, source.roles[role], source).set_index(keys)["value"]
-    base = _at_steps(rows, source.roles["vanilla"], source).set_index(keys)["value"]
-    both = pd.concat({"mine": mine, "base": base}, axis=1).dropna()
-    gain = sign * (both["mine"] - both["base"])  # (points,)
-    return both.assign(gain=gain / both["base"].abs() if source.relative else gain).reset_index()
+    @property
+    def seeds(self) -> int:
+        c = self.comparison
+        return 0 if c is None else c.seeds
 
-
-def _point_label(row: pd.Series, at: At) -> str:
-    if at == "along":
-        return f"step {int(row['step'])}"
-    point = json.loads(row["sweep"]) if row["sweep"] else {}
-    return ", ".join(f"{k} {v}" for k, v in point.items()) or "-"
-
-
-def _compare_points(f: Finding, rows: pd.DataFrame, sign: float) -> None:
-    g = _paired_gains(rows, f.source, f.role, sign)
-    if g.empty:
-        return
-    f.ours = {"vanilla": float(g["base"].mean()), f.role: float(g["mine"].mean())}
-    f.seeds, f.gain = int(g["seed"].nunique()), float(g["gain"].mean())
-    if len(g) > 1 and g["gain"].nunique() > 1:
-        alt = "greater" if _paper_better(f) else "less"
-        f.p_value = float(stats.ttest_1samp(g["gain"], 0.0, alternative=alt).pvalue)
-        f.test = f"paired t-test over {len(g)} (point, seed) pairs"
-    point = g["sweep"].map(lambda text: tuple(json.loads(text).values()) if text else ())
-    g = g.assign(point=point).sort_values(["point", "step", "seed"])  # batch 8 before 16
-    by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"], sort=False)
-    parts = [
-        f"{_point_label(grp.iloc[0], f.source.at)}: {gain_text(f.source, grp['gain'].mean())}"
-        for _, grp in by
-    ]
-    f.detail = "gap " + ", ".join(parts)
-
-
-def gain_text(source: Source, gain: float) -> str:
-    """A gain as shown: a share of vanilla's value in percent for a `relative` source."""
-    return f"{100 * gain:+.1f}%" if source.relative else f"{gain:+.3g}"
-
-
-def _paper_better(f: Finding) -> bool:
-    """Whether the paper has the role better than vanilla (a stated claim: better)."""
-    paper = f.figure.paper_gain(f.role)
-    return paper is None or paper > 0
-
-
-def _comparefinal_values(
-    f: Finding, rows: pd.DataFrame, samples: pd.DataFrame, sign: float
-) -> None:
-    s = f.source
-    if s.at == "equal-time":
-        mine, base, f.detail = _equal_time(rows, s, f.role)
-    else:
-        mine = final_values(rows, s.roles[f.role], s.task, s.metric)
-        base = final_values(rows, s.roles["vanilla"], s.task, s.metric)
-    seeds = mine.index.intersection(base.index)  # a seed only one model has yet: left out
-    mine, base, rows = mine[seeds], base[seeds], rows[rows["seed"].isin(seeds)]
-    if mine.empty or base.empty:
-        return
-    f.ours = {"vanilla": float(base.mean()), f.role: float(mine.mean())}
-    f.seeds = int(min(len(mine), len(base)))
-    f.gain = sign * (f.ours[f.role] - f.ours["vanilla"])
-    hib = (sign > 0) == _paper_better(f)  # tested in the paper's direction
-    if len(mine) > 1 and len(base) > 1:
-        f.p_value, f.test = welch(list(mine), list(base), hib), WELCH
-        if s.parts is not None:
-            _part_gaps(f, rows, s.parts)
-        return
-    kept = latest_samples(samples)
-    a = kept.get((s.roles[f.role], "{}", s.task, s.metric))
-    b = kept.get((s.roles["vanilla"], "{}", s.task, s.metric))
-    if a and b:
-        f.p_value, f.test = paired_one_tailed(a, b, hib), PAIRED
-    elif s.parts is not None:
-        _compare_parts(f, rows, s.parts, hib)
-
-
-def _compare_parts(f: Finding, rows: pd.DataFrame, parts: Parts, hib: bool) -> None:
-    """The paired test over the parts of the average, and the gap per part as detail."""
-    mine, base = _part_gaps(f, rows, parts)
-    f.p_value = paired_one_tailed(mine, base, hib)
-    if not math.isnan(f.p_value):
-        f.test = f"paired t-test over {len(set(mine) & set(base))} {parts.name}"
-
-
-def _part_gaps(
-    f: Finding, rows: pd.DataFrame, parts: Parts
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Each model's score per part (mean over seeds); the gap per part goes in the detail."""
-    s = f.source
-    mine, base = (_part_values(rows, s.roles[r], parts) for r in (f.role, "vanilla"))
-    gaps = [
-        f"{k.removeprefix(parts.prefix)} {100 * (mine[k] - base[k]):+.1f}"
-        for k in sorted(set(mine) & set(base))
-    ]
-    over = ", mean over seeds" if f.seeds > 1 else ""
-    f.detail = f"gap per {parts.name.rstrip('s')} (points{over}): " + ", ".join(gaps)
-    return mine, base
+    @property
+    def paper_effect(self) -> float | None:
+        """The paper's Δ in our metric's unit (fractions where the paper gives percent)."""
+        gain = self.figure.paper_gain(self.role)
+        if gain is None:
+            return None
+        return gain / 100 if self.figure.percent else gain
 
 
 def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, float]:
-    """`model`'s score per part (its task name) at the last checkpoint, mean over seeds."""
     d = rows[
         (rows["model"] == model)
         & rows["task"].str.startswith(parts.prefix)
@@ -195,61 +100,76 @@ def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, floa
     return {str(k): float(v) for k, v in latest_step(d).groupby("task")["value"].mean().items()}
 
 
-def _two_sided(f: Finding) -> None:
-    """Our measurement, no claim to test in a direction: the one-tailed p of a t-test (a
-    symmetric statistic) made two-sided."""
-    if not math.isnan(f.p_value):
-        f.p_value = min(1.0, 2 * min(f.p_value, 1 - f.p_value))
-        f.test += ", two-sided"
+def _parts_detail(rows: pd.DataFrame, source: Source, role: Role) -> str:
+    parts = source.parts
+    if parts is None:
+        return ""
+    mine, base = (_part_values(rows, source.roles[r], parts) for r in (role, "vanilla"))
+    gaps = [
+        f"{k.removeprefix(parts.prefix)} {100 * (mine[k] - base[k]):+.1f}"
+        for k in sorted(set(mine) & set(base))
+    ]
+    return f"gap per {parts.name.rstrip('s')} (points, mean over seeds): " + ", ".join(gaps)
 
 
-def _judge(f: Finding, rows: pd.DataFrame) -> None:
-    fig = f.figure
-    if f.source.unavailable:
-        f.reason = f.source.unavailable
-        return
-    if rows.empty:
-        f.reason = (
-            f"no committed rows in leaderboards/{f.source.suite} (`hlm run {f.source.suite}`)"
+def _power_text(f: Finding) -> str:
+    c = f.comparison
+    if c is None:
+        return ""
+    if c.seeds < 2 or not c.sd > 0:
+        return f"{c.test}: no seed-level spread to size a test from; run at least 2 seeds"
+    detectable = c.detectable()
+    text = f"{c.seeds} seeds detect |Δ| ≥ {detectable:.3g} at {POWER:.0%} power"
+    effect = f.paper_effect
+    if effect is not None and effect != 0:
+        need = c.seeds_for(effect)
+        had = c.power_at(effect)
+        text += (
+            f"; the paper's Δ ({abs(effect):.3g}) had {had:.0%} power here and would need "
+            + (f"{need} seeds" if need is not None else "more than 1000 seeds")
+            + " at this spread"
         )
+    return text
+
+
+def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
+    """Why the finding is not comparable, or None."""
+    if f.source.unavailable:
+        return f"no rows: {f.source.unavailable}"
+    if rows.empty:
+        return f"no rows: nothing committed in leaderboards/{f.source.suite} (`hlm run {f.source.suite}`)"
+    if f.measured is not None and f.measured.seeds:  # the seeds compared, and no other
+        rows = rows[rows["seed"].isin(f.measured.seeds)]
+    f.gates = [c.run(rows, f.source.roles["vanilla"]) for c in f.source.checks]
+    failed = [g.text for g in f.gates if not g.passed]
+    if failed:
+        return "gate failed: the vanilla model's " + "; ".join(failed)
+    if f.measured is None:
+        why = "no side-by-side speed ratio" if f.source.at == "equal-time" else "no rows"
+        return f"{why} of {f.source.task} / {f.source.metric} for both models"
+    return None
+
+
+def _judge(f: Finding, blocked: str | None) -> None:
+    """The verdict (after `p_adjusted` is set) and its reason in words; `blocked`: why the
+    finding is not comparable, or None."""
+    if not f.figure.compared:
+        f.verdict = None
+        f.reason = blocked or "our measurement; the paper makes no claim here"
         return
-    checks = [g.check(rows, f.source.roles["vanilla"]) for g in f.source.gates]
-    failed = [text for ok, text in checks if not ok]
-    if math.isnan(f.gain):
-        f.reason = f"no rows of {f.source.task} / {f.source.metric} for both models"
-    elif failed:
-        f.reason = "the vanilla model does not clear its sanity bar: " + "; ".join(failed)
-    elif not fig.compared:
-        f.reason = f"{_measured(f)}: our measurement, the paper makes no claim here"
-    else:
-        f.verdict = verdict(fig.paper_gain(f.role), f.gain, f.p_value, True)
-        f.reason = _reason(f)
-
-
-def _measured(f: Finding) -> str:
-    better = "better" if f.gain > 0 else "worse"
-    p = "no test" if math.isnan(f.p_value) else f"p = {f.p_value:.3g}"
-    amount = gain_text(f.source, abs(f.gain)).lstrip("+")
-    return f"{f.role} {better} than vanilla by {amount} ({p})"
-
-
-def _reason(f: Finding) -> str:
-    said = "better" if _paper_better(f) else "worse"
-    ours = _measured(f)
+    if blocked is not None:
+        f.verdict, f.reason = "not comparable", blocked
+        return
+    paper_better = f.paper_effect is None or f.paper_effect > 0
+    f.verdict = verdict(paper_better, f.gain, f.p_adjusted, True)
+    said = "better" if paper_better else "worse"
+    p = "no test" if math.isnan(f.p_adjusted) else f"adjusted p = {f.p_adjusted:.3g}"
     if f.verdict == "reproduced":
-        return f"{ours}, significant, as the paper has it {said}"
-    if f.verdict == "direction only":
-        return f"{ours}: the paper's direction, not significant at {ALPHA}"
-    return f"{ours}, where the paper has it {said}"
-
-
-@dataclass(frozen=True)
-class SuiteRows:
-    """A suite's committed rows, its kept samples, and the machines its rows record."""
-
-    rows: pd.DataFrame
-    samples: pd.DataFrame
-    machines: tuple[str, ...] = ()
+        f.reason = f"{f.role} {said} than vanilla, as the paper has it ({p})"
+    elif f.verdict == "contradicted":
+        f.reason = f"{f.role} {'worse' if paper_better else 'better'} than vanilla, where the paper has it {said} ({p})"
+    else:
+        f.reason = f"not significant after correction ({p}); {_power_text(f)}"
 
 
 def _suite_rows(root: Path, suite: str) -> SuiteRows:
@@ -261,35 +181,51 @@ def _suite_rows(root: Path, suite: str) -> SuiteRows:
     return SuiteRows(rows, read_samples(d, current_cells(d)), machines)
 
 
-def _finding(fig: PaperFigure, role: Role, source: Source, scale: str, data: SuiteRows) -> Finding:
-    f = Finding(fig, role, source, scale, machines=data.machines)
-    sign = 1.0 if fig.higher_is_better else -1.0
-    if not data.rows.empty:
-        if source.at in ("along", "sweep"):
-            _compare_points(f, data.rows, sign)
-        else:
-            _comparefinal_values(f, data.rows, data.samples, sign)
-    if not fig.compared:
-        _two_sided(f)
-    _judge(f, data.rows)
-    return f
+def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
+    s = f.source
+    speed = None
+    if s.speed is not None:
+        if s.speed[0] not in data:
+            data[s.speed[0]] = _suite_rows(root, s.speed[0])
+        speed = speed_ratio(data[s.speed[0]], s.speed[1])
+    found = measure(data[s.suite], s, f.role, speed)
+    if found is not None and s.parts is not None:
+        rows = data[s.suite].rows
+        parts = _parts_detail(rows[rows["seed"].isin(found.seeds)], s, f.role)
+        detail = "; ".join(x for x in (found.detail, parts) if x)
+        found = Measured(
+            found.ours, found.comparison, detail, found.evidence, found.runs, found.seeds
+        )
+    f.measured = found
 
 
 def findings(root: Path, suite: str | None = None) -> list[Finding]:
-    """One finding per paper figure, compared role and scale (`SCALES`: every figure at CPU
-    scale, the encoder and decoder ones at GPU scale), from the leaderboards under `root`
-    (only the figures whose rows come from `suite`, when given)."""
-    cache: dict[str, SuiteRows] = {}
+    """One finding per paper figure, compared role and scale, from the leaderboards under
+    `root` (only the figures whose rows come from `suite`, when given); every p is
+    Holm-adjusted over the findings returned."""
+    data: dict[str, SuiteRows] = {}
     out = []
     for scale in SCALES:
         for fig in PAPER:
             source = scale.source(fig)
             if source is None or (suite is not None and source.suite != suite):
                 continue
-            if source.suite not in cache:
-                cache[source.suite] = _suite_rows(root, source.suite)
+            if source.suite not in data:
+                data[source.suite] = _suite_rows(root, source.suite)
             roles = [
                 r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)
             ]
-            out += [_finding(fig, r, source, scale.name, cache[source.suite]) for r in roles]
+            for role in roles:
+                f = Finding(fig, role, source, scale.name, data[source.suite].machines)
+                _measure(f, data, root)
+                out.append(f)
+    # the family: every test the report makes (a finding whose gate failed makes none)
+    blocked = [_gate_reason(f, data[f.source.suite].rows) for f in out]
+    tested = [f.p_value if why is None else math.nan for f, why in zip(out, blocked, strict=True)]
+    for f, p, why in zip(out, holm(tested), blocked, strict=True):
+        f.p_adjusted = p
+        _judge(f, why)
     return out
+
+
+__all__ = ["ALPHA", "Finding", "findings"]

@@ -218,8 +218,8 @@ def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
 def plot_bars(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
     files, colors = [], colors or palette(df)
     agg = aggregate(df)
-    kinds = df.drop_duplicates("model").set_index("model")[["preset", "objective"]]
-    agg = agg.join(kinds, on="model")
+    presets = df.drop_duplicates("model").set_index("model")[["preset"]]
+    agg = agg.join(presets, on="model")  # aggregate() carries the objective already
     for task, t in agg.groupby("task"):
         panels = [
             (metric, group, g)

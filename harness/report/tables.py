@@ -11,6 +11,8 @@ metric's direction.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 from tabulate import tabulate
 
@@ -86,3 +88,14 @@ def render(agg: pd.DataFrame, fmt: str, sort_by: str | None = None, width: int =
     if fmt == "json":
         return str(long.to_json(orient="records", indent=2))
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def select_task(tasks: Any, name: str) -> Any:
+    """Rows of task `name` or of its sub-tasks (`lm_eval` selects `lm_eval/hlm_lambada`...);
+    an unknown name gets the close-match error."""
+    known = sorted(set(tasks))
+    families = sorted({t.split("/", 1)[0] for t in known})
+    if name in known:
+        return tasks == name
+    check_name("task", name, sorted({*known, *families}))
+    return tasks.str.startswith(name + "/")

@@ -17,6 +17,7 @@ import subprocess
 import uuid
 import warnings
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -208,18 +209,49 @@ def latest_step(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def aggregate(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std and n over seeds, per model / sweep point / task / metric (latest step)."""
-    cols = ["model", "sweep", "task", "metric", "mean", "std", "n", "higher_is_better", "values"]
+    """Mean, std and n over seeds, per model / sweep point / task / metric (latest step),
+    with the value of each seed (`by_seed`: one per pretraining seed, the mean of its rows),
+    the objective and the model kind (for `Metric.comparable`)."""
+    cols = [
+        "model",
+        "sweep",
+        "task",
+        "metric",
+        "mean",
+        "std",
+        "n",
+        "higher_is_better",
+        "values",
+        "by_seed",
+        "objective",
+        "kind",
+    ]
     if df.empty:
         return pd.DataFrame(columns=cols)
     d = latest_step(df)
-    g = d.groupby(["model", "sweep", "task", "metric"], dropna=False, sort=False)
+    keys = ["model", "sweep", "task", "metric"]
+    per_seed = d.groupby([*keys, "seed"], dropna=False, sort=False)["value"].mean().reset_index()
+    g = per_seed.groupby(keys, dropna=False, sort=False)
     out = g["value"].agg(mean="mean", std="std", n="count").reset_index()
     out["std"] = out["std"].fillna(0.0)
     out["values"] = g["value"].agg(list).to_numpy()
+    by_seed: list[dict[Any, float]] = [dict(zip(s["seed"], s["value"], strict=True)) for _, s in g]
+    out["by_seed"] = pd.Series(by_seed, index=out.index, dtype=object)
+    first = d.groupby(keys, dropna=False, sort=False)[["objective", "preset"]].first()
+    out["objective"] = first["objective"].to_numpy()
+    out["kind"] = [_kind(p) for p in first["preset"]]
+    g = d.groupby(keys, dropna=False, sort=False)
     stored = g["higher_is_better"].first().to_numpy()
     out["higher_is_better"] = [_direction(m, s) for m, s in zip(out["metric"], stored, strict=True)]
     return out[cols]
+
+
+@cache
+def _kind(preset: Any) -> str | None:
+    """encoder / decoder of a zoo preset; None for a name the zoo does not know."""
+    from zoo.models import PRESETS, get_spec  # deferred: transformers is heavy to import
+
+    return get_spec(preset).kind if isinstance(preset, str) and preset in PRESETS else None
 
 
 def _direction(metric: str, stored: Any = None) -> bool | None:

@@ -1,50 +1,28 @@
-"""Significance of a model's difference from the baseline, as the paper tests it.
+"""The leaderboard's mark: which models are better than the baseline, with the seed as the unit.
 
-Single-seed comparisons of a task that keeps per-example scores (`harness.results.samples`) are
-tested on the examples both models scored: a paired one-tailed t-test (the paper's). Multi-seed
-comparisons are tested over seeds: a one-tailed Welch t-test. `compare_to_baseline` records
-which test made each mark, so the leaderboard can say so.
+For every (sweep point, task, metric) a model shares with the baseline, `compare_to_baseline`
+reduces each arm to one value per pretraining seed and compares them
+(`harness.results.stats.compare_seeds`: paired t over shared seeds, Welch otherwise;
+two-sided, Δ with its 95 % interval). With one seed per arm there is no seed-level test;
+where per-example scores were kept, the paired per-example test (McNemar or a paired
+bootstrap) stands in, labelled as such. The p-values of all the comparisons in one table are
+Holm-adjusted together, and † marks a model better than the baseline at adjusted p < 0.05.
+
+A metric comparable only within an objective (or a model kind, `Metric.comparable`) is never
+compared across them: a CWT loss over in-batch negatives is not a CE loss over the vocabulary.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import pandas as pd
-from scipy import stats
 
-PAIRED = "paired t-test over kept samples"
-WELCH = "Welch t-test over seeds"
+from harness.results.metrics import metric_info
+from harness.results.stats import ALPHA, compare_seeds, holm, per_example
 
-
-def _one_tailed(
-    test: Any, a: list[float], b: list[float], higher_is_better: bool, **kw: Any
-) -> float:
-    alternative = "greater" if higher_is_better else "less"
-    with warnings.catch_warnings():  # near-identical samples: scipy warns, the p-value stands
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(test(a, b, alternative=alternative, **kw).pvalue)
-
-
-def welch_one_tailed(a: list[float], b: list[float], higher_is_better: bool) -> float:
-    """p-value that `a` is better than `b` (Welch's t-test, one-tailed); nan if undefined."""
-    if len(a) < 2 or len(b) < 2 or (max(a) == min(a) and max(b) == min(b)):
-        return math.nan  # undefined without variance
-    return _one_tailed(stats.ttest_ind, a, b, higher_is_better, equal_var=False)
-
-
-def paired_one_tailed(a: dict[str, float], b: dict[str, float], higher_is_better: bool) -> float:
-    """p-value that `a` is better than `b` on the examples both scored (paired t-test,
-    one-tailed); nan with fewer than 2 shared examples or no variance of the differences."""
-    keys = sorted(set(a) & set(b))
-    diffs = {a[k] - b[k] for k in keys}
-    if len(keys) < 2 or len(diffs) < 2:
-        return math.nan
-    return _one_tailed(
-        stats.ttest_rel, [a[k] for k in keys], [b[k] for k in keys], higher_is_better
-    )
+PER_EXAMPLE = "per-example"  # the test label's prefix where one seed per arm was compared
 
 
 def latest_samples(samples: pd.DataFrame) -> dict[tuple[str, str, str, str], dict[str, float]]:
@@ -62,41 +40,66 @@ def latest_samples(samples: pd.DataFrame) -> dict[tuple[str, str, str, str], dic
     return out
 
 
-def _test(
-    r: dict[str, Any], b: dict[str, Any], samples: dict[Any, dict[str, float]]
-) -> tuple[float, str]:
-    hib = bool(r["higher_is_better"])
-    if int(r["n"]) == 1 and int(b["n"]) == 1:
-        mine = samples.get((r["model"], r["sweep"], r["task"], r["metric"]))
-        theirs = samples.get((b["model"], b["sweep"], b["task"], b["metric"]))
-        if mine and theirs:
-            return paired_one_tailed(mine, theirs, hib), PAIRED
-        return math.nan, ""
-    return welch_one_tailed(list(r["values"]), list(b["values"]), hib), WELCH
+def comparable(metric: str, mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """Whether `metric` of two aggregated rows may be compared (its `comparable` scope)."""
+    scope = metric_info(metric).comparable
+    if scope != "all" and (mine["kind"] is None or theirs["kind"] is None):
+        return False  # a model the zoo does not know: its kind is not known either
+    if scope == "objective":
+        return bool(mine["objective"] == theirs["objective"] and mine["kind"] == theirs["kind"])
+    if scope == "kind":
+        return bool(mine["kind"] == theirs["kind"])
+    return True
+
+
+def _seeds(r: dict[str, Any]) -> pd.Series:
+    return pd.Series(r["by_seed"], dtype=float)
+
+
+def _compare(
+    r: dict[str, Any], b: dict[str, Any], kept: dict[Any, dict[str, float]]
+) -> tuple[float, float, float, float, str]:
+    """(Δ, low, high, two-sided p, test) of row `r` against baseline row `b`."""
+    c = compare_seeds(_seeds(r), _seeds(b))
+    if not math.isnan(c.p):
+        return c.delta, c.low, c.high, c.p, c.test
+    mine = kept.get((r["model"], r["sweep"], r["task"], r["metric"]))
+    theirs = kept.get((b["model"], b["sweep"], b["task"], b["metric"]))
+    ev = per_example(mine, theirs) if mine and theirs else None
+    if ev is None:
+        return c.delta, math.nan, math.nan, math.nan, c.test
+    return c.delta, math.nan, math.nan, ev.p, f"{PER_EXAMPLE}: {ev.test} (one pretraining seed)"
 
 
 def compare_to_baseline(
-    agg: pd.DataFrame, baseline: str, samples: pd.DataFrame | None = None, alpha: float = 0.05
+    agg: pd.DataFrame, baseline: str, samples: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Adds delta, p_value, significant (better than the baseline at `alpha`) and test (which
-    test gave the p-value) columns to an aggregated leaderboard."""
+    """`agg` (from `aggregate`) with delta, low, high (95 % interval over seeds), p_value
+    (two-sided), p_adjusted (Holm over every comparison in `agg`), test, and significant
+    (better than the baseline at adjusted p < 0.05) columns."""
     agg = agg.copy()
     kept = latest_samples(samples) if samples is not None else {}
     records: list[dict[str, Any]] = agg.to_dict("records")  # type: ignore[assignment]
     base = {(r["sweep"], r["task"], r["metric"]): r for r in records if r["model"] == baseline}
-    deltas, pvals, tests = [], [], []
+    out = []
     for r in records:
-        b = (
-            base[(r["sweep"], r["task"], r["metric"])]
-            if (r["sweep"], r["task"], r["metric"]) in base
-            else None
-        )
-        deltas.append(math.nan if b is None else float(r["mean"]) - float(b["mean"]))
-        p, test = math.nan, ""
-        if b is not None and r["model"] != baseline and r["higher_is_better"] is not None:
-            p, test = _test(r, b, kept)
-        pvals.append(p)
-        tests.append(test)
-    agg["delta"], agg["p_value"], agg["test"] = deltas, pvals, tests
-    agg["significant"] = [bool(p < alpha) if not math.isnan(p) else False for p in pvals]
+        b = base.get((r["sweep"], r["task"], r["metric"]))
+        if b is None or r["model"] == baseline or r["higher_is_better"] is None:
+            out.append((math.nan, math.nan, math.nan, math.nan, ""))
+        elif not comparable(str(r["metric"]), r, b):
+            out.append((math.nan, math.nan, math.nan, math.nan, "not comparable across objectives"))
+        else:
+            out.append(_compare(r, b, kept))
+    agg["delta"], agg["low"], agg["high"], agg["p_value"], agg["test"] = (
+        [o[i] for o in out] for i in range(5)
+    )
+    agg["p_adjusted"] = holm(list(agg["p_value"]))
+    better = [
+        (d > 0) == bool(h) if not math.isnan(d) else False
+        for d, h in zip(agg["delta"], agg["higher_is_better"], strict=True)
+    ]
+    agg["significant"] = [
+        bool(p < ALPHA and good) if not math.isnan(p) else False
+        for p, good in zip(agg["p_adjusted"], better, strict=True)
+    ]
     return agg

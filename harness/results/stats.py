@@ -6,8 +6,8 @@ verdicts, `hlm power`):
 1. Reduce first. Each arm gives one value per pretraining seed (`by_seed`: the mean of
    everything inside a seed: checkpoints along training, fine-tuning seeds, sweep points).
    Checkpoints or fine-tuning runs of one pretraining run are never independent samples.
-2. Test across seeds (`compare_seeds`): a paired t-test where both arms have the same seeds
-   (two or more), Welch's t-test otherwise; two-sided, with Δ = mean(a) - mean(b) and its
+2. Test across seeds (`compare_seeds`): a paired t-test over the seeds both arms have (two
+   or more), Welch's t-test otherwise; two-sided, with Δ = mean(a) - mean(b) and its
    95 % t interval.
 3. Correct for many claims (`holm`): Holm's step-down adjustment over one family of tests.
 4. Say how much the seeds could see (`power`, `detectable_effect`, `seeds_needed`): the
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 ALPHA = 0.05
 POWER = 0.8
@@ -71,26 +71,39 @@ def _no_test(delta: float, n: int, paired: bool, why: str) -> Comparison:
 
 
 def compare_seeds(a: pd.Series, b: pd.Series) -> Comparison:
-    """Arm `a` against arm `b`, each indexed by seed (one value per seed)."""
+    """Arm `a` against arm `b`, each indexed by seed (one value per seed): paired over the
+    seeds both have when they share two or more (a seed only one arm has yet, a run in
+    progress, is left out), Welch's test over all seeds otherwise."""
     a, b = a.dropna().astype(float), b.dropna().astype(float)
     if a.empty or b.empty:
         return _no_test(math.nan, 0, False, "no values")
     shared = a.index.intersection(b.index)
-    if len(shared) >= 2 and len(shared) == len(a) == len(b):
+    if len(shared) >= 2:
         return _paired(a[shared], b[shared])
     return _welch(a, b)
 
 
 def _paired(a: pd.Series, b: pd.Series) -> Comparison:
-    d = (a - b).to_numpy()  # (seeds,)
-    n, delta, sd = len(d), float(d.mean()), float(d.std(ddof=1))
+    return differences((a - b).to_numpy(), "seeds")
+
+
+def differences(d: Sequence[float] | np.ndarray, unit: str) -> Comparison:
+    """A one-sample t-test of paired differences `d` (one per `unit`: seeds, or independent
+    side-by-side measurements) against zero."""
+    d = np.asarray(d, dtype=float)  # (n,)
+    n = len(d)
+    delta = float(d.mean()) if n else math.nan
+    if n < 2:
+        return _no_test(delta, n, True, f"one of the {unit}: no test")
+    sd = float(d.std(ddof=1))
     if sd == 0.0:
-        return _no_test(delta, n, True, f"paired over {n} seeds: identical differences")
+        return _no_test(delta, n, True, f"paired over {n} {unit}: identical differences")
     se = sd / math.sqrt(n)
-    t = delta / se
     half = float(stats.t.ppf(1 - ALPHA / 2, n - 1)) * se
-    p = float(2 * stats.t.sf(abs(t), n - 1))
-    return Comparison(delta, delta - half, delta + half, p, n, sd, True, f"paired t-test over {n} seeds")
+    p = float(2 * stats.t.sf(abs(delta / se), n - 1))
+    return Comparison(
+        delta, delta - half, delta + half, p, n, sd, True, f"paired t-test over {n} {unit}"
+    )
 
 
 def _welch(a: pd.Series, b: pd.Series) -> Comparison:
@@ -132,7 +145,19 @@ def power(effect: float, sd: float, n: int, paired: bool, alpha: float = ALPHA) 
     se = sd / math.sqrt(n) if paired else sd * math.sqrt(2 / n)
     ncp = abs(effect) / se
     crit = float(stats.t.ppf(1 - alpha / 2, df))
-    return float(stats.nct.sf(crit, df, ncp) + stats.nct.cdf(-crit, df, ncp))
+    value = float(stats.nct.sf(crit, df, ncp) + stats.nct.cdf(-crit, df, ncp))
+    return value if not math.isnan(value) else _power_by_integration(crit, df, ncp)
+
+
+def _power_by_integration(crit: float, df: int, ncp: float) -> float:
+    """P(|Z + ncp| > crit * sqrt(V / df)), V ~ chi2(df): the noncentral t's tails where
+    scipy's `nct` returns nan (it does at one degree of freedom for some arguments)."""
+
+    def tails(v: float) -> float:
+        s = crit * math.sqrt(v / df)
+        return float(stats.chi2.pdf(v, df) * (stats.norm.sf(s - ncp) + stats.norm.cdf(-s - ncp)))
+
+    return float(integrate.quad(tails, 0.0, math.inf, limit=200)[0])
 
 
 def detectable_effect(

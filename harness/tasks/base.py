@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.results.gates import Gate
 from zoo.models.spec import ModelSpec
 from zoo.registry import Registry
 from zoo.train.config import PretrainConfig
@@ -69,6 +70,9 @@ class TaskType:
     # the Hub task type of its results for a model kind ("encoder" -> "text-classification");
     # a kind not named: not a Hub evaluation (kept in the model card's table only)
     hub_tasks: dict[str, str] = field(default_factory=dict)
+    # the sanity gate of each sub-task it reports ("" for the task itself): the task's own
+    # metric against chance, a bar the paper's own models pass (`harness.results.gates`)
+    gates: dict[str, Gate] = field(default_factory=dict)
 
 
 TASKS: Registry[TaskType] = Registry("task type")

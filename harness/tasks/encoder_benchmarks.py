@@ -23,11 +23,13 @@ from harness.downstream.benchmarks import (
     SUPERGLUE,
     SYNTHETIC,
     USER_TSV,
+    XNLI_GATE,
     XNLI_LANGUAGES,
     xnli,
 )
 from harness.downstream.classifier import FinetuneConfig, finetune
 from harness.downstream.data import Example, TaskData, load_examples
+from harness.results.gates import Gate
 from harness.results.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.train.distributed import resolve_device
@@ -284,6 +286,7 @@ GLUE_TASK = TaskType(
     kinds=("encoder",),
     check=_check(GLUE, GLUE_DEFAULT),  # type: ignore[arg-type]
     hub_tasks={"encoder": "text-classification"},
+    gates={name: data.gate for name, data in GLUE.items() if data.gate is not None},
 )
 SUPERGLUE_TASK = TaskType(
     name="superglue",
@@ -311,6 +314,10 @@ XNLI_TASK = TaskType(
     kinds=("encoder",),
     check=_check_xnli,  # type: ignore[arg-type]
     hub_tasks={"encoder": "text-classification"},
+    gates={
+        **{lang: XNLI_GATE for lang in XNLI_LANGUAGES},
+        "average": Gate("average", 1 / 3, 0.02, paper="55.37 % and 62.87 % (Table 5)"),
+    },
 )
 TASKS.add(GLUE_TASK.name, GLUE_TASK)
 TASKS.add(SUPERGLUE_TASK.name, SUPERGLUE_TASK)

@@ -24,6 +24,7 @@ from unittest import mock
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.results.gates import Gate
 from harness.results.leaderboard import git_sha
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
@@ -218,6 +219,14 @@ def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
     ]
 
 
+# the shipped local tasks' gates; BoolQ has none: the paper's own vanilla decoder scores
+# 47.8 % (Table 4), below both chance and the majority answer, so no bar on it would hold
+LM_EVAL_GATES = {
+    "hlm_lambada": Gate("acc", 0.0, 0.01, paper="19.52 % (Table 3)"),
+    "hlm_pubmedqa": Gate("acc", 1 / 3, 0.02, paper="43.8 % (Table 4); three answers"),
+    # below 50 % a model prefers the anti-stereotypical sentence: no bias to compare
+    "hlm_crows_pairs_english": Gate("pct_stereotype", 0.5, paper="57.3 % (Table 4)"),
+}
 LM_EVAL_TASK = TaskType(
     name="lm_eval",
     description="lm-eval (0.4) zero/few-shot tasks on a decoder checkpoint (model=hf), every metric with stderr",
@@ -226,5 +235,6 @@ LM_EVAL_TASK = TaskType(
     kinds=("decoder",),
     check=_check,
     hub_tasks={"decoder": "text-generation"},
+    gates=LM_EVAL_GATES,
 )
 TASKS.add(LM_EVAL_TASK.name, LM_EVAL_TASK)

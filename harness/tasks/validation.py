@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.results.gates import VALIDATION as VALIDATION_GATE
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.batches import MaskingConfig, PackedBlocks
 from zoo.data.cache import CorpusSpec, Part, token_streams
@@ -142,5 +143,6 @@ VALIDATION = TaskType(
     params=ValidationParams,
     metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl"),
     hub_tasks={"encoder": "fill-mask", "decoder": "text-generation"},
+    gates={"": VALIDATION_GATE},
 )
 TASKS.add(VALIDATION.name, VALIDATION)

@@ -83,7 +83,7 @@ def test_leaderboard_typos_get_close_match_errors(
 def test_leaderboard_task_selects_sub_tasks(board: Path, capsys) -> None:
     import pandas as pd
 
-    from harness.commands import select_task
+    from harness.report.tables import select_task
 
     tasks = pd.Series(["lm_eval/hlm_lambada", "lm_eval/hlm_boolq", "validation"])
     assert list(select_task(tasks, "lm_eval")) == [True, True, False]  # was "no results yet"

@@ -1,5 +1,5 @@
 """The paper's figures (`harness.paper.figures`): typed once, each with a metric that has a direction,
-and the verdict rule."""
+labels that say what the paper ran apart from ours, and the symmetric verdict rule."""
 
 from __future__ import annotations
 
@@ -39,25 +39,42 @@ def test_paper_gains_follow_the_metric_direction() -> None:
     lambada_ppl = by[("Table 3", "LAMBADA perplexity")]
     assert lambada_ppl.paper_gain("headless") == pytest.approx(170.23 - 524.44)  # worse
     assert lambada_ppl.paper_gain("headless+ft") == pytest.approx(170.23 - 153.5)  # better
-    glue = by[("Table 1", "GLUE average dev, equal tokens (4.1B)")]
+    glue = by[("Table 1", "GLUE average dev, equal tokens")]
     assert glue.paper_gain() == pytest.approx(83.29 - 82.43)
     assert by[("Figure 3", "GLUE average along pretraining")].paper_gain() is None
 
 
 @pytest.mark.parametrize(
-    ("paper", "ours", "p", "comparable", "expected"),
+    ("paper_better", "gain", "p_adjusted", "comparable", "expected"),
     [
-        (0.9, 0.02, 0.01, True, "reproduced"),
-        (0.9, 0.02, 0.20, True, "direction only"),
-        (0.9, -0.02, 0.99, True, "not reproduced at this scale"),
-        (0.9, 0.02, 0.01, False, "not comparable"),
-        (-350.0, -0.5, 0.005, True, "reproduced"),  # headless worse, and worse here too
-        (-350.0, -0.5, 0.3, True, "direction only"),  # p: one-tailed, the paper's direction
-        (-350.0, 0.5, 0.01, True, "not reproduced at this scale"),
-        (None, 0.01, 0.30, True, "direction only"),
-        (0.9, math.nan, math.nan, True, "not comparable"),
-        (0.9, 0.02, math.nan, True, "direction only"),  # no test possible: direction only
+        (True, 0.02, 0.01, True, "reproduced"),
+        (True, 0.02, 0.20, True, "inconclusive"),
+        (True, -0.02, 0.01, True, "contradicted"),  # significant the other way
+        (True, -0.02, 0.60, True, "inconclusive"),  # not significant: never a refutation
+        (True, 0.02, 0.01, False, "not comparable"),
+        (False, -0.5, 0.005, True, "reproduced"),  # the paper has it worse, and so do we
+        (False, 0.5, 0.01, True, "contradicted"),
+        (False, 0.5, 0.30, True, "inconclusive"),
+        (True, math.nan, math.nan, True, "not comparable"),
+        (True, 0.02, math.nan, True, "inconclusive"),  # no test possible
+        (True, 0.02, 0.05, True, "inconclusive"),  # alpha is strict
     ],
 )
-def test_verdict(paper, ours, p, comparable, expected) -> None:
-    assert verdict(paper, ours, p, comparable) == expected
+def test_verdict_is_symmetric(paper_better, gain, p_adjusted, comparable, expected) -> None:
+    assert verdict(paper_better, gain, p_adjusted, comparable) == expected
+
+
+def test_labels_say_what_the_paper_ran_in_their_own_field() -> None:
+    """The quantity names what is compared; the paper's set-up (BERT-base, its tokens and
+    GPU hours) stands in `setting`, never in the label our rows are shown under."""
+    for f in PAPER:
+        for paper_only in ("4.1B", "GPU hours", "BERT-base", "512 tokens"):
+            assert paper_only not in f.quantity, f.key
+    glue = next(f for f in PAPER if f.key == "table1-time: GLUE average dev, equal training time")
+    assert "888" in glue.setting and "GPU hours" in glue.setting
+
+
+def test_each_claim_appears_once() -> None:
+    """Table 6's cwt-against-ce row is Table 1's claim: it is not counted again."""
+    assert not any(f.claim == "table6" and "ce (vanilla) vs cwt" in f.quantity for f in PAPER)
+    assert len({(f.source, f.quantity, tuple(f.values.items())) for f in PAPER}) == len(PAPER)

@@ -16,7 +16,7 @@ from harness.results.leaderboard import (
     write_cell,
 )
 from harness.results.schema import COLUMNS
-from harness.results.significance import compare_to_baseline, welch_one_tailed
+from harness.results.significance import compare_to_baseline
 
 
 def row(
@@ -47,25 +47,27 @@ def row(
     return r
 
 
-def test_welch_one_tailed_matches_hand_computation() -> None:
-    a, b = [0.80, 0.82, 0.81], [0.78, 0.79, 0.775]
-    ma, mb = sum(a) / 3, sum(b) / 3
-    va = sum((x - ma) ** 2 for x in a) / 2
-    vb = sum((x - mb) ** 2 for x in b) / 2
-    t = (ma - mb) / math.sqrt(va / 3 + vb / 3)
-    dof = (va / 3 + vb / 3) ** 2 / ((va / 3) ** 2 / 2 + (vb / 3) ** 2 / 2)
-    from scipy.stats import t as student
-
-    expected = student.sf(t, dof)
-    assert welch_one_tailed(a, b, higher_is_better=True) == pytest.approx(expected, rel=1e-9)
-    # a lower-is-better metric: the same numbers are now significantly worse
-    assert welch_one_tailed(a, b, higher_is_better=False) == pytest.approx(1 - expected, rel=1e-9)
-    assert math.isnan(welch_one_tailed([1.0], [2.0, 3.0], True))
+def test_the_mark_never_compares_a_loss_across_objectives(tmp_path) -> None:
+    """A CWT loss over in-batch negatives is not a CE loss over the vocabulary: no mark,
+    however much lower it is; the same metric within one objective is compared."""
+    rows = []
+    for seed in range(3):
+        rows.append(row("ce", "val_loss", 5.05 + 0.01 * seed, seed))
+        cwt = row("cwt", "val_loss", 2.70 + 0.01 * seed, seed)
+        cwt["objective"] = "cwt"
+        rows.append(cwt)
+        rows.append(row("ce-long", "val_loss", 4.0 + 0.02 * seed**2, seed))
+    for i, r in enumerate(rows):
+        write_cell(tmp_path, f"c{i}", [r])
+    cmp = compare_to_baseline(aggregate(read_leaderboard(tmp_path)), "ce").set_index("model")
+    assert not cmp.loc["cwt", "significant"] and math.isnan(cmp.loc["cwt", "p_value"])
+    assert cmp.loc["cwt", "test"] == "not comparable across objectives"
+    assert cmp.loc["ce-long", "significant"] and cmp.loc["ce-long", "test"].startswith("paired")
 
 
 def test_aggregate_latest_step_and_significance(tmp_path) -> None:
     rows = []
-    for seed, (v_base, v_new) in enumerate([(3.0, 2.0), (3.1, 2.1), (2.9, 1.9)]):
+    for seed, (v_base, v_new) in enumerate([(3.0, 2.0), (3.15, 2.1), (2.92, 1.9)]):
         rows += [row("base", "val_loss", v_base, seed), row("new", "val_loss", v_new, seed)]
         rows += [row("new", "val_loss", 9.0, seed, step=5)]  # an earlier step is not the result
     for i, r in enumerate(rows):
@@ -74,8 +76,11 @@ def test_aggregate_latest_step_and_significance(tmp_path) -> None:
     agg = aggregate(read_leaderboard(tmp_path))
     new = agg[agg["model"] == "new"].iloc[0]
     assert new["mean"] == pytest.approx(2.0) and new["n"] == 3 and new["std"] == pytest.approx(0.1)
+    assert new["by_seed"] == {0: pytest.approx(2.0), 1: pytest.approx(2.1), 2: pytest.approx(1.9)}
     cmp = compare_to_baseline(agg, "base")
-    assert bool(cmp[cmp["model"] == "new"]["significant"].iloc[0])  # lower val_loss is better
+    new = cmp[cmp["model"] == "new"].iloc[0]
+    assert bool(new["significant"])  # lower val_loss is better
+    assert new["test"] == "paired t-test over 3 seeds" and new["low"] <= -1.0 <= new["high"]
     table = pivot(cmp)
     assert list(table.index) == ["new", "base"]  # sorted by val_loss, ascending
     assert table.loc["new", "validation/val_loss"].endswith("†")

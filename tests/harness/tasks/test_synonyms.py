@@ -15,7 +15,8 @@ from harness.downstream.wordnet import read_synsets, synonym_pairs, synset_words
 from harness.report.plots import plot_distributions
 from harness.results.leaderboard import read_leaderboard
 from harness.results.samples import read_samples
-from harness.results.significance import PAIRED, compare_to_baseline, paired_one_tailed
+from harness.results.significance import PER_EXAMPLE, compare_to_baseline
+from harness.results.stats import per_example
 from harness.run.runner import run_suite
 from harness.suite import SuiteError, load_suite
 from zoo.tokenizers import train_tokenizer
@@ -77,13 +78,13 @@ def test_random_pairs_show_a_shared_direction_as_chance_level() -> None:
     assert pair_cosines(emb, tok, pairs, shuffled=True) == chance  # a fixed shuffle
 
 
-def test_the_shift_is_tested_on_paired_examples() -> None:
+def test_one_seed_the_shift_is_tested_on_paired_examples() -> None:
     keys = [f"w{i}|v{i}" for i in range(30)]
     base = {k: 0.1 + 0.01 * i for i, k in enumerate(keys)}
     better = {k: v + 0.05 + 0.001 * (i % 3) for i, (k, v) in enumerate(base.items())}
-    assert (
-        paired_one_tailed(better, base, True) < 1e-6 < 0.5 < paired_one_tailed(base, better, True)
-    )
+    up, down = per_example(better, base), per_example(base, better)
+    assert up is not None and down is not None
+    assert up.p < 1e-3 and up.delta > 0 > down.delta
     samples = pd.DataFrame(
         [
             {
@@ -111,6 +112,9 @@ def test_the_shift_is_tested_on_paired_examples() -> None:
                 "n": 1,
                 "higher_is_better": True,
                 "values": [0.0],
+                "by_seed": {0: sum(d.values()) / 30},
+                "objective": m,
+                "kind": "encoder",
             }
             for m, d in (("cwt", better), ("ce", base))
         ]
@@ -119,7 +123,7 @@ def test_the_shift_is_tested_on_paired_examples() -> None:
     row = cmp[cmp["model"] == "cwt"].iloc[0]
     assert (
         row["significant"]
-        and row["test"] == PAIRED
+        and row["test"].startswith(f"{PER_EXAMPLE}: paired bootstrap")
         and row["delta"] == pytest.approx(0.051, abs=1e-3)
     )
 

@@ -1,0 +1,225 @@
+"""Our side of one paper figure for one role: the values, and the comparison with vanilla.
+
+The pretraining seed is the unit (`Source.unit == "seed"`): each arm is first reduced to one
+value per seed, then compared across seeds (`harness.results.stats.compare_seeds`). What is
+reduced inside a seed depends on the checkpoint compared (`Source.at`):
+
+- `final`: the seed's last evaluated checkpoint;
+- `equal-time`: headless at its last checkpoint; vanilla at the checkpoint nearest the step
+  it reaches in the same time, from the step-time ratio measured side by side by the
+  throughput task (`Source.speed`), not from each run's own wall seconds;
+- `along`: the mean over the checkpoints both evaluated (Figure 3);
+- `sweep`: the mean over the sweep points both evaluated (Figures 6, 7).
+
+Speed and memory (`unit == "measurement"`) involve no pretraining: each side-by-side
+measurement (a sweep point and run, or at one point the kept alternating rounds) is one
+independent paired difference. Where per-example scores were kept, a per-example test on the
+first seed both arms share is a second line of evidence (`Measured.evidence`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from harness.paper.figures import Role
+from harness.paper.sources import Source, final_values
+from harness.results.leaderboard import latest_step
+from harness.results.stats import Comparison, compare_seeds, differences, per_example
+
+
+@dataclass(frozen=True)
+class SuiteRows:
+    """A suite's committed rows, its kept samples, and the machines its rows record."""
+
+    rows: pd.DataFrame
+    samples: pd.DataFrame
+    machines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Our values per role (means over seeds) and role minus vanilla, compared."""
+
+    ours: dict[Role, float]
+    comparison: Comparison
+    detail: str = ""
+    evidence: str = ""
+    runs: dict[Role, str] = field(default_factory=dict)
+    seeds: tuple[int, ...] = ()  # the pretraining seeds compared (both arms have them)
+
+
+def _at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
+    d = rows[
+        (rows["model"] == model) & (rows["task"] == source.task) & (rows["metric"] == source.metric)
+    ]
+    return d.sort_values("timestamp").drop_duplicates(["seed", "step", "sweep"], keep="last")
+
+
+def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
+    """What we ran for `model`: its last checkpoint's step and tokens (over its seeds)."""
+    d = latest_step(_at_steps(rows, model, source))
+    if d.empty or d["step"].isna().all():
+        return model
+    step, tokens = int(d["step"].max()), d["tokens_seen"].max()
+    seen = "" if pd.isna(tokens) else f", {float(tokens) / 1e6:.1f}M tokens"
+    return f"{model} ({step} steps{seen})"
+
+
+def speed_ratio(data: SuiteRows, model: str) -> tuple[float, str] | None:
+    """`model`'s tokens/s over its baseline's, measured side by side (mean over its rows),
+    and where: None without rows."""
+    d = data.rows
+    if d.empty:
+        return None
+    d = d[(d["model"] == model) & (d["metric"] == "speedup_vs_baseline")]
+    if d.empty:
+        return None
+    where = ", ".join(sorted(set(d["hardware"].dropna()))) or "machine not recorded"
+    return float(d["value"].mean()), where
+
+
+def _equal_time(
+    rows: pd.DataFrame, source: Source, role: Role, speed: tuple[float, str]
+) -> tuple[pd.Series, pd.Series, str]:
+    """Per seed: `role` at its last checkpoint; vanilla at the checkpoint nearest the step
+    it reaches in the same time (`role`'s steps x the side-by-side speed ratio's inverse)."""
+    ratio, where = speed
+    mine = latest_step(_at_steps(rows, source.roles[role], source)).set_index("seed")
+    base = _at_steps(rows, source.roles["vanilla"], source)
+    if mine.empty or base.empty:
+        return mine["value"], pd.Series(dtype=float), ""
+    picks, notes = {}, []
+    for seed, last in mine.iterrows():
+        b = base[base["seed"] == seed]
+        if b.empty:
+            continue
+        target = float(last["step"]) / ratio
+        near = b.iloc[int((b["step"] - target).abs().to_numpy().argmin())]
+        picks[seed] = float(near["value"])
+        notes.append(f"seed {seed}: vanilla step {int(near['step'])}")
+    head = (
+        f"equal time from the speed ratio {ratio:.2f}x measured side by side ({where}): "
+        f"headless's {int(mine['step'].max())} steps take as long as vanilla's "
+        f"{float(mine['step'].max()) / ratio:.0f}; "
+    )
+    return mine["value"], pd.Series(picks, dtype=float), head + "; ".join(notes)
+
+
+def _point_key(row: pd.Series, at: str) -> str:
+    if at == "along":
+        return f"step {int(row['step'])}"
+    point = json.loads(row["sweep"]) if row["sweep"] else {}
+    return ", ".join(f"{k} {v}" for k, v in point.items()) or "-"
+
+
+def _paired_points(rows: pd.DataFrame, source: Source, role: Role) -> pd.DataFrame:
+    """role and vanilla per (sweep point, step, seed) both evaluated, with their gap."""
+    keys = ["sweep", "step", "seed"]
+    d = {
+        "mine": _at_steps(rows, source.roles[role], source).set_index(keys)["value"],
+        "base": _at_steps(rows, source.roles["vanilla"], source).set_index(keys)["value"],
+    }
+    both = pd.concat(d, axis=1).dropna().reset_index()
+    if source.at == "sweep":  # the last step of each (point, seed)
+        both = both.sort_values("step").groupby(["sweep", "seed"]).tail(1)
+    return both.assign(gap=both["mine"] - both["base"])
+
+
+def _points_detail(g: pd.DataFrame, at: str) -> str:
+    point = g["sweep"].map(lambda text: tuple(json.loads(text).values()) if text else ())
+    g = g.assign(point=point).sort_values(["point", "step", "seed"])  # batch 8 before 16
+    by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"], sort=False)
+    return "gap " + ", ".join(
+        f"{_point_key(grp.iloc[0], at)}: {grp['gap'].mean():+.3g}" for _, grp in by
+    )
+
+
+def _points(rows: pd.DataFrame, source: Source, role: Role) -> Measured | None:
+    g = _paired_points(rows, source, role)
+    if g.empty:
+        return None
+    ours: dict[Role, float] = {"vanilla": float(g["base"].mean()), role: float(g["mine"].mean())}
+    if source.unit == "measurement":
+        comparison = differences(g["gap"].to_numpy(), "side-by-side measurements")
+    else:  # each seed reduced to its mean over the points first
+        per_seed = g.groupby("seed")[["mine", "base"]].mean()
+        comparison = compare_seeds(per_seed["mine"], per_seed["base"])
+    seeds = tuple(int(s) for s in sorted(g["seed"].unique()))
+    return Measured(ours, comparison, _points_detail(g, source.at), seeds=seeds)
+
+
+def _rounds(data: SuiteRows, source: Source, role: Role, base: float) -> Comparison | None:
+    """One side-by-side cell: its kept alternating rounds against vanilla's value."""
+    s = data.samples
+    if s.empty:
+        return None
+    s = s[(s["model"] == source.roles[role]) & (s["metric"] == source.metric)]
+    return differences((s["value"] - base).to_numpy(), "alternating rounds") if len(s) else None
+
+
+def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> str:
+    """The per-example test on the first shared seed, where both arms kept samples."""
+    s = data.samples
+    if s.empty or seeds.empty:
+        return ""
+    seed = seeds.min()
+    s = s[(s["task"] == source.task) & (s["metric"] == source.metric) & (s["seed"] == seed)]
+    s = s[s["step"] == s["step"].max()] if not s.empty else s
+    mine, base = (
+        dict(zip(g["key"], g["value"], strict=True))
+        for g in (s[s["model"] == source.roles[r]] for r in (role, "vanilla"))
+    )
+    ev = per_example(mine, base) if mine and base else None
+    if ev is None:
+        return ""
+    return (
+        f"per-example, seed {seed} only (evidence about the test set, not across pretraining "
+        f"seeds): Δ {ev.delta:+.3g} [{ev.low:+.3g}, {ev.high:+.3g}], p = {ev.p:.3g} ({ev.test})"
+    )
+
+
+def _final(
+    data: SuiteRows, source: Source, role: Role, speed: tuple[float, str] | None
+) -> Measured | None:
+    rows, detail = data.rows, ""
+    if source.at == "equal-time":
+        if speed is None:
+            return None
+        mine, base, detail = _equal_time(rows, source, role, speed)
+    else:
+        mine = final_values(rows, source.roles[role], source.task, source.metric)
+        base = final_values(rows, source.roles["vanilla"], source.task, source.metric)
+    shared = mine.index.intersection(base.index)
+    if not shared.empty:  # a seed only one arm has yet (a run in progress) is left out
+        mine, base = mine[shared], base[shared]
+    if mine.empty or base.empty:
+        return None
+    ours: dict[Role, float] = {"vanilla": float(base.mean()), role: float(mine.mean())}
+    comparison = compare_seeds(mine, base)
+    if source.unit == "measurement" and math.isnan(comparison.p):
+        comparison = _rounds(data, source, role, float(base.mean())) or comparison
+    evidence = _evidence(data, source, role, shared)
+    return Measured(ours, comparison, detail, evidence, seeds=tuple(int(s) for s in shared))
+
+
+def measure(
+    data: SuiteRows, source: Source, role: Role, speed: tuple[float, str] | None = None
+) -> Measured | None:
+    """Our values and the comparison of `role` with vanilla; None without rows of both."""
+    if data.rows.empty or source.unavailable:
+        return None
+    found = (
+        _points(data.rows, source, role)
+        if source.at in ("along", "sweep")
+        else _final(data, source, role, speed)
+    )
+    if found is None:
+        return None
+    runs = {r: run_label(data.rows, source.roles[r], source) for r in (role, "vanilla")}
+    if source.at == "equal-time" and speed is not None:  # vanilla stopped earlier
+        runs["vanilla"] = f"{source.roles['vanilla']} (at the checkpoint of equal time)"
+    return Measured(found.ours, found.comparison, found.detail, found.evidence, runs, found.seeds)

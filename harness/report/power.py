@@ -1,0 +1,128 @@
+"""`hlm power SUITE`: how much the seeds of a leaderboard could see.
+
+    hlm power paper-cpu-encoder                    # against the suite's baseline
+    hlm power paper-cpu-encoder --effect 0.01      # power and seeds for a Δ of 0.01
+    hlm power ablation --baseline bert-tiny-ce --task glue
+
+For every model, sweep point, task and metric it shares with the baseline (a metric with a
+direction, compared only where its `Metric.comparable` scope allows), each arm is reduced to
+one value per pretraining seed and compared (`harness.results.stats`): the seeds, the
+observed Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power
+(two-sided, α = 0.05), and for the effect asked (`--effect`, else the observed Δ) the power
+the seeds had and the seeds per arm it would need at that spread. It is how a run is sized:
+a pilot's spread in, the seeds out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.report.tables import select_task
+from harness.results.leaderboard import aggregate, read_leaderboard
+from harness.results.significance import comparable
+from harness.results.stats import POWER, compare_seeds
+from harness.suite import last_suite, suite_name
+from zoo.errors import UserError
+
+COLUMNS = [
+    "model",
+    "sweep",
+    "task",
+    "metric",
+    "seeds",
+    "delta",
+    "sd",
+    "detectable",
+    "effect",
+    "power",
+    "seeds_needed",
+]
+
+
+def _row(r: dict[str, Any], b: dict[str, Any], effect: float | None) -> dict[str, Any]:
+    c = compare_seeds(pd.Series(r["by_seed"], dtype=float), pd.Series(b["by_seed"], dtype=float))
+    size = abs(effect) if effect is not None else abs(c.delta)
+    return {
+        "model": r["model"],
+        "sweep": r["sweep"],
+        "task": r["task"],
+        "metric": r["metric"],
+        "seeds": c.seeds,
+        "delta": c.delta,
+        "sd": c.sd,
+        "detectable": c.detectable(),
+        "effect": size,
+        "power": c.power_at(size) if size > 0 else math.nan,
+        "seeds_needed": c.seeds_for(size) if size > 0 else None,
+    }
+
+
+def power_table(df: pd.DataFrame, baseline: str, effect: float | None = None) -> pd.DataFrame:
+    """One row per comparison with the baseline (see the module docstring)."""
+    agg = aggregate(df)
+    records: list[dict[str, Any]] = agg.to_dict("records")  # type: ignore[assignment]
+    base = {(r["sweep"], r["task"], r["metric"]): r for r in records if r["model"] == baseline}
+    if not base:
+        raise UserError(
+            f"no rows of the baseline {baseline!r} (models: {sorted(agg['model'].unique())})"
+        )
+    rows = []
+    for r in records:
+        b = base.get((r["sweep"], r["task"], r["metric"]))
+        if b is None or r["model"] == baseline or r["higher_is_better"] is None:
+            continue
+        if comparable(str(r["metric"]), r, b):
+            rows.append(_row(r, b, effect))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def cmd_power(args: argparse.Namespace) -> int:
+    name = suite_name(args.suite)
+    directory = Path(args.leaderboards) / name
+    df = read_leaderboard(directory)
+    if df.empty:
+        raise UserError(f"no results in {directory} (run `hlm run {args.suite}` first)")
+    if args.task:
+        df = df[select_task(df["task"], args.task)]
+    suite = last_suite(directory)
+    baseline = args.baseline or (suite.baseline if suite is not None else None)
+    if baseline is None:
+        raise UserError(
+            f"hlm power {args.suite}: the suite names no baseline; pass --baseline MODEL"
+        )
+    table = power_table(df, baseline, args.effect)
+    print(
+        table.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
+        if not table.empty
+        else "no comparison with the baseline"
+    )
+    print(
+        f"\nbaseline {baseline}; detectable: the |Δ| these seeds find with {POWER:.0%} power "
+        "(two-sided t-test, α = 0.05, no correction); power / seeds_needed: for the effect "
+        "column (--effect, else the observed |Δ|), at the seed-level spread observed."
+    )
+    return 0
+
+
+def add_power(sub: Any) -> None:
+    p = sub.add_parser(
+        "power",
+        help="the power of a leaderboard's seeds: detectable Δ, seeds needed for an effect",
+        description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")
+    p.add_argument(
+        "--effect",
+        type=float,
+        help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
+    )
+    p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func=cmd_power)

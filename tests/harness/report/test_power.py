@@ -1,0 +1,48 @@
+"""`hlm power SUITE`: the seeds' power, per comparison with the baseline."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cli import main as hlm
+from harness.report.power import power_table
+from harness.results.leaderboard import read_leaderboard, write_cell
+from harness.results.stats import detectable_effect, seeds_needed
+from tests.harness.results.test_leaderboard import row
+
+
+def _board(tmp_path):
+    rows = []
+    for seed, (base, new) in enumerate([(0.70, 0.72), (0.71, 0.74), (0.69, 0.70)]):
+        rows += [row("base", "accuracy", base, seed, task="glue/sst2")]
+        rows += [row("new", "accuracy", new, seed, task="glue/sst2")]
+        rows += [row("new", "val_loss", 1.0 + seed, seed)]  # no baseline row: not compared
+    board = tmp_path / "board"
+    for i, r in enumerate(rows):
+        write_cell(board, f"c{i}", [r])
+    return board
+
+
+def test_the_table_follows_the_seed_level_spread(tmp_path) -> None:
+    table = power_table(read_leaderboard(_board(tmp_path)), "base", effect=0.01)
+    assert len(table) == 1
+    r = table.iloc[0]
+    diffs = [0.02, 0.03, 0.01]
+    sd = (sum((d - 0.02) ** 2 for d in diffs) / 2) ** 0.5
+    assert r["seeds"] == 3 and r["delta"] == pytest.approx(0.02)
+    assert r["sd"] == pytest.approx(sd)
+    assert r["detectable"] == pytest.approx(detectable_effect(sd, 3, paired=True))
+    assert r["seeds_needed"] == seeds_needed(0.01, sd, paired=True)
+
+
+def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> None:
+    board = _board(tmp_path)
+    args = ["power", "board", "--leaderboards", str(tmp_path)]
+    assert hlm([*args, "--baseline", "base", "--effect", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "glue/sst2" in out and "seeds_needed" in out and "baseline base" in out
+    assert hlm(args) == 2  # the suite names no baseline: a clear error, not a traceback
+    assert "pass --baseline MODEL" in capsys.readouterr().err
+    assert hlm([*args, "--baseline", "nobody"]) == 2
+    assert "no rows of the baseline 'nobody'" in capsys.readouterr().err
+    assert board.is_dir()

@@ -1,0 +1,88 @@
+"""Sanity gates: each task type declares one on its own metric, against chance for that
+metric; every bar is one the paper's own model passes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from harness.paper.figures import PAPER
+from harness.results.gates import VALIDATION, Gate
+from harness.tasks import TASKS
+
+
+def _no_baseline(_: str) -> float | None:
+    return None
+
+
+def test_a_gate_against_a_number_and_against_a_baseline_row() -> None:
+    mcc = Gate("mcc", 0.0, 0.05)
+    assert mcc.check(0.06, _no_baseline).passed and not mcc.check(0.011, _no_baseline).passed
+    assert "needs at least chance (0) + 0.05 = 0.050" in mcc.check(0.011, _no_baseline).text
+    acc = Gate("accuracy", "majority", 0.05)
+    assert acc.check(0.74, lambda m: 0.509).passed
+    assert not acc.check(0.55, lambda m: 0.509).passed
+    missing = acc.check(0.9, _no_baseline)
+    assert not missing.passed and "no `majority` row" in missing.text and math.isnan(missing.bar)
+
+
+def test_the_f1_of_always_answering_the_majority_class() -> None:
+    """MRPC: 68.4 % paraphrases; always answering 'paraphrase' has F1 2p / (1 + p) = 0.812."""
+    f1 = Gate("f1", "majority", 0.02, majority_f1=True)
+    assert f1.bar(lambda m: 0.684) == pytest.approx(2 * 0.684 / 1.684 + 0.02)
+    assert not f1.check(0.80, lambda m: 0.684).passed  # an all-positive model's F1: no signal
+    assert f1.check(0.85, lambda m: 0.684).passed
+
+
+def test_a_perplexity_gate_is_a_factor_of_the_unigram_one() -> None:
+    assert VALIDATION.check(100.0, lambda m: 900.0).passed
+    assert not VALIDATION.check(500.0, lambda m: 900.0).passed
+    assert "at most 0.5 x unigram_ppl = 450" in VALIDATION.check(500.0, lambda m: 900.0).text
+
+
+def test_every_gate_says_why_the_papers_model_passes() -> None:
+    for task in TASKS.names():
+        for sub, gate in TASKS.get(task).gates.items():
+            assert gate.paper, f"{task}/{sub}: a gate must say which paper figure passes it"
+
+
+# the paper's vanilla values on the metric each gate reads, where the paper reports that
+# metric, with the chance level of the baseline-relative gates (majority shares of the dev
+# sets: SST-2 50.9 %, QNLI 50.5 %, QQP 63.2 %, MNLI 35.4 %)
+PAPER_PASSES = {
+    ("glue", "cola"): (0.5466, None),
+    ("glue", "sst2"): (0.9245, 0.509),
+    ("glue", "qnli"): (0.8838, 0.505),
+    ("glue", "qqp"): (0.8957, 0.632),
+    ("glue", "mnli"): (0.824, 0.354),
+    ("xnli", "average"): (0.5537, None),
+    ("lm_eval", "hlm_lambada"): (0.1952, None),
+    ("lm_eval", "hlm_pubmedqa"): (0.438, None),
+    ("lm_eval", "hlm_crows_pairs_english"): (0.573, None),
+}
+
+
+@pytest.mark.parametrize(("task", "sub"), sorted(PAPER_PASSES))
+def test_the_papers_own_vanilla_model_passes_each_gate(task: str, sub: str) -> None:
+    value, chance = PAPER_PASSES[task, sub]
+    gate = TASKS.get(task).gates[sub]
+    assert gate.check(value, lambda m: chance).passed, gate
+
+
+def test_the_table_values_above_are_the_papers() -> None:
+    """PAPER_PASSES quotes PAPER's own numbers (a typo there would make the test above moot)."""
+    values = {f.quantity: f.values.get("vanilla") for f in PAPER}
+    assert values["GLUE CoLA dev, equal tokens"] == pytest.approx(54.66)
+    assert values["GLUE SST-2 dev, equal tokens"] == pytest.approx(92.45)
+    assert values["LAMBADA accuracy"] == pytest.approx(19.52)
+    assert values["PubMedQA zero-shot accuracy"] == pytest.approx(43.8)
+    assert values["CrowS-Pairs stereotype share"] == pytest.approx(57.3)
+    assert values["XNLI average, fine-tuned on English only"] == pytest.approx(55.37)
+
+
+def test_boolq_has_no_gate_its_papers_model_would_fail() -> None:
+    """The paper's vanilla decoder scores 47.8 % on BoolQ: below chance and the majority
+    answer (62 %); any bar on BoolQ's accuracy would rule out the paper's own model."""
+    assert "hlm_boolq" not in TASKS.get("lm_eval").gates
+    assert not Gate("acc", 0.5).check(0.478, _no_baseline).passed
