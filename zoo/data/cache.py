@@ -47,7 +47,7 @@ from tqdm import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from zoo.data.batches import token_stream
-from zoo.data.corpus import fingerprint, iter_documents, local_bytes
+from zoo.data.corpus import fingerprint, iter_documents, local_bytes, resolve_local
 from zoo.errors import UserError
 from zoo.tokenizers import load_tokenizer, train_tokenizer
 
@@ -331,6 +331,29 @@ class TrainingCorpus:
         return train.part("main"), held.part("main")
 
 
+def _no_shared_files(corpus: list[str], validation: list[str]) -> None:
+    """Validation text no run trains on: a local file in both lists is refused."""
+    train = {
+        f.resolve()
+        for s in corpus
+        if not s.startswith(("synthetic", "hub:"))
+        for f in resolve_local(s)
+    }
+    shared = sorted(
+        f
+        for s in validation
+        if not s.startswith(("synthetic", "hub:"))
+        for f in resolve_local(s)
+        if f.resolve() in train
+    )
+    if shared:
+        raise UserError(
+            f"validation: {shared[0]} is also in the training corpus ({len(shared)} such "
+            "files): hold out whole files, e.g. corpus: [enwiki/AA] with validation: "
+            "[enwiki/AB/wiki_52]"
+        )
+
+
 def training_corpus(
     corpus: list[str],
     validation: list[str] | None,
@@ -341,6 +364,7 @@ def training_corpus(
     """The validation sources where given, else a held-out `validation_fraction` of the
     (first `max_documents`) corpus documents."""
     if validation:
+        _no_shared_files(corpus, validation)
         return TrainingCorpus(
             CorpusSpec(tuple(corpus), max_documents), CorpusSpec(tuple(validation))
         )

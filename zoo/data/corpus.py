@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -42,16 +43,25 @@ def data_root() -> Path:
 
 
 def resolve_local(source: str) -> list[Path]:
-    """Files a local source names (path, folder or glob); [] if nothing matches."""
+    """Files a local source names (path, folder or glob); [] if nothing matches. A path that
+    exists as written is taken literally (`data[1].txt` is that file, not a pattern); an empty
+    source names nothing."""
+    if not source.strip():
+        return []
     for base in (Path("."), data_root()):
         pattern = (
             str(base / Path(source).expanduser()) if not Path(source).is_absolute() else source
         )
-        matches = sorted(Path(m) for m in glob.glob(pattern, recursive=True))
+        literal = Path(pattern)
+        matches = (
+            [literal]
+            if literal.exists()
+            else sorted(Path(m) for m in glob.glob(pattern, recursive=True))
+        )
         files: list[Path] = []
         for m in matches:
             if m.is_dir():
-                files.extend(sorted(f for f in m.rglob("*") if f.suffix in READERS and f.is_file()))
+                files.extend(sorted(f for f in m.rglob("*") if reader_of(f) and f.is_file()))
             elif m.is_file():
                 files.append(m)
         if files:
@@ -123,6 +133,34 @@ def _parquet_documents(path: Path) -> Iterator[str]:
         yield from (t for t in batch.column(0).to_pylist() if t)
 
 
+_RESIDUE = re.compile(
+    r"\b(?:formula|codice)_\d+\b"  # math and code placeholders
+    r"|\{\{[^{}]*\}\}"  # template fragments
+    r"|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>"  # stray HTML tags
+)
+
+
+def _wikiextractor_documents(path: Path) -> Iterator[str]:
+    """Articles of a WikiExtractor output file (`wiki_NN`): the lines between a `<doc ...>`
+    line and `</doc>`, title first, with the markup residue the extractor leaves (math and
+    code placeholders, template fragments, stray HTML tags) removed."""
+    lines: list[str] = []
+    inside = False
+    for line in _lines(path):
+        if line.startswith("<doc "):
+            inside, lines = True, []
+        elif line.strip() == "</doc>":
+            text = "\n".join(x for x in lines if x)
+            if inside and text:
+                yield text
+            inside = False
+        elif inside:
+            lines.append(" ".join(_RESIDUE.sub(" ", line).split()))
+
+
+# files named like WikiExtractor's output (no suffix), read as such
+WIKIEXTRACTOR_NAME = re.compile(r"wiki_\d+")
+
 # file suffix -> its reader (FLORES-200's .dev / .devtest: a sentence per line)
 READERS: dict[str, Callable[[Path], Iterator[str]]] = {
     ".txt": _text_documents,
@@ -135,14 +173,27 @@ READERS: dict[str, Callable[[Path], Iterator[str]]] = {
 
 
 def _unsupported(path: Path) -> str:
-    return f"{path}: unsupported file type (supported: {', '.join(READERS)})"
+    return (
+        f"{path}: unsupported file type (supported: {', '.join(READERS)}, and WikiExtractor's "
+        "wiki_NN files)"
+    )
+
+
+def reader_of(path: Path) -> Callable[[Path], Iterator[str]] | None:
+    """The reader of a file: by its suffix, or WikiExtractor's for a `wiki_NN` file."""
+    if path.suffix in READERS:
+        return READERS[path.suffix]
+    if not path.suffix and WIKIEXTRACTOR_NAME.fullmatch(path.name):
+        return _wikiextractor_documents
+    return None
 
 
 def iter_file(path: Path) -> Iterator[str]:
     """Documents in one file, one at a time."""
-    if path.suffix not in READERS:
+    reader = reader_of(path)
+    if reader is None:
         raise UserError(_unsupported(path))
-    return READERS[path.suffix](path)
+    return reader(path)
 
 
 def _hub_parts(spec: str) -> tuple[str, str | None, str]:
@@ -182,7 +233,7 @@ def source_problem(source: str) -> str | None:
     files = resolve_local(source)
     if not files:
         return f"no file matches {source!r} (looked in . and {DATA_ROOT_ENV}={data_root()})"
-    unreadable = [f for f in files if f.suffix not in READERS]
+    unreadable = [f for f in files if reader_of(f) is None]
     return f"{source!r}: {_unsupported(unreadable[0])}" if unreadable else None
 
 

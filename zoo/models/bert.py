@@ -151,11 +151,27 @@ def bert_tiny(vocab_size: int = 4096) -> BertSpec:
     return _bert("bert-tiny", 2, 128, 2, vocab_size, recipe)
 
 
+@PRESETS.register("bert-mini")
+def bert_mini(vocab_size: int = 30522) -> BertSpec:
+    """L4 H256 A4 (google/bert_uncased_L-4_H-256_A-4, BERT-Mini of Turc et al. 2019: 11.3M
+    parameters at the 30522 vocabulary); the small models' recipe of Appendix D.4."""
+    recipe = Recipe(lr=2e-4, weight_decay=0.01, warmup_steps=10_000, steps=400_000, batch_size=64)
+    return _bert("bert-mini", 4, 256, 4, vocab_size, recipe)
+
+
 @PRESETS.register("bert-small")
 def bert_small(vocab_size: int = 30522) -> BertSpec:
     """L4 H512 A8 (google/bert_uncased_L-4_H-512_A-8), paper Appendix D.4 recipe."""
     recipe = Recipe(lr=2e-4, weight_decay=0.01, warmup_steps=10_000, steps=400_000, batch_size=64)
     return _bert("bert-small", 4, 512, 8, vocab_size, recipe)
+
+
+@PRESETS.register("bert-medium")
+def bert_medium(vocab_size: int = 30522) -> BertSpec:
+    """L8 H512 A8 (google/bert_uncased_L-8_H-512_A-8, BERT-Medium of Turc et al. 2019: 41.7M
+    parameters at the 30522 vocabulary); the small models' recipe of Appendix D.4."""
+    recipe = Recipe(lr=2e-4, weight_decay=0.01, warmup_steps=10_000, steps=400_000, batch_size=64)
+    return _bert("bert-medium", 8, 512, 8, vocab_size, recipe)
 
 
 @PRESETS.register("bert-base")

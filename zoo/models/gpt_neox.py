@@ -118,3 +118,42 @@ def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
         recipe=recipe,
         tied=False,
     )
+
+
+def _pythia(name: str, layers: int, hidden: int, heads: int, lr: float, vocab: int) -> GPTNeoXSpec:
+    """A Pythia suite shape (Biderman et al. 2023, Table 1): untied head, 2048 positions, the
+    Pythia recipe (143k steps of 1024 x 2048 tokens, cosine to 10% after 1% warm-up)."""
+    recipe = Recipe(
+        lr=lr,
+        weight_decay=0.1,
+        betas=(0.9, 0.95),
+        schedule="cosine",
+        warmup_steps=1430,
+        steps=143_000,
+        seq_len=2048,
+        batch_size=1024,
+        min_lr_ratio=0.1,
+    )
+    return GPTNeoXSpec(
+        name=name,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_layers=layers,
+        num_heads=heads,
+        intermediate_size=4 * hidden,
+        max_positions=2048,
+        recipe=recipe,
+        tied=False,
+    )
+
+
+@PRESETS.register("pythia-160m")
+def pythia_160m(vocab_size: int = 50304) -> GPTNeoXSpec:
+    """EleutherAI/pythia-160m: 12 layers, hidden 768, 12 heads (162,322,944 parameters)."""
+    return _pythia("pythia-160m", 12, 768, 12, 6e-4, vocab_size)
+
+
+@PRESETS.register("pythia-410m")
+def pythia_410m(vocab_size: int = 50304) -> GPTNeoXSpec:
+    """EleutherAI/pythia-410m: 24 layers, hidden 1024, 16 heads (405,334,016 parameters)."""
+    return _pythia("pythia-410m", 24, 1024, 16, 3e-4, vocab_size)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Pack, on this machine, what the GPU machine needs and lacks into .gpu-carry/ (git-ignored;
+# name it in the device tool's `carry`, 64 MiB at most with the repository):
+#   .gpu-carry/data.tar.xz   the data the paper-gpu suites read, from $HLM_DATA_ROOT
+#   .gpu-carry/wheels/       tools/gpu-wheels.txt for CPython 3.12 on x86-64 Linux
+# Then, on the GPU machine: tools/gpu-run.sh (see its header).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${HLM_DATA_ROOT:-../shared/data}
+PY=${PYTHON:-.venv/bin/python}
+CARRY=.gpu-carry
+# what the paper-gpu suites read: the first GPU_ENWIKI_FILES files of English Wikipedia
+# (enwiki/AA/, about 1 MB and 0.16M words each; xz keeps about 30 %) for training and
+# enwiki/AB/wiki_52 held out for validation, the small corpus, GLUE, the zero-shot tasks'
+# local files and WordNet (Appendix A). 40 files fit beside the repository and the wheels.
+N=${GPU_ENWIKI_FILES:-40}
+ENWIKI=$(cd "$DATA" && ls enwiki/AA/wiki_* | head -n "$N")
+PARTS="$ENWIKI enwiki/AB/wiki_52 corpus glue lambada crows_pairs pubmedqa superglue/BoolQ wordnet"
+rm -rf "$CARRY" && mkdir -p "$CARRY/wheels"
+echo "packing $N enwiki files and the task data from $DATA"
+# shellcheck disable=SC2086  # PARTS is a list of paths
+tar -C "$DATA" -cf - $PARTS | xz -T0 -6 > "$CARRY/data.tar.xz"
+PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+grep -v '^\s*#' tools/gpu-wheels.txt | grep -v '^\s*$' | while read -r spec; do
+    # a binary wheel for the GPU machine's Python, else (pure-Python sdists) a wheel built here
+    "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+        --implementation cp "${PLATFORMS[@]}" -d "$CARRY/wheels" "$spec" 2>/dev/null \
+        || "$PY" -m pip wheel -q --no-deps -w "$CARRY/wheels" "$spec" 2>/dev/null \
+        || { echo "gpu-pack: cannot get $spec" >&2; exit 2; }
+done
+size=$(du -sm "$CARRY" | cut -f1)
+echo "$CARRY: ${size} MiB ($(ls "$CARRY/wheels" | wc -l) wheels)"
+if [ "$size" -gt 60 ]; then
+    echo "gpu-pack: $CARRY is over 60 MiB: the repository must travel with it (64 MiB in all)" >&2
+    exit 2
+fi
