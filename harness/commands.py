@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import textwrap
@@ -18,10 +19,19 @@ if TYPE_CHECKING:
     from harness.run.runner import Selection
 
 
+def trust_plugins(args: argparse.Namespace) -> None:
+    """`--trust-plugins`: suites may import plugin files from outside their folder."""
+    from harness.suite.loading import TRUST_ENV
+
+    if args.trust_plugins:
+        os.environ[TRUST_ENV] = "1"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from harness.run.cells import expand
     from harness.suite import SuiteError, load_suite
 
+    trust_plugins(args)
     problems: list[str] = []
     for path in expand_suite_refs(args.suites):
         try:
@@ -46,6 +56,7 @@ def _selection(args: argparse.Namespace) -> Selection:
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.run.runner import plan_suite, run_suite
 
+    trust_plugins(args)
     if args.dry_run:
         plan = plan_suite(
             resolve_suite_path(args.suite),
@@ -173,12 +184,24 @@ def _add_validate(sub: Any) -> None:
         "validate",
         help="check suite YAML files without computing anything",
         description="Load and validate suites: every key, registry name, path and sweep value. "
-        "Prints one line per problem (FILE: KEY: message); exit status 2 if any.",
+        "Prints one line per problem (FILE: KEY: message); exit status 2 if any. Validating "
+        "imports the suite's plugin files, which runs their code: only those in the suite's "
+        "own folder unless --trust-plugins.",
     )
     p.add_argument(
         "suites", nargs="+", metavar="SUITE", help="suite YAML paths or names under suites/"
     )
+    _add_trust(p)
     p.set_defaults(func=cmd_validate)
+
+
+def _add_trust(p: Any) -> None:
+    p.add_argument(
+        "--trust-plugins",
+        action="store_true",
+        help="let a suite import plugin files from outside its own folder (absolute paths, "
+        "../): their code runs in this process",
+    )
 
 
 def _add_run(sub: Any) -> None:
@@ -190,6 +213,7 @@ def _add_run(sub: Any) -> None:
         "in $HLM_RUNS_DIR (default runs/) by configuration hash.",
     )
     p.add_argument("suite", help="suite YAML path or name under suites/")
+    _add_trust(p)
     p.add_argument(
         "--force", action="store_true", help="recompute cells already in the leaderboard"
     )

@@ -35,10 +35,11 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
         try:
-            first = seen.setdefault(key, key_node.start_mark.line + 1)
+            repeated = key in seen
         except TypeError:  # an unhashable key: SafeLoader's own error says so
             break
-        if first != key_node.start_mark.line + 1:
+        first = seen.setdefault(key, key_node.start_mark.line + 1)
+        if repeated:  # on another line or the same one (`{steps: 5, steps: 6}`)
             raise yaml.constructor.ConstructorError(
                 None,
                 None,
@@ -60,6 +61,8 @@ def parse_yaml(text: str, path: Path) -> Any:
         where = f"line {mark.line + 1}" if mark is not None else "<root>"
         problem = getattr(exc, "problem", None) or str(exc)
         raise YamlFileError(path, where, f"invalid YAML ({problem})") from None
+    except RecursionError:
+        raise YamlFileError(path, None, "nested too deeply to be a config") from None
 
 
 def read_yaml(path: Path) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -27,8 +28,10 @@ from harness.results.leaderboard import read_leaderboard
 from harness.results.schema import COLUMNS
 from harness.suite import suite_name
 from zoo.errors import UserError
-from zoo.train.checkpoint import STATE
 from zoo.train.metadata import read_metadata
+from zoo.train.safe_load import LEGACY_STATE, STATE
+
+log = logging.getLogger(__name__)
 
 
 def _endpoint_flag(endpoint: str | None) -> str:
@@ -140,7 +143,7 @@ def publish_model(
 
     def stage(d: Path) -> None:
         for f in sorted(ckpt.iterdir()):
-            if f.is_file() and f.name != STATE and not f.name.startswith("."):
+            if f.is_file() and f.name not in (STATE, LEGACY_STATE) and not f.name.startswith("."):
                 shutil.copy2(f, d / f.name)
         (d / "README.md").write_text(text)
 
@@ -157,6 +160,22 @@ def publish_model(
     )
 
 
+def publishable_files(directory: Path) -> list[Path]:
+    """The result files a dataset repo gets: those that read and belong to the suite as last
+    run (a damaged file is named and left out, as `hlm leaderboard` leaves it; so are the rows
+    of cells the suite no longer has), so the repo's rows are the ones `hlm leaderboard` shows."""
+    from harness.results.leaderboard import file_problem, result_files, stale_cells
+
+    stale, kept = stale_cells(directory), []
+    for f in result_files(directory):
+        problem = file_problem(f)
+        if problem is not None:
+            log.warning("%s: %s; not published", f, problem)
+        elif f.stem not in stale:
+            kept.append(f)
+    return kept
+
+
 def publish_leaderboard(
     suite: str,
     repo: str,
@@ -169,7 +188,7 @@ def publish_leaderboard(
 ) -> str:
     """Stage and upload a suite's Parquet files, plots, suite YAML and dataset card."""
     directory = leaderboards / suite
-    files = sorted(p for p in directory.glob("*.parquet") if not p.name.startswith((".", "_")))
+    files = publishable_files(directory)
     if not files:
         raise UserError(f"no leaderboard files in {directory} (run `hlm run {suite}` first)")
 

@@ -43,7 +43,7 @@ class Row(BaseModel):
     seed: int | None = Field(description="seed")
     task: str = Field(description="task (or sub-task) label")
     metric: str = Field(description="metric name")
-    value: float = Field(description="metric value")
+    value: float = Field(allow_inf_nan=False, description="metric value (always finite)")
     stderr: float | None = Field(
         description="standard error or spread reported by the task, if any"
     )

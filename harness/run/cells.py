@@ -80,7 +80,7 @@ def _pretrain_config(
     cfg = PretrainConfig(
         preset=point["preset"] if "preset" in point else model.preset,
         objective=point["objective"] if "objective" in point else model.objective,
-        output_dir="",
+        output_dir="",  # the key's folder, below
         seed=seed,
         plugins=[str(p.resolve()) for p in plugins],
         progress=False,
@@ -117,7 +117,7 @@ def expand(suite: Suite) -> list[Cell]:
                 "pretrain_key": pkey,
                 "checkpoint": model.checkpoint,
                 "finetune_causal": model.finetune_causal,
-                "finetune": model.finetune.model_dump(exclude={"progress"}),
+                "finetune": model.finetune.model_dump(exclude={"progress", "overwrite"}),
                 "sweep": point,
                 "seed": seed,
                 "task": task.model_dump(),

@@ -83,10 +83,11 @@ def ensure_pretrained(cell: Cell) -> Path:
         discard_if_damaged(out / "final")
         if not (out / "final").is_dir():
             log.info("%s: pretraining %s (cached in %s once done)", cell.label, out.name, out)
-            pretrain(
-                cell.pretrain,
-                resume=any(checkpoint_problem(p) is None for p in list_checkpoints(out)),
-            )
+            resume = any(checkpoint_problem(p) is None for p in list_checkpoints(out))
+            # the folder is this cache's own: a run killed before its first checkpoint
+            # starts over in it
+            cfg = cell.pretrain.model_copy(update={"overwrite": not resume})
+            pretrain(cfg, resume=resume)
     return out
 
 
@@ -104,7 +105,8 @@ def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
     with _lock(_lock_file(folder)):
         discard_if_damaged(folder / "final")
         if not (folder / "final").is_dir():
-            settings = cell.model.finetune.model_copy(update={"progress": False})
+            # the folder is this cache's own: a fine-tuning killed before its end starts over
+            settings = cell.model.finetune.model_copy(update={"progress": False, "overwrite": True})
             finetune_causal(str(checkpoint), str(folder), settings)
     return folder / "final"
 
@@ -158,7 +160,7 @@ def prepare(cell: Cell, point: Point) -> Path | None:
     next to the pretraining's checkpoints)."""
     if point.checkpoint is None or not cell.model.finetune_causal or cell.pretrain is None:
         return point.checkpoint
-    settings = cell.model.finetune.model_dump(exclude={"progress"})
+    settings = cell.model.finetune.model_dump(exclude={"progress", "overwrite"})
     out, tag = Path(cell.pretrain.output_dir), f"finetune-causal-{digest(settings)[:8]}"
     name = tag if point.checkpoint.name == "final" else f"{tag}-{point.checkpoint.name}"
     return ensure_finetuned(cell, point.checkpoint, out / name)

@@ -8,6 +8,7 @@ typed checkpoint metadata (`zoo.train.metadata`).
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -15,6 +16,7 @@ import torch
 from harness.results.leaderboard import git_sha, now
 from harness.results.metrics import direction
 from harness.tasks import Result, TaskContext
+from zoo.errors import UserError
 from zoo.hardware import processor
 from zoo.train.metadata import CheckpointMetadata, versions
 from zoo.train.recipe import resolve_recipe
@@ -95,6 +97,15 @@ def sample_rows(
 def cell_rows(
     cell: Cell, ctx: TaskContext, results: list[Result], meta: CheckpointMetadata | None
 ) -> list[dict[str, Any]]:
+    """The leaderboard rows of a computed cell; a non-finite metric fails the cell (a
+    UserError naming it) instead of reaching a row."""
+    bad = [
+        f"{r.task or cell.task.label()} {r.metric} = {r.value}"
+        for r in results
+        if not math.isfinite(r.value)
+    ]
+    if bad:
+        raise UserError(f"non-finite result ({'; '.join(bad)}): the cell failed, no row written")
     common = _common(cell, ctx, meta)
     rows = []
     for r in results:

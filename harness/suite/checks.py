@@ -201,7 +201,15 @@ def _along_problems(suite: Suite, t: int) -> list[str]:
 
 def check_tasks(suite: Suite) -> list[str]:
     problems, kinds = [], model_kinds(suite)
+    first: dict[str, int] = {}
     for t, task in enumerate(suite.tasks):
+        label = task.label()
+        if label in first:  # one would hide the other's rows (same task column)
+            problems.append(
+                f"{suite.path}: tasks[{t}].name: duplicate task label {label!r} (also "
+                f"tasks[{first[label]}]); give one a `name:`"
+            )
+        first.setdefault(label, t)
         if task.type not in TASKS:
             problems.append(f"{suite.path}: tasks[{t}].type: {TASKS.unknown_message(task.type)}")
         else:

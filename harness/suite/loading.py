@@ -10,6 +10,7 @@ are overridden. Plugin files are imported here, explicitly, before the semantic 
 from __future__ import annotations
 
 import glob
+import os
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +75,29 @@ def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
     return _merge(merged, data)
 
 
+TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": a suite may import plugin files from anywhere
+
+
+def trusted_elsewhere() -> bool:
+    """Whether the user chose to run plugin code from outside a suite's folder
+    (`--trust-plugins`, or HLM_TRUST_PLUGINS=1)."""
+    return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
+
+
 def load_plugins(suite: Suite) -> list[str]:
-    """Import the suite's plugin files; one problem line per file that fails."""
+    """Import the suite's plugin files (this runs their code); one problem line per file that
+    fails. A file outside the suite file's folder (an absolute path, a `../`) is refused
+    unless the user trusts it explicitly (`trusted_elsewhere`)."""
     problems = []
+    home = Path(suite.path).resolve().parent
     for i, path in enumerate(suite.plugin_paths()):
+        if not path.resolve().is_relative_to(home) and not trusted_elsewhere():
+            problems.append(
+                f"{suite.path}: plugins[{i}]: {path} is outside the suite's folder {home}; "
+                "loading it runs its code: pass --trust-plugins (or set HLM_TRUST_PLUGINS=1) "
+                "if you trust it"
+            )
+            continue
         try:
             load_plugin(path)
         except UserError as exc:

@@ -33,7 +33,7 @@ DAMAGES = {
     "truncated weights": lambda c: (c / "model.safetensors").write_bytes(
         (c / "model.safetensors").read_bytes()[:999]
     ),
-    "truncated state": lambda c: (c / "training_state.pt").write_bytes(b"PK"),
+    "truncated state": lambda c: (c / "training_state.json").write_bytes(b"{"),
     "finite garbage": lambda c: _garbage(c / "model.safetensors"),
     "no marker": lambda c: (c / COMMIT).unlink(),
 }

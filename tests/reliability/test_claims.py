@@ -1,13 +1,17 @@
-"""Cell claims: a live run's claim is respected, a dead run's is taken over."""
+"""Cell claims: a live run's claim is respected; a dead run's is taken over, as is one whose
+pid another process reuses now, or another host's whose lease ran out."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from harness.run.claims import CLAIMS, claimed, try_claim
+from harness.run.claims import CLAIMS, LEASE_ENV, claimed, process_start, try_claim
 
 
 def test_claims(tmp_path: Path) -> None:
@@ -24,7 +28,31 @@ def test_claims(tmp_path: Path) -> None:
     (tmp_path / CLAIMS / "dead").write_text(str(dead))  # a killed run's leftover
     assert not try_claim(tmp_path, "live")
     with claimed(tmp_path, "dead") as mine:
-        assert mine and (tmp_path / CLAIMS / "dead").read_text() == str(os.getpid())
+        assert mine and json.loads((tmp_path / CLAIMS / "dead").read_text())["pid"] == os.getpid()
     assert not (tmp_path / CLAIMS / "dead").exists()  # released
     with claimed(tmp_path, "new") as mine:
         assert mine
+
+
+def _claim(host: str, pid: int, started: str | None, claimed_at: float) -> str:
+    return json.dumps({"host": host, "pid": pid, "started": started, "claimed_at": claimed_at})
+
+
+def test_a_reused_pid_does_not_hold_a_claim_forever(tmp_path: Path) -> None:
+    """The parent is alive, but the claim says it started at another time: another process
+    had that id, died, and the id was reused."""
+    (tmp_path / CLAIMS).mkdir()
+    parent, host = os.getppid(), socket.gethostname()
+    (tmp_path / CLAIMS / "reused").write_text(_claim(host, parent, "1", time.time()))
+    (tmp_path / CLAIMS / "alive").write_text(_claim(host, parent, process_start(parent), 0.0))
+    assert try_claim(tmp_path, "reused")
+    assert not try_claim(tmp_path, "alive")
+
+
+def test_another_hosts_claim_lasts_its_lease(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / CLAIMS).mkdir()
+    monkeypatch.setenv(LEASE_ENV, "3600")
+    (tmp_path / CLAIMS / "fresh").write_text(_claim("elsewhere", 1, "5", time.time() - 60))
+    (tmp_path / CLAIMS / "stale").write_text(_claim("elsewhere", 1, "5", time.time() - 7200))
+    assert not try_claim(tmp_path, "fresh")
+    assert try_claim(tmp_path, "stale")

@@ -64,6 +64,7 @@ ALTERNATIVES: dict[str, tuple[Any, Any]] = {
     "log_every": (10, 1),
     "report_to": ([], ["tensorboard"]),
     "output_dir": ("runs/a", "runs/b"),
+    "overwrite": (False, True),
     "pretrain_key": (None, "abc"),
     "device": ("auto", "cpu"),
     "strategy": ("ddp", "fsdp"),

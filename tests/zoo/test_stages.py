@@ -37,9 +37,12 @@ def test_a_reused_output_folder_gets_the_new_tokenizer(tmp_path: Path) -> None:
         PretrainConfig(preset="bert-tiny", objective="cwt", output_dir=out, vocab_size=600, **TINY)
     )
     assert len(load_tokenizer(out + "/tokenizer")) == 600
-    pretrain(
-        PretrainConfig(preset="bert-tiny", objective="cwt", output_dir=out, vocab_size=300, **TINY)
+    again = PretrainConfig(
+        preset="bert-tiny", objective="cwt", output_dir=out, vocab_size=300, **TINY
     )
+    with pytest.raises(UserError, match="holds a run already"):  # never a silent mix of two runs
+        pretrain(again)
+    pretrain(again.model_copy(update={"overwrite": True}))
     assert len(load_tokenizer(out + "/tokenizer")) == 300  # was kept stale at 600
 
 

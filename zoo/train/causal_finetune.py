@@ -60,6 +60,11 @@ class CausalFinetuneConfig(BaseModel):
     probe: bool = Field(False, description="train only the LM head (body frozen)")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="seed of batches and dropout")
     progress: bool = Field(True, description="progress bar")
+    overwrite: bool = Field(
+        False,
+        description="clear an output folder that holds a run already and start anew (without "
+        "it, such a folder is refused)",
+    )
 
 
 def finetune_causal(
@@ -69,6 +74,12 @@ def finetune_causal(
     s = settings or CausalFinetuneConfig()
     if not Path(checkpoint).is_dir():
         raise UserError(f"checkpoint not found: {checkpoint}")
+    source, target = Path(checkpoint).resolve(), Path(output_dir).resolve()
+    if source == target or source.is_relative_to(target):
+        raise UserError(
+            f"output folder {output_dir}: is or holds the checkpoint {checkpoint} being "
+            "fine-tuned; writing there would destroy the input: choose another folder"
+        )
     meta = read_metadata(checkpoint)
     if meta.kind != "decoder":
         raise UserError(
@@ -102,4 +113,5 @@ def _pretrain_config(
         seq_len=s.seq_len or meta.seq_len,
         seed=s.seed,
         progress=s.progress,
+        overwrite=s.overwrite,
     )

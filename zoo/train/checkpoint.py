@@ -18,7 +18,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from safetensors.torch import load_file
@@ -27,8 +27,8 @@ from transformers import AutoConfig, PretrainedConfig, PreTrainedModel, PreTrain
 from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.train.metadata import CheckpointMetadata, write_metadata
+from zoo.train.safe_load import has_state, write_state
 
-STATE = "training_state.pt"
 COMMIT = "hlm_commit.json"  # written last: every other file's size and checksum
 WEIGHTS = "model.safetensors"
 
@@ -152,7 +152,7 @@ def save_checkpoint(
         tokenizer.save_pretrained(tmp)
         write_metadata(tmp, metadata)
         if training_state is not None:
-            torch.save(training_state, tmp / STATE)
+            write_state(tmp, training_state)
         write_commit(tmp)
 
     return atomic_dir_write(path, write, tmp)
@@ -190,10 +190,25 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
 
 
 def load_model(name_or_path: str) -> PreTrainedModel:
-    """A checkpoint (local folder or hub id) through its family's Auto class."""
+    """A checkpoint (local folder or hub id) through its family's Auto class, strictly: weights
+    that do not fit the architecture (missing, unexpected or of another shape) are an error
+    naming them, never a model left partly at random."""
     config = hf_config(name_or_path)
-    model: PreTrainedModel = family_of(config).auto_class.from_pretrained(name_or_path)
-    return model
+    auto = family_of(config).auto_class
+    try:
+        model, info = auto.from_pretrained(name_or_path, output_loading_info=True)
+    except (OSError, ValueError, RuntimeError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise UserError(f"cannot load checkpoint {name_or_path!r}: {first}") from None
+    wrong = {
+        kind: sorted(str(k) for k in info[kind])
+        for kind in ("missing_keys", "unexpected_keys", "mismatched_keys")
+        if info.get(kind)
+    }
+    if wrong:
+        said = "; ".join(f"{k.replace('_', ' ')}: {', '.join(v[:8])}" for k, v in wrong.items())
+        raise UserError(f"{name_or_path}: the weights do not fit its config ({said})")
+    return cast(PreTrainedModel, model)
 
 
 def list_checkpoints(output_dir: Path) -> list[Path]:
@@ -201,7 +216,7 @@ def list_checkpoints(output_dir: Path) -> list[Path]:
     d = Path(output_dir) / "checkpoints"
     if not d.is_dir():
         return []
-    return sorted(p for p in d.iterdir() if p.name.startswith("step-") and (p / STATE).is_file())
+    return sorted(p for p in d.iterdir() if p.name.startswith("step-") and has_state(p))
 
 
 def checkpoint_step(path: Path) -> int:

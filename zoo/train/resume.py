@@ -15,12 +15,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import torch
 from pydantic import ValidationError
 
 from zoo.errors import UserError
 from zoo.train.checkpoint import (
-    STATE,
     checkpoint_problem,
     checkpoint_step,
     list_checkpoints,
@@ -30,6 +28,7 @@ from zoo.train.config import PretrainConfig
 from zoo.train.metadata import ResumeRecord, read_metadata
 from zoo.train.roles import names_with_role
 from zoo.train.run import Counters, Run
+from zoo.train.safe_load import STATE, read_state
 from zoo.train.sharded import SHARDED, load_sharded
 from zoo.yaml_files import read_yaml_mapping
 
@@ -120,7 +119,7 @@ def restore(run: Run, checkpoint: Path, changes: dict[str, list[Any]]) -> None:
             f"--resume: {checkpoint} has no {SHARDED}/ training state (written by a headless-zoo "
             "before sharded checkpoints): resume it with that version, or start anew"
         )
-    state = torch.load(checkpoint / STATE, weights_only=False)
+    state = read_state(checkpoint)
     load_sharded(run, checkpoint / SHARDED)
     run.scheduler.load_state_dict(state["scheduler"])
     skipped = state["skipped_steps"] if "skipped_steps" in state else 0

@@ -10,6 +10,8 @@ schedule, and `restore` loads a checkpoint's training state for `--resume`.
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import warnings
 from pathlib import Path
 
@@ -226,6 +228,28 @@ def write_resolved_config(run: Run) -> None:
     atomic_dir_write(run.out / "tokenizer", write_tokenizer)
 
 
+log = logging.getLogger(__name__)
+RUN_FILES = ("config.yaml", "final", "checkpoints", "metrics.jsonl")
+
+
+def check_output_dir(out: Path, overwrite: bool) -> None:
+    """A fresh run needs a folder with no run in it: one that holds a run is refused (its
+    checkpoints would mix with the new run's on a later --resume), or with `overwrite`
+    cleared whole. A path that is a file is refused."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--output-dir {out}: is a file, not a folder")
+    held = [name for name in RUN_FILES if (out / name).exists()]
+    if not held:
+        return
+    if not overwrite:
+        raise UserError(
+            f"--output-dir {out}: holds a run already ({', '.join(held)}); pass --resume to "
+            "continue it, --overwrite to clear it and start anew, or choose another folder"
+        )
+    log.warning("--overwrite: clearing %s", out)
+    shutil.rmtree(out)
+
+
 def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext, until: int | None = None) -> Run:
     """Every set-up stage in order; the returned run is ready for `zoo.train.loop.fit`.
     With `until` (a step of a run already in its folder), the run restarts from its newest
@@ -234,7 +258,11 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext, until: int | None
     for plugin in cfg.plugins:
         load_plugin(plugin)
     objective = OBJECTIVES.get(cfg.objective)
+    if not cfg.output_dir.strip():
+        raise UserError("--output-dir: empty; name the folder the run writes to")
     out = Path(cfg.output_dir)
+    if not resume and until is None:
+        check_output_dir(out, cfg.overwrite)
     checkpoint = resume_point(out, resume or until is not None, until)
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import torch
 import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.api import CheckpointException
 from torch.distributed.checkpoint.state_dict import (
     StateDictOptions,
     get_model_state_dict,
@@ -27,8 +28,10 @@ from torch.distributed.checkpoint.state_dict import (
     set_state_dict,
 )
 
+from zoo.errors import UserError
 from zoo.train.optim import optimizers_of
 from zoo.train.run import Run
+from zoo.train.safe_load import SafeReader, read_dcp_metadata
 
 SHARDED = "sharded"  # the DCP folder inside a checkpoint
 
@@ -54,9 +57,14 @@ def save_sharded(run: Run, folder: Path) -> None:
 
 def load_sharded(run: Run, folder: Path) -> None:
     """Load `folder`'s model and optimizer state into the run, resharded to its layout."""
+    read_dcp_metadata(folder / ".metadata")  # refuses a crafted file before DCP reads it
     state = _state(run)
     with _quiet_single_process():
-        dcp.load(state, checkpoint_id=str(folder))
+        try:
+            dcp.load(state, storage_reader=SafeReader(folder))
+        except CheckpointException as exc:
+            first = str(exc).strip().splitlines()[-1][:300]
+            raise UserError(f"{folder}: the training state does not load ({first})") from None
     set_state_dict(
         run.model,
         optimizers_of(run.optimizer),

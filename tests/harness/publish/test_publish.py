@@ -91,7 +91,7 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
         "hlm_metadata.json",
         "README.md",
     } <= set(files)
-    assert "training_state.pt" not in files
+    assert "training_state.json" not in files
     card = files["README.md"].decode()
     assert "model-index:" in card and "headless-lm" in card and "contrastive-weight-tying" in card
     assert 'AutoModelForMaskedLM.from_pretrained("tester/tiny-cwt")' in card

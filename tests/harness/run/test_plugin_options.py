@@ -78,7 +78,10 @@ tasks: [{{type: validation, params: {{batches: 1}}}}]
 """
 
 
-def test_a_suite_sweeps_a_plugin_option_into_rows_and_cards(isolated: Path) -> None:
+def test_a_suite_sweeps_a_plugin_option_into_rows_and_cards(isolated: Path, monkeypatch) -> None:
+    monkeypatch.setenv(
+        "HLM_TRUST_PLUGINS", "1"
+    )  # the example plugin lies outside the suite's folder
     (isolated / "s.yaml").write_text(SUITE)
     assert run_suite(isolated / "s.yaml", root=isolated / "lb", progress=False).failed == []
     df = read_leaderboard(isolated / "lb" / "margins")

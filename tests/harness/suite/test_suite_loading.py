@@ -50,8 +50,8 @@ def test_all_errors_reported_with_file_and_key_path(tmp_path) -> None:
     d = base()
     d["models"][1]["objective"] = "cwtt"
     d["models"].append({"preset": "bert-huge", "objective": "ce"})
-    d["tasks"].append({"type": "validation", "metrics": ["mccc"]})
-    d["tasks"].append({"type": "throughput", "params": {"stepz": 3}})
+    d["tasks"].append({"type": "validation", "name": "val2", "metrics": ["mccc"]})
+    d["tasks"].append({"type": "throughput", "name": "speed2", "params": {"stepz": 3}})
     d["sweep"] = {"vocab_size": [500, 1000, 3]}
     d["recipe"]["corpus"] = ["corpus/no-such-file.txt"]
     p = write(tmp_path, d)

@@ -13,7 +13,7 @@ from pydantic import (
 from zoo.data.corpus import source_problem
 from zoo.models import PRESETS
 from zoo.train.roles import role
-from zoo.train.sections.limits import MAX_POSITIONS, MAX_SEQUENCES
+from zoo.train.sections.limits import MAX_POSITIONS, MAX_SEQUENCES, Float, Int
 
 
 class DataSettings(BaseModel):
@@ -34,27 +34,27 @@ class DataSettings(BaseModel):
         description="validation sources; unset: hold out validation_fraction of the corpus",
         json_schema_extra=role("weights"),
     )
-    validation_fraction: float = Field(
+    validation_fraction: Float = Field(
         0.02,
         gt=0,
         lt=1,
         description="share of documents held out for validation",
         json_schema_extra=role("weights"),
     )
-    max_documents: int | None = Field(
+    max_documents: Int | None = Field(
         None,
         gt=0,
         description="use only the first N documents (quick runs)",
         json_schema_extra=role("weights"),
     )
-    seq_len: int | None = Field(
+    seq_len: Int | None = Field(
         None,
         gt=0,
         le=MAX_POSITIONS,
         description="tokens per sequence, at most the preset's positions; unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    batch_size: int | None = Field(
+    batch_size: Int | None = Field(
         None,
         gt=0,
         le=MAX_SEQUENCES,
@@ -62,7 +62,7 @@ class DataSettings(BaseModel):
         "micro-batches together (the paper's batch size); unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    micro_batch_size: int | None = Field(
+    micro_batch_size: Int | None = Field(
         None,
         gt=0,
         le=MAX_SEQUENCES,
@@ -70,13 +70,13 @@ class DataSettings(BaseModel):
         "divides the process's share of the batch within micro_tokens",
         json_schema_extra=role("resume"),
     )
-    micro_tokens: int = Field(
+    micro_tokens: Int = Field(
         16384,
         gt=0,
         description="most tokens per forward pass when micro_batch_size is unset",
         json_schema_extra=role("resume"),
     )
-    seed: int = Field(
+    seed: Int = Field(
         0,
         ge=0,
         le=2**32 - 1,

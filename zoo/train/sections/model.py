@@ -20,7 +20,7 @@ from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
 from zoo.tokenizers import min_vocab_size
 from zoo.train.roles import role
-from zoo.train.sections.limits import MAX_VOCAB
+from zoo.train.sections.limits import MAX_VOCAB, Float, Int
 
 
 class ObjectiveSettings(BaseModel):
@@ -45,11 +45,11 @@ class ObjectiveSettings(BaseModel):
         description="the objective's loss options (its own options model)",
         json_schema_extra=role("weights", recipe=False),
     )
-    mlm_probability: float = Field(
+    mlm_probability: Float = Field(
         0.15,
-        gt=0,
-        lt=1,
-        description="encoders: share of masked tokens",
+        ge=0.01,
+        le=0.9,
+        description="encoders: share of masked tokens (0.01 to 0.9; the paper uses 0.15-0.4)",
         json_schema_extra=role("weights"),
     )
     sparse_embeddings: bool = Field(
@@ -109,7 +109,7 @@ class ModelSettings(BaseModel):
         description="tokenizer folder or hub id; unset: trained on the corpus",
         json_schema_extra=role("weights"),
     )
-    vocab_size: int | None = Field(
+    vocab_size: Int | None = Field(
         None,
         gt=0,
         le=MAX_VOCAB,

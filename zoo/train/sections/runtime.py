@@ -13,6 +13,7 @@ from pydantic import (
 
 from zoo.train.budgets import BudgetMarks
 from zoo.train.roles import role
+from zoo.train.sections.limits import Int
 from zoo.train.trackers import TRACKERS
 
 
@@ -21,16 +22,16 @@ class EvaluationSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    eval_every: int = Field(
+    eval_every: Int = Field(
         0,
         ge=0,
         description="validation every N steps, 0 = only at the end",
         json_schema_extra=role("runtime"),
     )
-    eval_batches: int = Field(
+    eval_batches: Int = Field(
         8, gt=0, description="validation batches per evaluation", json_schema_extra=role("runtime")
     )
-    save_every: int = Field(
+    save_every: Int = Field(
         0,
         ge=0,
         description="checkpoint every N steps, 0 = only final/",
@@ -46,7 +47,7 @@ class EvaluationSettings(BaseModel):
         description="also checkpoint at the first step reaching each of these budgets",
         json_schema_extra=role("runtime", recipe=False),
     )
-    log_every: int = Field(
+    log_every: Int = Field(
         10, gt=0, description="metrics.jsonl line every N steps", json_schema_extra=role("runtime")
     )
     report_to: list[str] = Field(
@@ -72,6 +73,12 @@ class RuntimeSettings(BaseModel):
 
     output_dir: str = Field(
         description="where checkpoints, metrics and logs go",
+        json_schema_extra=role("runtime", recipe=False),
+    )
+    overwrite: bool = Field(
+        False,
+        description="start anew in an --output-dir that holds a run already, clearing it whole "
+        "(without it, such a folder is refused unless --resume continues it)",
         json_schema_extra=role("runtime", recipe=False),
     )
     pretrain_key: str | None = Field(

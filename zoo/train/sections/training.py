@@ -11,7 +11,7 @@ from pydantic import (
 )
 
 from zoo.train.roles import role
-from zoo.train.sections.limits import MAX_STEPS
+from zoo.train.sections.limits import MAX_STEPS, Float, Int
 
 Schedule = Literal["triangular", "cosine", "constant"]
 Beta = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
@@ -22,14 +22,14 @@ class OptimSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    lr: float | None = Field(
+    lr: Float | None = Field(
         None,
         gt=0,
         allow_inf_nan=False,
         description="peak learning rate; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    weight_decay: float | None = Field(
+    weight_decay: Float | None = Field(
         None,
         ge=0,
         allow_inf_nan=False,
@@ -41,7 +41,7 @@ class OptimSettings(BaseModel):
         description="AdamW betas, each in [0, 1); unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    eps: float | None = Field(
+    eps: Float | None = Field(
         None,
         gt=0,
         lt=1,
@@ -49,7 +49,7 @@ class OptimSettings(BaseModel):
         description="AdamW epsilon; unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    grad_clip: float | None = Field(
+    grad_clip: Float | None = Field(
         None,
         ge=0,
         allow_inf_nan=False,
@@ -73,7 +73,7 @@ class OptimSettings(BaseModel):
         "denormals, which x86 processes ~100x slower)",
         json_schema_extra=role("weights"),
     )
-    max_nonfinite_skips: int = Field(
+    max_nonfinite_skips: Int = Field(
         3,
         ge=0,
         description="steps in a row whose update is skipped for a non-finite loss or gradient "
@@ -87,7 +87,7 @@ class ScheduleSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    steps: int | None = Field(
+    steps: Int | None = Field(
         None,
         gt=0,
         le=MAX_STEPS,
@@ -100,33 +100,33 @@ class ScheduleSettings(BaseModel):
         description="learning-rate schedule; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    warmup_steps: int | None = Field(
+    warmup_steps: Int | None = Field(
         None,
         ge=0,
         description="linear warm-up steps; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    min_lr_ratio: float | None = Field(
+    min_lr_ratio: Float | None = Field(
         None,
         ge=0,
         lt=1,
         description="cosine schedule's end, x the peak; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    max_tokens: int | None = Field(
+    max_tokens: Int | None = Field(
         None,
         gt=0,
         description="stop once this many training tokens are seen (a budget)",
         json_schema_extra=role("resume"),
     )
-    max_flops: float | None = Field(
+    max_flops: Float | None = Field(
         None,
         gt=0,
         allow_inf_nan=False,
         description="stop at this many training FLOPs (a budget)",
         json_schema_extra=role("resume"),
     )
-    max_seconds: float | None = Field(
+    max_seconds: Float | None = Field(
         None,
         gt=0,
         allow_inf_nan=False,

@@ -1,0 +1,186 @@
+"""Inputs that were once accepted silently are refused, each with its file, flag or key named
+and nothing already written lost: a run folder that holds a run, a fine-tuning into its own
+input, weights that do not fit, a non-finite metric, two tasks under one label, a YAML key
+twice on one line, YAML nested past reason, an empty --output-dir."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from safetensors.torch import load_file, save_file
+
+from harness.cli import main as hlm
+from harness.run.rows import cell_rows
+from harness.tasks import Result
+from tests.tiny import TINY_RUN
+from zoo.errors import UserError
+from zoo.train.config import PretrainConfig
+from zoo.train.pretrain import pretrain
+from zoo.yaml_files import YamlFileError, parse_yaml
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> PretrainConfig:
+    cfg = PretrainConfig(
+        preset="pythia-tiny",
+        objective="cwt",
+        output_dir=str(tmp_path_factory.mktemp("refusals") / "r"),
+        steps=2,
+        **TINY_RUN,
+    )
+    pretrain(cfg)
+    return cfg
+
+
+def _files(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")}
+
+
+def test_a_folder_that_holds_a_run_is_refused_without_resume(run, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    shutil.copytree(run.output_dir, out)
+    before = _files(out)
+    cfg = run.model_copy(update={"output_dir": str(out), "objective": "ce"})
+    with pytest.raises(UserError, match=r"holds a run already .* --resume .* --overwrite"):
+        pretrain(cfg)
+    assert _files(out) == before  # a later --resume never mixes a ce run into the cwt one
+    pretrain(cfg.model_copy(update={"overwrite": True}))  # cleared whole, then trained anew
+    assert not (out / "checkpoints").exists() or not any((out / "checkpoints").iterdir())
+    assert "objective: ce" in (out / "config.yaml").read_text()
+
+
+def test_an_empty_output_dir_is_refused(capsys) -> None:
+    assert hlm(["pretrain", "--preset", "bert-tiny", "--output-dir", "", "--steps", "1"]) == 2
+    assert "--output-dir: empty" in capsys.readouterr().err
+
+
+def test_finetune_causal_refuses_to_write_into_its_input(run, capsys) -> None:
+    final = Path(run.output_dir) / "final"
+    before = _files(final)
+    for out in (final, final.parent):
+        assert hlm(["finetune-causal", str(final), str(out), "--steps", "1"]) == 2
+        assert "would destroy the input" in capsys.readouterr().err
+    assert _files(final) == before
+
+
+def test_weights_that_do_not_fit_are_refused_by_name(run, tmp_path: Path) -> None:
+    """`--init-from` a checkpoint with a tensor missing: never a model partly at random."""
+    bad = tmp_path / "bad"
+    shutil.copytree(Path(run.output_dir) / "final", bad)
+    weights = load_file(str(bad / "model.safetensors"))
+    dropped = sorted(k for k in weights if "layers.0.mlp" in k)[0]
+    save_file(
+        {k: v for k, v in weights.items() if k != dropped},
+        str(bad / "model.safetensors"),
+        metadata={"format": "pt"},
+    )
+    cfg = run.model_copy(update={"output_dir": str(tmp_path / "out"), "init_from": str(bad)})
+    with pytest.raises(UserError, match="do not fit") as info:
+        pretrain(cfg)
+    assert dropped.split(".", 1)[-1] in str(info.value) or dropped in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_non_finite_metric_fails_the_cell_instead_of_reaching_a_row() -> None:
+    class _Task:
+        def label(self) -> str:
+            return "validation"
+
+    class _Cell:
+        task = _Task()
+
+    with pytest.raises(UserError, match=r"non-finite result \(validation val_loss = nan\)"):
+        cell_rows(_Cell(), None, [Result("val_loss", float("nan"))], None)  # type: ignore[arg-type]
+
+
+def test_two_tasks_under_one_label_are_refused(tmp_path: Path, capsys) -> None:
+    suite = tmp_path / "dup.yaml"
+    suite.write_text(
+        "name: dup\nmodels:\n  - {preset: bert-tiny, objective: cwt}\n"
+        "tasks:\n  - {type: validation}\n  - {type: validation, params: {batches: 2}}\n"
+    )
+    assert hlm(["validate", str(suite)]) == 2
+    assert (
+        "tasks[1].name: duplicate task label 'validation' (also tasks[0])"
+        in capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("{steps: 5, steps: 6}", "line 1: invalid YAML (duplicate key 'steps'"),
+        ("[" * 3000 + "]" * 3000, "nested too deeply"),
+    ],
+)
+def test_yaml_that_would_be_read_silently_or_crash(text: str, says: str) -> None:
+    with pytest.raises(YamlFileError, match=r"x\.yaml") as info:
+        parse_yaml(text, Path("x.yaml"))
+    assert says in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("steps: yes", "steps: True is a yes/no, not a number"),
+        (
+            "mlm_probability: 1.0e-12",
+            "mlm_probability: Input should be greater than or equal to 0.01",
+        ),
+        ("corpus: ['']", "corpus: [0] no file matches ''"),
+    ],
+)
+def test_meaningless_values_are_refused(tmp_path: Path, capsys, line: str, says: str) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(f"preset: bert-tiny\noutput_dir: {tmp_path / 'out'}\n{line}\n")
+    assert hlm(["pretrain", "--config", str(config)]) == 2
+    assert f"{config}: {says}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_named_like_a_pattern_is_that_file(tmp_path: Path, monkeypatch) -> None:
+    from zoo.data.corpus import resolve_local
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data[1].txt").write_text("the named file\n")
+    (tmp_path / "data1.txt").write_text("a file the pattern would match\n")
+    assert resolve_local("data[1].txt") == [Path("data[1].txt")]
+    assert resolve_local("data[12].txt") == [Path("data1.txt")]  # no such file: a pattern
+
+
+def test_publish_leaves_out_damaged_and_stale_result_files(tmp_path: Path) -> None:
+    """The repo gets the rows `hlm leaderboard` shows: not a truncated file its own message
+    says it skips, nor the rows of a cell the suite no longer has."""
+    from harness.publish.hub import publishable_files
+    from harness.results.leaderboard import write_cell, write_current_cells
+    from tests.harness.results.test_leaderboard import row
+
+    board = tmp_path / "board"
+    for cell in ("good", "old", "cut"):
+        write_cell(board, cell, [row("m", "val_loss", 1.0)])
+    (board / "cut.parquet").write_bytes((board / "cut.parquet").read_bytes()[:40])
+    write_current_cells(board, ["good", "cut"])
+    assert publishable_files(board) == [board / "good.parquet"]
+
+
+def test_plugin_code_from_outside_the_suites_folder_is_an_explicit_choice(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("HLM_TRUST_PLUGINS", "0")  # restored after the test, whatever --trust sets
+    marker = tmp_path / "ran"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "p.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "s.yaml").write_text(
+        "name: s\nplugins: [../elsewhere/p.py]\n"
+        "models: [{preset: bert-tiny, objective: cwt}]\ntasks: [{type: validation}]\n"
+    )
+    assert hlm(["validate", str(suites / "s.yaml")]) == 2
+    assert "is outside the suite's folder" in capsys.readouterr().err
+    assert not marker.exists()  # refused before any of its code ran
+    assert hlm(["validate", "--trust-plugins", str(suites / "s.yaml")]) == 0
+    assert marker.exists()

@@ -1,0 +1,126 @@
+"""Reading a checkpoint runs no code from it.
+
+A checkpoint folder can come from anyone (a shared `runs/`, a folder sent by a colleague),
+and its commit marker is no defence: the sender writes it too. So nothing here unpickles
+arbitrary objects:
+
+- the training state (scheduler, counters) is JSON (`training_state.json`); a folder written
+  before that holds `training_state.pt`, read with `torch.load(weights_only=True)` (tensors
+  and plain containers only);
+- the DCP `.metadata` of `sharded/` is a pickle by torch's design; `SafeReader` reads it with
+  an unpickler that builds only DCP's own metadata types (and the few torch and pathlib values
+  they hold), and refuses anything else with an error naming the file and the type;
+- the weights are safetensors, and DCP reads its byte entries with `weights_only=True`.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.distributed.checkpoint import FileSystemReader
+from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
+
+from zoo.errors import UserError
+
+STATE = "training_state.json"
+LEGACY_STATE = "training_state.pt"
+
+# the globals a DCP `.metadata` pickle may name: DCP's own types and the torch values in them
+_ALLOWED_MODULES = ("torch.distributed.checkpoint.metadata",)
+_ALLOWED = {
+    ("torch.distributed.checkpoint.filesystem", "_StorageInfo"),
+    ("torch", "Size"),
+    ("torch.serialization", "_get_layout"),
+    ("pathlib", "PosixPath"),
+    ("pathlib", "PurePosixPath"),
+    ("pathlib", "WindowsPath"),
+    ("pathlib", "PureWindowsPath"),
+    ("collections", "OrderedDict"),
+}
+
+
+class UnsafeCheckpoint(UserError):
+    """A checkpoint file that would run code (or build objects outside its format) if read."""
+
+
+class _MetadataUnpickler(pickle.Unpickler):
+    def __init__(self, file: Any, source: Path) -> None:
+        super().__init__(file)
+        self.source = source
+
+    def find_class(self, module: str, name: str) -> Any:
+        dtype = module == "torch" and isinstance(getattr(torch, name, None), torch.dtype)
+        if module in _ALLOWED_MODULES or (module, name) in _ALLOWED or dtype:
+            return super().find_class(module, name)
+        raise UnsafeCheckpoint(
+            f"{self.source}: refused to read: it names {module}.{name}, which is not part of a "
+            "checkpoint's metadata (a crafted file would run code here)"
+        )
+
+
+def _unpickle_metadata(path: Path) -> Metadata:
+    """The allow-listed unpickling; a missing file raises FileNotFoundError as DCP expects
+    (it tries a rank's own metadata file first)."""
+    with path.open("rb") as f:
+        try:
+            metadata = _MetadataUnpickler(f, path).load()
+        except (pickle.UnpicklingError, EOFError, AttributeError, ValueError) as exc:
+            raise UserError(f"{path}: not a readable checkpoint metadata file ({exc})") from None
+    if not isinstance(metadata, Metadata):
+        raise UnsafeCheckpoint(f"{path}: holds a {type(metadata).__name__}, not DCP metadata")
+    return metadata
+
+
+def read_dcp_metadata(path: Path) -> Metadata:
+    """A DCP `.metadata` file, unpickled with the allow-list above; a clear error otherwise."""
+    try:
+        return _unpickle_metadata(path)
+    except OSError as exc:
+        raise UserError(f"{path}: does not read ({exc.strerror or exc})") from None
+
+
+class SafeReader(FileSystemReader):
+    """DCP's file-system reader with `read_metadata` through the allow-listed unpickler."""
+
+    def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
+        rank = kwargs["rank"] if "rank" in kwargs else None
+        metadata = _unpickle_metadata(Path(self._get_metadata_path(rank)))
+        storage = getattr(metadata, "storage_meta", None) or StorageMeta()
+        storage.load_id = self.load_id
+        metadata.storage_meta = storage
+        return metadata
+
+
+def write_state(folder: Path, state: dict[str, Any]) -> None:
+    """The training state (plain numbers and lists) as JSON: floats round-trip exactly."""
+    (folder / STATE).write_text(json.dumps(state, indent=1))
+
+
+def read_state(checkpoint: Path) -> dict[str, Any]:
+    """A checkpoint's training state: JSON, or the older `.pt` read with weights_only."""
+    if (checkpoint / STATE).is_file():
+        try:
+            state = json.loads((checkpoint / STATE).read_text())
+        except (OSError, ValueError) as exc:
+            raise UserError(f"{checkpoint / STATE}: does not read ({exc})") from None
+    elif (checkpoint / LEGACY_STATE).is_file():
+        try:
+            state = torch.load(checkpoint / LEGACY_STATE, weights_only=True)
+        except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UnsafeCheckpoint(
+                f"{checkpoint / LEGACY_STATE}: refused to read ({first[:200]})"
+            ) from None
+    else:
+        raise UserError(f"{checkpoint}: no {STATE} (not a checkpoint with training state)")
+    if not isinstance(state, dict):
+        raise UserError(f"{checkpoint}: the training state is not a mapping")
+    return state
+
+
+def has_state(checkpoint: Path) -> bool:
+    return (checkpoint / STATE).is_file() or (checkpoint / LEGACY_STATE).is_file()
