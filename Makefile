@@ -11,10 +11,10 @@ TORCH_INDEX ?=
 
 .PHONY: env demo test lint typecheck pytest bench clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0 $(TORCH_INDEX)
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' -c constraints.txt
 	touch $@
 
 env: $(BIN)/.installed

@@ -4,8 +4,9 @@
 dot-prefixed temporary name and renamed, so a crash never leaves a half file and two runs at
 once never lose rows; readers (pandas, pyarrow, duckdb) skip dot- and underscore-prefixed
 names, which is where temporaries, `_plots/` and `_cells.json` live. `_cells.json` lists the
-cells of the suite as last run: rows of other cells (an edited suite's old configurations)
-stay on disk but `read_leaderboard` leaves them out unless asked for them.
+cells of the suite as last run; the result files of other cells (an edited suite's old
+configurations) move to `_superseded/`, so the folder read by any Parquet reader holds the
+rows `hlm leaderboard` shows (`read_leaderboard(include_stale=True)` reads both).
 """
 
 from __future__ import annotations
@@ -91,10 +92,34 @@ def done_cells(directory: Path) -> set[str]:
 
 
 def write_current_cells(directory: Path, cell_ids: list[str]) -> None:
-    """Record the suite's current cells (atomically)."""
+    """Record the suite's current cells (atomically), and file the result files of the
+    others away (`file_superseded`)."""
     tmp = directory / f".tmp-cells-pid{os.getpid()}.json"
     tmp.write_text(json.dumps(sorted(set(cell_ids))))
     os.replace(tmp, directory / CURRENT)
+    file_superseded(directory, set(cell_ids))
+
+
+SUPERSEDED = "_superseded"  # result files of cells the suite as last run no longer has
+
+
+def _cell_of(path: Path) -> str:
+    return path.stem.split(".", 1)[0]  # <cell_id>.parquet or <cell_id>.step-N.parquet
+
+
+def file_superseded(directory: Path, current: set[str]) -> None:
+    """Move the result files of cells not in `current` into `_superseded/` (and back those
+    that are current again), so that any Parquet reader of the folder (pandas, pyarrow,
+    duckdb, polars: they skip `_`-prefixed names) sees the rows `hlm leaderboard` shows."""
+    old = directory / SUPERSEDED
+    for f in result_files(directory):
+        if _cell_of(f) not in current:
+            old.mkdir(exist_ok=True)
+            os.replace(f, old / f.name)
+    if old.is_dir():
+        for f in result_files(old):
+            if _cell_of(f) in current and not (directory / f.name).exists():
+                os.replace(f, directory / f.name)
 
 
 def current_cells(directory: Path) -> set[str] | None:
@@ -124,10 +149,12 @@ def stale_cells(directory: Path) -> set[str]:
 
 
 def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFrame:
-    """Every row of the suite's current cells (and of stale ones with `include_stale`)."""
+    """Every row of the suite's current cells (and of superseded ones, in `_superseded/` or
+    not yet moved there, with `include_stale`)."""
     stale = set() if include_stale else stale_cells(directory)
+    older = result_files(directory / SUPERSEDED) if include_stale else []
     tables = []
-    for f in result_files(directory):
+    for f in [*result_files(directory), *older]:
         if f.stem in stale:
             continue
         problem = file_problem(f)

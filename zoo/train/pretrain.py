@@ -28,6 +28,15 @@ from zoo.train.setup import setup
 log = logging.getLogger(__name__)
 
 
+def _doing(cfg: PretrainConfig, step: int) -> str:
+    """What the run does, as its first log line says it."""
+    if step:
+        return "resuming"
+    if cfg.untie_head:  # a head from the embeddings: the causal fine-tuning of a headless model
+        return f"causally fine-tuning {cfg.init_from} as"
+    return "pretraining"
+
+
 def pretrain(cfg: PretrainConfig, resume: bool = False, until: int | None = None) -> Path:
     """Train per `cfg` (continuing its last checkpoint with `resume`); returns `final/`.
 
@@ -42,7 +51,7 @@ def pretrain(cfg: PretrainConfig, resume: bool = False, until: int | None = None
             r = run.recipe
             log.info(
                 "%s %s/%s on %s x%d: %d steps of %d x %d tokens (lr %g, %s), vocabulary %d",
-                "resuming" if run.counters.step else "pretraining",
+                _doing(cfg, run.counters.step),
                 cfg.preset,
                 cfg.objective,
                 ctx.device.type,

@@ -120,14 +120,14 @@ def test_write_cell_rejects_incomplete_rows_and_is_atomic(tmp_path) -> None:
 
 
 def test_stale_cells_stay_on_disk_but_are_not_shown(tmp_path) -> None:
-    from harness.results.leaderboard import stale_cells, write_current_cells
+    from harness.results.leaderboard import SUPERSEDED, stale_cells, write_current_cells
 
     write_cell(tmp_path, "old", [row("a", "val_loss", 9.0)])
     write_cell(tmp_path, "new", [row("a", "val_loss", 1.0)])
     assert sorted(read_leaderboard(tmp_path)["value"]) == [1.0, 9.0]  # no run recorded yet
     write_current_cells(tmp_path, ["new"])  # the suite was edited: cell "old" is gone from it
     assert list(read_leaderboard(tmp_path)["value"]) == [1.0]
-    assert stale_cells(tmp_path) == {"old"} and (tmp_path / "old.parquet").is_file()
+    assert stale_cells(tmp_path) == set() and (tmp_path / SUPERSEDED / "old.parquet").is_file()
     assert sorted(read_leaderboard(tmp_path, include_stale=True)["value"]) == [1.0, 9.0]
 
 
