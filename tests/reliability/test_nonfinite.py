@@ -87,3 +87,19 @@ def test_too_many_in_a_row_stop_with_a_true_message(tmp_path: Path) -> None:
     assert "gradient clipping is already on at 1" in msg  # advice that fits the run
     assert [p.name for p in saved] == ["step-0000002", "step-0000004", "step-0000006"]
     assert all(_finite(p) for p in saved) and not (out / "final").exists()
+
+
+def test_a_run_whose_every_step_was_skipped_is_an_error(tmp_path: Path) -> None:
+    """Three steps, all skipped, fewer than max_nonfinite_skips in a row: once exit 0 and a
+    `final/` of untrained weights; now an error, and no `final/`."""
+    out = tmp_path / "r"
+    cfg = PretrainConfig(
+        preset="pythia-tiny",
+        objective="nan-grad-always",
+        output_dir=str(out),
+        plugins=[_plugin(tmp_path, "nan-grad-always", set(range(1, 100)))],
+        **{**TINY, "steps": 3},
+    )
+    with pytest.raises(TrainingDiverged, match="every one of the 3 steps of this run was skipped"):
+        pretrain(cfg)
+    assert not (out / "final").exists()

@@ -48,12 +48,24 @@ class NonFiniteGuard:
         self.out, self.max_skips = out, max_skips
         self.lr, self.grad_clip = lr, grad_clip
         self.in_a_row = 0
+        self.updates = 0  # steps of this process's run that updated the weights
+
+    def check_some_update(self, steps_run: int) -> None:
+        """A run (or resumed stretch) whose every step was skipped learned nothing: it ends
+        with an error instead of writing `final/` as if it had trained."""
+        if steps_run > 0 and self.updates == 0:
+            raise TrainingDiverged(
+                f"every one of the {steps_run} steps of this run was skipped (non-finite loss or "
+                f"gradients): nothing was learned, no final checkpoint written; "
+                f"{advice(self.lr, self.grad_clip)}"
+            )
 
     def step_ok(self, step: int, loss: float, norm: float) -> bool:
         """True when the optimizer may step (finite loss and gradient norm); False to skip
         it; raises after too many skips in a row."""
         if math.isfinite(loss) and math.isfinite(norm):
             self.in_a_row = 0
+            self.updates += 1
             return True
         self.in_a_row += 1
         if self.in_a_row > self.max_skips:

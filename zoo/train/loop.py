@@ -316,6 +316,7 @@ def _train(run: Run, stop: StopRule, log: MetricsLog, remake: bool = False) -> P
         total=stop.max_steps, initial=c.step, disable=not (cfg.progress and ctx.is_main), desc=label
     )
     run.model.train()
+    first = c.step
     if cfg.eval_every and c.step == 0:
         evaluate(run, log)  # the curve's origin
     with StopSignals() as signals:
@@ -326,6 +327,7 @@ def _train(run: Run, stop: StopRule, log: MetricsLog, remake: bool = False) -> P
                 path = checkpointer.save_interrupted()
                 raise _interrupted(signals.received, c.step, path, "with its checkpoint")
         bar.close()
+        checkpointer.guard.check_some_update(c.step - first)
         final = checkpointer.save_interrupted() if remake else _finish(run, checkpointer, log)
     if signals.received is not None:  # came during the last evaluation or save
         raise _interrupted(signals.received, c.step, final, "after the last step, complete")
