@@ -184,3 +184,17 @@ def test_plugin_code_from_outside_the_suites_folder_is_an_explicit_choice(
     assert not marker.exists()  # refused before any of its code ran
     assert hlm(["validate", "--trust-plugins", str(suites / "s.yaml")]) == 0
     assert marker.exists()
+
+
+def test_a_truncated_token_cache_is_built_again(run, tmp_path: Path) -> None:
+    """A `.bin` shorter than its meta.json's token count was read as a shorter corpus; now it
+    is noticed and the cache made again, so the run trains on the whole text."""
+    from zoo.data.cache import cache_root
+
+    folders = [f for f in (cache_root() / "tokens").iterdir() if (f / "main.bin").is_file()]
+    target = max(folders, key=lambda f: (f / "main.bin").stat().st_mtime)
+    size = (target / "main.bin").stat().st_size
+    with (target / "main.bin").open("r+b") as f:
+        f.truncate(size // 2)
+    pretrain(run.model_copy(update={"output_dir": str(tmp_path / "again")}))
+    assert (target / "main.bin").stat().st_size == size

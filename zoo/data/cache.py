@@ -216,7 +216,32 @@ def token_streams(
         _build_streams(tmp, corpus, tokenizer, kind, progress)
 
     built = _locked_build(folder, build)
+    problem = _streams_problem(built)
+    if problem is not None:  # truncated or damaged since it was built: made again, once
+        log.warning("token cache %s: %s; building it again", built, problem)
+        shutil.rmtree(built)
+        built = _locked_build(folder, build)
+        problem = _streams_problem(built)
+        if problem is not None:
+            raise UserError(f"token cache {built}: {problem}")
     return TokenStreams(built, json.loads((built / "meta.json").read_text()))
+
+
+def _streams_problem(folder: Path) -> str | None:
+    """Why a built token cache does not hold what its meta.json says (a part's file of
+    another size than its token count: truncated, say), or None."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+        itemsize = np.dtype(meta["dtype"]).itemsize
+        for name, info in meta["parts"].items():
+            f = folder / f"{name}.bin"
+            want = int(info["tokens"]) * itemsize
+            have = f.stat().st_size if f.is_file() else 0
+            if have != want:
+                return f"{f.name} holds {have} bytes, its {info['tokens']} tokens need {want}"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"meta.json does not read ({exc})"
+    return None
 
 
 def _bar(corpus: CorpusSpec, progress: bool) -> tqdm:
