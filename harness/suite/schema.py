@@ -123,7 +123,7 @@ class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=SAFE_NAME, description="leaderboard folder name: a safe identifier")
-    version: int = 1
+    version: int = Field(1, ge=0, le=2**31 - 1, description="the suite's version, in its rows")
     description: str = ""
     include: list[str] = Field(default_factory=list)
     plugins: list[str] = Field(default_factory=list)

@@ -198,3 +198,25 @@ def test_a_truncated_token_cache_is_built_again(run, tmp_path: Path) -> None:
         f.truncate(size // 2)
     pretrain(run.model_copy(update={"output_dir": str(tmp_path / "again")}))
     assert (target / "main.bin").stat().st_size == size
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ("recipe: {corpus: ['synthetic:²']}", "expected synthetic:N_DOCS"),
+        ("version: 1180591620717411303424", "version: Input should be less than or equal to"),
+        (
+            "recipe: {warmup_steps: 1000000000000}",
+            "warmup_steps: Input should be less than or equal to",
+        ),
+    ],
+)
+def test_values_validate_accepted_but_the_run_crashed_on(
+    tmp_path: Path, capsys, change: str, says: str
+) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        f"name: s\nmodels: [{{preset: bert-tiny, objective: cwt}}]\n{change}\ntasks: [{{type: validation}}]\n"
+    )
+    assert hlm(["validate", str(suite)]) == 2
+    assert says in capsys.readouterr().err

@@ -227,7 +227,8 @@ def source_problem(source: str) -> str | None:
     that matches no file), or None. Hub sources are checked when read."""
     if source == "synthetic" or source.startswith("synthetic:"):
         n = source.partition(":")[2]
-        return None if not n or n.isdigit() else f"{source!r}: expected synthetic:N_DOCS"
+        ok = not n or (n.isascii() and n.isdecimal() and 0 < int(n) <= 10**9)
+        return None if ok else f"{source!r}: expected synthetic:N_DOCS (1 to 10^9)"
     if source.startswith("hub:"):
         return None if source[4:] else f"{source!r}: expected hub:NAME[:CONFIG][@SPLIT]"
     files = resolve_local(source)

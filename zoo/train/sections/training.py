@@ -103,6 +103,7 @@ class ScheduleSettings(BaseModel):
     warmup_steps: Int | None = Field(
         None,
         ge=0,
+        le=MAX_STEPS,
         description="linear warm-up steps; unset: the preset's",
         json_schema_extra=role("resume"),
     )
