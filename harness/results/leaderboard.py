@@ -125,7 +125,17 @@ def file_superseded(directory: Path, current: set[str]) -> None:
 def current_cells(directory: Path) -> set[str] | None:
     """The suite's current cell ids, or None for a folder no run has recorded them in."""
     f = directory / CURRENT
-    return set(json.loads(f.read_text())) if f.is_file() else None
+    if not f.is_file():
+        return None
+    try:
+        cells = json.loads(f.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(
+            f"{f}: does not read ({exc}); `hlm run` of the suite writes it anew"
+        ) from None
+    if not isinstance(cells, list) or not all(isinstance(c, str) for c in cells):
+        raise UserError(f"{f}: expected a list of cell ids; `hlm run` of the suite writes it anew")
+    return set(cells)
 
 
 def remove_temporaries(directory: Path) -> list[Path]:

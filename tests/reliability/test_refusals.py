@@ -220,3 +220,30 @@ def test_values_validate_accepted_but_the_run_crashed_on(
     )
     assert hlm(["validate", str(suite)]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_partial_metrics_line_does_not_stop_a_resume(run, tmp_path: Path) -> None:
+    """A run killed while writing metrics.jsonl leaves half a line: the resume drops it."""
+    out = tmp_path / "r"
+    shutil.copytree(run.output_dir, out)
+    cfg = run.model_copy(update={"output_dir": str(out), "steps": 4, "save_every": 2})
+    with (out / "metrics.jsonl").open("a") as f:
+        f.write('{"step": 3, "lo')
+    shutil.rmtree(out / "final")
+    pretrain(cfg.model_copy(update={"overwrite": True}))  # a fresh run with checkpoints
+    with (out / "metrics.jsonl").open("a") as f:
+        f.write('{"step": 5, "lo')
+    pretrain(cfg.model_copy(update={"steps": 6}), resume=True)
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    assert all(line.startswith("{") and line.endswith("}") for line in lines)
+
+
+def test_a_damaged_cells_record_is_named(tmp_path: Path, capsys) -> None:
+    from harness.results.leaderboard import write_cell
+    from tests.harness.results.test_leaderboard import row
+
+    board = tmp_path / "board"
+    write_cell(board, "c", [row("m", "val_loss", 1.0)])
+    (board / "_cells.json").write_text('["c", ')
+    assert hlm(["leaderboard", "board", "--leaderboards", str(tmp_path)]) == 2
+    assert f"{board / '_cells.json'}: does not read" in capsys.readouterr().err

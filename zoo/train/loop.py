@@ -81,6 +81,16 @@ class StopRule:
         return cls(run.recipe.steps, cfg.max_tokens, cfg.max_flops, cfg.max_seconds)
 
 
+def _step_of(line: str, resumed_at: int) -> bool:
+    """Whether a metrics line is kept on resume: a line of a step up to the resume point; a
+    partial or damaged line (a run killed while writing it) is dropped."""
+    try:
+        row = json.loads(line)
+        return isinstance(row, dict) and int(row["step"]) <= resumed_at
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
 class MetricsLog:
     """metrics.jsonl, appended and flushed line by line (a killed run keeps what it logged).
 
@@ -100,11 +110,7 @@ class MetricsLog:
         if resumed_at is None:
             path.unlink()
             return
-        keep = [
-            ln
-            for ln in path.read_text().splitlines()
-            if ln and json.loads(ln)["step"] <= resumed_at
-        ]
+        keep = [ln for ln in path.read_text().splitlines() if _step_of(ln, resumed_at)]
         path.write_text("".join(ln + "\n" for ln in keep))
 
     def write(self, row: dict[str, Any]) -> None:
