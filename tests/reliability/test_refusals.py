@@ -247,3 +247,21 @@ def test_a_damaged_cells_record_is_named(tmp_path: Path, capsys) -> None:
     (board / "_cells.json").write_text('["c", ')
     assert hlm(["leaderboard", "board", "--leaderboards", str(tmp_path)]) == 2
     assert f"{board / '_cells.json'}: does not read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        '{"files": []}',
+        '{"files": {"config.json": 3}}',
+        '{"files": {"../x": {"bytes": 1, "sha256": "a"}}}',
+        "\xff\xfe",
+    ],
+)
+def test_an_odd_commit_marker_is_a_damaged_checkpoint_not_a_traceback(
+    tmp_path: Path, marker: str
+) -> None:
+    from zoo.train.checkpoint import COMMIT, checkpoint_problem
+
+    (tmp_path / COMMIT).write_bytes(marker.encode("latin-1"))
+    assert "does not read" in (checkpoint_problem(tmp_path) or "")

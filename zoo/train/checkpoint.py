@@ -113,16 +113,38 @@ def write_commit(folder: Path) -> None:
     (folder / COMMIT).write_text(json.dumps({"files": marker}, indent=1))
 
 
+def _marker_files(marker: Path) -> dict[str, dict[str, Any]] | None:
+    """The commit marker's {file: {bytes, sha256}}, or None where it is not that (damaged,
+    odd, or naming a path outside its folder)."""
+    try:
+        files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(files, dict):
+        return None
+    for name, entry in files.items():
+        inside = not Path(name).is_absolute() and ".." not in Path(name).parts
+        fields = (
+            isinstance(entry, dict)
+            and "bytes" in entry
+            and isinstance(entry["bytes"], int)
+            and "sha256" in entry
+            and isinstance(entry["sha256"], str)
+        )
+        if not (inside and fields):
+            return None
+    return files
+
+
 def checkpoint_problem(folder: Path) -> str | None:
     """Why a checkpoint folder cannot be trusted (no commit marker, a file missing, resized or
     changed since it was written), or None when every file matches its checksum."""
     marker = folder / COMMIT
     if not marker.is_file():
         return f"no {COMMIT} (written before checksums, or its save never finished)"
-    try:
-        files = json.loads(marker.read_text())["files"]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        return f"{COMMIT} does not read"
+    files = _marker_files(marker)
+    if files is None:
+        return f"{COMMIT} does not read as a list of files with sizes and checksums"
     for name, expected in files.items():
         p = folder / name
         if not p.is_file():
