@@ -91,35 +91,6 @@ def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
     )
 
 
-@PRESETS.register("pythia-70m")
-def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
-    """EleutherAI/pythia-70m-deduped: 6 layers, hidden 512, 8 heads, a separate (untied) LM head
-    as Pythia has (70M parameters); Appendix D.2 recipe (Table 8), the cosine schedule ending
-    at Pythia's 10% of the peak learning rate."""
-    recipe = Recipe(
-        lr=1e-3,
-        weight_decay=0.1,
-        betas=(0.9, 0.95),
-        schedule="cosine",
-        warmup_steps=1430,
-        steps=143_000,
-        seq_len=2048,
-        batch_size=1024,
-        min_lr_ratio=0.1,
-    )
-    return GPTNeoXSpec(
-        name="pythia-70m",
-        vocab_size=vocab_size,
-        hidden_size=512,
-        num_layers=6,
-        num_heads=8,
-        intermediate_size=2048,
-        max_positions=2048,
-        recipe=recipe,
-        tied=False,
-    )
-
-
 def _pythia(name: str, layers: int, hidden: int, heads: int, lr: float, vocab: int) -> GPTNeoXSpec:
     """A Pythia suite shape (Biderman et al. 2023, Table 1): untied head, 2048 positions, the
     Pythia recipe (143k steps of 1024 x 2048 tokens, cosine to 10% after 1% warm-up)."""
@@ -157,3 +128,11 @@ def pythia_160m(vocab_size: int = 50304) -> GPTNeoXSpec:
 def pythia_410m(vocab_size: int = 50304) -> GPTNeoXSpec:
     """EleutherAI/pythia-410m: 24 layers, hidden 1024, 16 heads (405,334,016 parameters)."""
     return _pythia("pythia-410m", 24, 1024, 16, 3e-4, vocab_size)
+
+
+@PRESETS.register("pythia-70m")
+def pythia_70m(vocab_size: int = 50304) -> GPTNeoXSpec:
+    """EleutherAI/pythia-70m-deduped: 6 layers, hidden 512, 8 heads, a separate (untied) LM head
+    as Pythia has (70,426,624 parameters); Appendix D.2 recipe (Table 8), the cosine schedule
+    ending at Pythia's 10% of the peak learning rate."""
+    return _pythia("pythia-70m", 6, 512, 8, 1e-3, vocab_size)
