@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.logs import VerbParser, configure, verbosity
+from harness.parsers import VERBS, add_verbs, command
 from zoo.errors import UserError
 from zoo.train.interrupt import TrainingInterrupted
 
@@ -209,26 +210,17 @@ def cmd_finetune_causal(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from zoo.train.causal_finetune import CausalFinetuneConfig
-    from zoo.train.config import SECTIONS
-
-    parser = argparse.ArgumentParser(
-        prog="hlm",
-        description="headless-zoo: pretrain, compare and publish headless language models. "
-        "Every verb takes -v (more output) and -q (warnings and errors only).",
-    )
-    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=VerbParser)
-
-    p = sub.add_parser("ls", help="list objectives, presets and task types")
+def add_ls(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plugins", nargs="+", help="Python files that register objectives / tasks")
     p.set_defaults(func=cmd_ls)
 
-    p = sub.add_parser(
-        "pretrain",
-        help="pretrain a model (flags and/or a YAML config)",
-        description="Pretrain a preset with an objective. Unset numbers take the preset's paper recipe "
-        "(Appendix D). Flags override the YAML config given with --config.",
+
+def add_pretrain(p: argparse.ArgumentParser) -> None:
+    from zoo.train.config import SECTIONS
+
+    p.description = (
+        "Pretrain a preset with an objective. Unset numbers take the preset's paper recipe "
+        "(Appendix D). Flags override the YAML config given with --config."
     )
     p.add_argument("--config", help="YAML file with any of the flags below as keys")
     p.add_argument(
@@ -246,24 +238,31 @@ def build_parser() -> argparse.ArgumentParser:
         _add_field_flag(group, name, field, LOSS_DEST, "loss.")
     p.set_defaults(func=cmd_pretrain)
 
-    p = sub.add_parser(
-        "finetune-causal",
-        help="causal fine-tuning of a headless decoder (new LM head from the embeddings)",
-        description="Give a headless decoder an LM head initialised from its input embeddings and train it "
-        "with causal cross-entropy (paper section 3.3). Output loads with AutoModelForCausalLM.",
+
+def add_finetune_causal(p: argparse.ArgumentParser) -> None:
+    from zoo.train.causal_finetune import CausalFinetuneConfig
+
+    p.description = (
+        "Give a headless decoder an LM head initialised from its input embeddings and train "
+        "it with causal cross-entropy (paper section 3.3). Output loads with "
+        "AutoModelForCausalLM."
     )
     p.add_argument("checkpoint", help="a headless decoder checkpoint folder (e.g. runs/x/final)")
     p.add_argument("output_dir", help="where to write the fine-tuned run")
     _add_config_flags(p, CausalFinetuneConfig, skip=set())
     p.set_defaults(func=cmd_finetune_causal)
 
-    try:
-        from harness.commands import add_harness_verbs
 
-        add_harness_verbs(sub)
-    except ImportError as exc:  # pragma: no cover - only while harness verbs are absent
-        if "harness.commands" not in str(exc):
-            raise
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """`hlm`'s parser: every verb listed, the flags of `verb` only (of all verbs for None),
+    so that a command line imports what its own verb needs and no more."""
+    parser = argparse.ArgumentParser(
+        prog="hlm",
+        description="headless-zoo: pretrain, compare and publish headless language models. "
+        "Every verb takes -v (more output) and -q (warnings and errors only).",
+    )
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=VerbParser)
+    add_verbs(sub, verb)
     return parser
 
 
@@ -273,25 +272,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     # faulted in 2 MiB at a time instead of 4 KiB (docs/PERFORMANCE.md). Opt out with
     # THP_MEM_ALLOC_ENABLE=0.
     os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
-    import transformers
-
-    transformers.utils.logging.disable_progress_bar()
-    transformers.utils.logging.set_verbosity_error()
     argv = list(sys.argv[1:] if argv is None else argv)
-    preload_plugins(argv)
-    parser = build_parser()
-    verbs = _verbs(parser)
-    if argv and not argv[0].startswith("-") and argv[0] not in verbs:
+    if argv and not argv[0].startswith("-") and argv[0] not in VERBS:
         from zoo.registry import unknown_name_message
 
         print(
-            f"hlm: error: {unknown_name_message('verb', argv[0], sorted(verbs))}", file=sys.stderr
+            f"hlm: error: {unknown_name_message('verb', argv[0], sorted(VERBS))}", file=sys.stderr
         )
         return 2
-    args = parser.parse_args(argv)
+    preload_plugins(argv)
+    args = build_parser(argv[0] if argv else "").parse_args(argv)
+    _quiet_transformers()
     configure(verbosity(args))
     try:
-        return int(args.func(args))
+        return int(command(args)(args))
     except UserError as exc:
         for line in str(exc).splitlines():
             print(f"hlm {args.verb}: error: {line}", file=sys.stderr)
@@ -307,11 +301,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
-def _verbs(parser: argparse.ArgumentParser) -> list[str]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return list(action.choices)
-    return []
+def _quiet_transformers() -> None:
+    """No progress bars or advisory warnings from transformers, once a verb that uses it runs."""
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
+    transformers.utils.logging.set_verbosity_error()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from harness.bench.cli import cli_rows
 from harness.bench.compiled import compile_rows
 from harness.bench.corpus import corpus_rows
 from harness.bench.losses import bench_cwt
@@ -24,7 +25,7 @@ from harness.bench.timing import Roofline, Row, format_rows
 from zoo.models import get_spec
 from zoo.numerics import flush_denormal
 
-PARTS = ("cwt", "steps")  # the default parts; "compile" and "corpus" are asked for by name
+PARTS = ("cwt", "steps")  # the default parts; "compile", "corpus", "cli" by name
 
 
 def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
@@ -57,6 +58,8 @@ def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
             rows += compile_rows(quick, peak)
         if "corpus" in parts:
             rows += corpus_rows(quick)
+        if "cli" in parts:
+            rows += cli_rows(quick)
         rows.append(
             Row(
                 "fp32 roofline: 12 such products back to back, best sample",

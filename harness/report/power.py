@@ -107,22 +107,3 @@ def cmd_power(args: argparse.Namespace) -> int:
         "column (--effect, else the observed |Δ|), at the seed-level spread observed."
     )
     return 0
-
-
-def add_power(sub: Any) -> None:
-    p = sub.add_parser(
-        "power",
-        help="the power of a leaderboard's seeds: detectable Δ, seeds needed for an effect",
-        description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("suite", help="suite name or YAML path")
-    p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")
-    p.add_argument(
-        "--effect",
-        type=float,
-        help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
-    )
-    p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
-    p.add_argument("--leaderboards", default="leaderboards")
-    p.set_defaults(func=cmd_power)

@@ -125,31 +125,3 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.leaderboard:
         print(f"rows added to {out} (hlm leaderboard {name})")
     return 0
-
-
-def add_evaluate(sub: Any) -> None:
-    p = sub.add_parser(
-        "evaluate",
-        help="lm-eval tasks on one checkpoint, ad hoc (prints lm-eval's table)",
-        description="Run lm-eval 0.4 tasks on a decoder checkpoint (model=hf) and print lm-eval's "
-        "table. The shipped offline tasks (hlm_lambada, hlm_boolq, hlm_crows_pairs_english, "
-        "hlm_pubmedqa) read $HLM_DATA_ROOT; --include-path adds your task folders. With "
-        "--leaderboard NAME the rows are also added to leaderboards/NAME/.",
-    )
-    p.add_argument("checkpoint", help="a checkpoint folder or hub id")
-    p.add_argument("--tasks", required=True, help="comma-separated lm-eval task names")
-    p.add_argument("--limit", type=int, help="examples per task (fast runs)")
-    p.add_argument("--num-fewshot", type=int, default=0, help="few-shot examples (default: 0)")
-    p.add_argument("--batch-size", type=int, default=8, help="lm-eval batch size (default: 8)")
-    p.add_argument("--include-path", nargs="+", default=[], help="folders of your task YAMLs")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--log-samples", action="store_true", help="keep lm-eval's per-sample log")
-    p.add_argument(
-        "--model", help="the model's label in the leaderboard (default: the run's folder name)"
-    )
-    p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
-    p.add_argument("--leaderboards", default="leaderboards", help="leaderboards root")
-    p.add_argument("--output", help="copy lm-eval's results JSON (and samples) into this folder")
-    p.set_defaults(func=cmd_evaluate)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 import harness.run.runner
 from harness.cli import build_parser
 from harness.cli import main as hlm
+from harness.parsers import VERBS
 from harness.results.leaderboard import write_cell
 from tests.harness.results.test_leaderboard import row
 
@@ -90,3 +93,28 @@ def test_leaderboard_task_selects_sub_tasks(board: Path, capsys) -> None:
     assert list(select_task(tasks, "validation")) == [False, False, True]
     assert hlm(["leaderboard", "demo", "--leaderboards", str(board), "--task", "validation"]) == 0
     assert "val_ppl" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "verb", ["", "run", "leaderboard", "evaluate", "publish", "power", "report"]
+)
+def test_help_imports_no_heavy_library(verb: str) -> None:
+    """A verb's flags come from argparse alone: its --help imports neither torch nor
+    transformers nor pandas (the time it takes is measured by `hlm bench --only cli`)."""
+    code = (
+        "import sys\nfrom harness.cli import main\n"
+        f"try:\n    main({[verb] if verb else []!r} + ['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_verb_table_builds_every_verb() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "verb")
+    assert list(sub.choices) == list(VERBS)
+    for name, p in sub.choices.items():  # type: ignore[attr-defined]
+        assert p.get_default("func") is not None, name

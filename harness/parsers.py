@@ -1,0 +1,328 @@
+"""The flags of `hlm`'s verbs, and nothing heavy: each verb's parser is built here from argparse
+alone, and names its command as "module:function", imported only when the verb runs. So
+`hlm --help` and `hlm VERB --help` answer without importing torch, transformers or pandas
+(`hlm bench --only cli` measures it).
+
+    VERBS["run"]          # (one-line help, "module:builder") of every verb
+    command(args)         # the function a parsed command line names
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+# verb: (one-line help, its parser's builder); the order is `hlm --help`'s
+VERBS: dict[str, tuple[str, str]] = {
+    "ls": ("list objectives, presets and task types", "harness.cli:add_ls"),
+    "pretrain": ("pretrain a model (flags and/or a YAML config)", "harness.cli:add_pretrain"),
+    "finetune-causal": (
+        "causal fine-tuning of a headless decoder (new LM head from the embeddings)",
+        "harness.cli:add_finetune_causal",
+    ),
+    "validate": (
+        "check suite YAML files without computing anything",
+        "harness.parsers:add_validate",
+    ),
+    "run": (
+        "run a suite: pretrain what is missing, evaluate, write the leaderboard",
+        "harness.parsers:add_run",
+    ),
+    "leaderboard": (
+        "print a suite's leaderboard (seeds aggregated, models x metrics)",
+        "harness.parsers:add_leaderboard",
+    ),
+    "publish": (
+        "upload a checkpoint (model card) or a leaderboard (dataset card) to the Hub",
+        "harness.parsers:add_publish",
+    ),
+    "bench": (
+        "measure loss kernels and training steps side by side, against targets",
+        "harness.parsers:add_bench",
+    ),
+    "plot": ("write PNG figures of a suite's leaderboard", "harness.parsers:add_plot"),
+    "evaluate": (
+        "lm-eval tasks on one checkpoint, with lm_eval's flags and results file",
+        "harness.parsers:add_evaluate",
+    ),
+    "report": (
+        "write one static HTML page of a leaderboard (tables, figures, provenance)",
+        "harness.parsers:add_report",
+    ),
+    "power": (
+        "the power of a leaderboard's seeds: detectable Δ, seeds needed for an effect",
+        "harness.parsers:add_power",
+    ),
+}
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """The function a "module:function" string names (imported now)."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+def command(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
+    """The command a parsed command line runs."""
+    func = args.func
+    return resolve(func) if isinstance(func, str) else func  # type: ignore[no-any-return]
+
+
+def add_verbs(sub: Any, verb: str | None) -> None:
+    """Every verb's parser into `sub`; the flags of `verb` only (all of them for None)."""
+    for name, (help_text, builder) in VERBS.items():
+        p = sub.add_parser(name, help=help_text)
+        if verb is None or name == verb:
+            resolve(builder)(p)
+
+
+def add_power(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "For every model, sweep point, task and metric it shares with the baseline, each arm "
+        "is reduced to one value per pretraining seed and compared: the seeds, the observed "
+        "Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power "
+        "(two-sided, α = 0.05), and for the effect asked (--effect, else the observed Δ) the "
+        "power the seeds had and the seeds per arm it would need. A pilot's spread in, the "
+        "seeds out."
+    )
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")
+    p.add_argument(
+        "--effect",
+        type=float,
+        help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
+    )
+    p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func="harness.report.power:cmd_power")
+
+
+def add_evaluate(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run lm-eval 0.4 tasks on a decoder checkpoint (model=hf) and print lm-eval's "
+        "table. The shipped offline tasks (hlm_lambada, hlm_boolq, hlm_crows_pairs_english, "
+        "hlm_pubmedqa) read $HLM_DATA_ROOT; --include-path adds your task folders. With "
+        "--leaderboard NAME the rows are also added to leaderboards/NAME/."
+    )
+    p.add_argument("checkpoint", help="a checkpoint folder or hub id")
+    p.add_argument("--tasks", required=True, help="comma-separated lm-eval task names")
+    p.add_argument("--limit", type=int, help="examples per task (fast runs)")
+    p.add_argument("--num-fewshot", type=int, default=0, help="few-shot examples (default: 0)")
+    p.add_argument("--batch-size", type=int, default=8, help="lm-eval batch size (default: 8)")
+    p.add_argument("--include-path", nargs="+", default=[], help="folders of your task YAMLs")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--log-samples", action="store_true", help="keep lm-eval's per-sample log")
+    p.add_argument(
+        "--model", help="the model's label in the leaderboard (default: the run's folder name)"
+    )
+    p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
+    p.add_argument("--leaderboards", default="leaderboards", help="leaderboards root")
+    p.add_argument("--output", help="copy lm-eval's results JSON (and samples) into this folder")
+    p.set_defaults(func="harness.run.evaluate:cmd_evaluate")
+
+
+def add_publish(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
+        "or the login cache and is never written anywhere. --dry-run DIR writes exactly the "
+        "files that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub."
+    )
+    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
+    pm.add_argument("checkpoint")
+    pm.add_argument(
+        "--suite",
+        help="take the leaderboard rows of --model in this suite (default: rows whose "
+        "pretraining key matches the checkpoint folder)",
+    )
+    pm.add_argument("--model", help="model label in --suite")
+    pm.add_argument("--revision", help="branch to upload to (created if missing)")
+    pm.add_argument("--license", default="apache-2.0")
+    pm.add_argument(
+        "--language",
+        default="en",
+        help="card metadata (default: en; omitted for "
+        "a checkpoint trained on the synthetic corpus only)",
+    )
+    pm.add_argument(
+        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
+    )
+    pm.add_argument("--repository-url", help="a code repository to link from the card")
+    pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
+    pl.add_argument("suite", help="suite name or YAML path")
+    pl.add_argument("--license", default="cc-by-4.0")
+    for q in (pm, pl):
+        q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
+        q.add_argument("--private", action="store_true", help="create the repo private")
+        q.add_argument(
+            "--dry-run", metavar="DIR", help="write the files to DIR instead of uploading"
+        )
+        q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
+        q.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func="harness.publish.hub:cmd_publish")
+
+
+def add_validate(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Load and validate suites: every key, registry name, path and sweep value. "
+        "Prints one line per problem (FILE: KEY: message); exit status 2 if any. Validating "
+        "imports the suite's plugin files, which runs their code: only those in the suite's "
+        "own folder unless --trust-plugins."
+    )
+    p.add_argument(
+        "suites", nargs="+", metavar="SUITE", help="suite YAML paths or names under suites/"
+    )
+    _add_trust(p)
+    p.set_defaults(func="harness.commands:cmd_validate")
+
+
+def _add_trust(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--trust-plugins",
+        action="store_true",
+        help="let a suite import plugin files from outside its own folder (absolute paths, "
+        "../): their code runs in this process",
+    )
+
+
+def add_run(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Validate the suite, expand it into cells (model x sweep point x seed x task), skip "
+        "cells already in leaderboards/<suite>/, compute the rest. Pretrained checkpoints are "
+        "cached in $HLM_RUNS_DIR (default runs/) by configuration hash."
+    )
+    p.add_argument("suite", help="suite YAML path or name under suites/")
+    _add_trust(p)
+    p.add_argument(
+        "--force", action="store_true", help="recompute cells already in the leaderboard"
+    )
+    p.add_argument("--model", help="run only the cells of this model label")
+    p.add_argument(
+        "--task",
+        help="run only the cells of this task label (its `name:`, else its type); with "
+        "--force, re-measure them, e.g. `--task throughput --force` on a quiet machine",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="run only the cells of this seed (two runs with --seed 1 finish seed 1 of every "
+        "model before either starts seed 2)",
+    )
+    p.add_argument(
+        "--publish", action="store_true", help="run the suite's `publish:` step at the end"
+    )
+    p.add_argument(
+        "--leaderboards",
+        default="leaderboards",
+        help="leaderboard root folder (default: leaderboards)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (cells to compute and done, pretraining runs cached or to train) "
+        "and write nothing",
+    )
+    p.set_defaults(func="harness.commands:cmd_run")
+
+
+def add_leaderboard(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument(
+        "--format",
+        choices=["md", "csv", "json"],
+        default="md",
+        help="md: pivot table; csv/json: long table",
+    )
+    p.add_argument(
+        "--baseline", help="model label to test against (default: the suite's `baseline`)"
+    )
+    p.add_argument("--sort", help="column (task/metric) to sort by, in its better direction")
+    p.add_argument("--task", help="only this task (or family of sub-tasks: lm_eval, glue)")
+    p.add_argument(
+        "--at",
+        metavar="BUDGET",
+        help="compare at a matched budget: steps=N, tokens=T, flops=F or seconds=S; each "
+        "model's rows come from its first checkpoint that reached it (see the suite's compare_at)",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="md: also informational metrics (params, FLOPs) and @best columns",
+    )
+    p.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        help="md: widest table line; wider tables are turned (models as columns) or cut "
+        "(default: the terminal's width, at most 120)",
+    )
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func="harness.commands:cmd_leaderboard")
+
+
+def add_bench(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Speed and memory of the CWT kernels (plain, chunked, recompute, torch), the "
+        "duplicate modes, and whole training steps (hf-default, fair vanilla, headless, sparse "
+        "embeddings, bf16), with ratios measured in the same run against the project's goals "
+        "(docs/PERFORMANCE.md) and an fp32 matmul roofline measured in the same run."
+    )
+    p.add_argument("--quick", action="store_true", help="smaller shapes: a few minutes")
+    p.add_argument(
+        "--json", action="store_true", help="rows as JSON: name, value, unit, target, status"
+    )
+    p.add_argument(
+        "--only",
+        nargs="+",
+        choices=["cwt", "steps", "compile", "corpus", "cli"],
+        help="run only these parts (not in the default run: compile, eager vs torch.compile "
+        "steps; corpus, tokenisation speed, cache size and pretraining memory as the corpus "
+        "grows 20x; cli, how long `hlm VERB --help` takes)",
+    )
+    p.add_argument(
+        "--profile", action="store_true", help="print a torch.profiler table of a headless step"
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 if any target FAILs")
+    p.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="cpu (default): the goals of docs/PERFORMANCE.md, fp32; cuda: the same comparisons on a GPU under "
+        "bf16 autocast, with cut-cross-entropy / Liger kernels where installed (INFO rows)",
+    )
+    p.set_defaults(func="harness.commands:cmd_bench")
+
+
+def add_plot(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument("--out", help="output folder (default: leaderboards/<suite>/_plots)")
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func="harness.commands:cmd_plot")
+
+
+def add_report(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "One self-contained HTML file (no CDN: opens offline): a sortable table per "
+        "task with significance marks, every figure of `hlm plot`, and the rows' provenance "
+        "(commits, versions, budgets reached, the machine the page was made on)."
+    )
+    p.add_argument("suite", nargs="?", help="suite name or YAML path")
+    p.add_argument(
+        "--paper",
+        action="store_true",
+        help="instead: the paper's figures beside ours, from the paper-* leaderboards, "
+        "into docs/REPRODUCTION.md (and the headline sentence of ./README.md)",
+    )
+    p.add_argument(
+        "--out",
+        help="the page's path (default: leaderboards/<suite>/report.html; with --paper "
+        "docs/REPRODUCTION.md, whose headline sentence is also written into README.md; "
+        "with --out, only the page)",
+    )
+    p.add_argument("--leaderboards", default="leaderboards")
+    p.set_defaults(func="harness.commands:cmd_report")
