@@ -99,29 +99,68 @@ def add_power(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func="harness.report.power:cmd_power")
 
 
+def _lm_eval_flag(p: argparse.ArgumentParser, name: str, *short: str, **kw: Any) -> None:
+    """A flag under lm-eval's own name (`--num_fewshot`), its short form, and the dashed
+    spelling (`--num-fewshot`) this CLI uses elsewhere; all of them one flag."""
+    dashed = name.replace("_", "-")
+    names = [f"--{name}", *([f"--{dashed}"] if dashed != name else []), *short]
+    p.add_argument(*names, dest=name, **kw)
+
+
 def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.description = (
-        "Run lm-eval 0.4 tasks on a decoder checkpoint (model=hf) and print lm-eval's "
-        "table. The shipped offline tasks (hlm_lambada, hlm_boolq, hlm_crows_pairs_english, "
-        "hlm_pubmedqa) read $HLM_DATA_ROOT; --include-path adds your task folders. With "
-        "--leaderboard NAME the rows are also added to leaderboards/NAME/."
+        "Run lm-eval 0.4 tasks on a decoder checkpoint and print lm-eval's table. It takes "
+        "lm_eval's own flags with their meanings (`lm_eval --model hf --model_args "
+        "pretrained=CKPT --tasks hlm_lambada --output_path out` works as `hlm evaluate ...`, "
+        "and --output_path writes lm-eval's own results file). The shipped offline tasks "
+        "(hlm_lambada, hlm_boolq, hlm_crows_pairs_english, hlm_pubmedqa) read $HLM_DATA_ROOT; "
+        "--include_path adds your task folders. With --leaderboard NAME the rows are also "
+        "added to leaderboards/NAME/."
     )
-    p.add_argument("checkpoint", help="a checkpoint folder or hub id")
-    p.add_argument("--tasks", required=True, help="comma-separated lm-eval task names")
-    p.add_argument("--limit", type=int, help="examples per task (fast runs)")
-    p.add_argument("--num-fewshot", type=int, default=0, help="few-shot examples (default: 0)")
-    p.add_argument("--batch-size", type=int, default=8, help="lm-eval batch size (default: 8)")
-    p.add_argument("--include-path", nargs="+", default=[], help="folders of your task YAMLs")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--log-samples", action="store_true", help="keep lm-eval's per-sample log")
     p.add_argument(
-        "--model", help="the model's label in the leaderboard (default: the run's folder name)"
+        "checkpoint",
+        nargs="?",
+        help="a checkpoint folder or hub id (or lm-eval's --model_args pretrained=...)",
+    )
+    _lm_eval_flag(
+        p,
+        "tasks",
+        "-t",
+        nargs="+",
+        required=True,
+        help="lm-eval task names, comma- or space-separated",
+    )
+    _lm_eval_flag(
+        p, "model", "-M", default="hf", help="lm-eval's model type: hf (the one hlm evaluates)"
+    )
+    _lm_eval_flag(
+        p,
+        "model_args",
+        "-a",
+        nargs="+",
+        default=[],
+        help="key=val,key2=val2 as lm-eval's: pretrained (the checkpoint), dtype, device",
+    )
+    _lm_eval_flag(p, "limit", "-L", help="examples per task, or a fraction of them below 1")
+    _lm_eval_flag(p, "num_fewshot", "-f", type=int, help="few-shot examples (default: 0)")
+    _lm_eval_flag(
+        p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)"
+    )
+    _lm_eval_flag(p, "include_path", nargs="+", default=[], help="folders of your task YAMLs")
+    _lm_eval_flag(
+        p, "output_path", "-o", help="lm-eval's results file (and samples): a folder or a .json"
+    )
+    _lm_eval_flag(
+        p, "log_samples", "-s", action="store_true", help="also write lm-eval's per-sample log"
+    )
+    _lm_eval_flag(p, "device", help="auto, cpu or cuda (default: auto)")
+    p.add_argument("--dtype", help="auto, float32, bfloat16 or float16 (default: auto)")
+    _lm_eval_flag(p, "seed", type=int, default=0, help="one seed for every random draw")
+    p.add_argument(
+        "--label", help="the model's label in the leaderboard (default: the run's folder name)"
     )
     p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
     p.add_argument("--leaderboards", default="leaderboards", help="leaderboards root")
-    p.add_argument("--output", help="copy lm-eval's results JSON (and samples) into this folder")
     p.set_defaults(func="harness.run.evaluate:cmd_evaluate")
 
 

@@ -1,13 +1,18 @@
-"""`hlm evaluate`: lm-eval on one checkpoint, ad hoc, like `lm_eval` or `litgpt evaluate`.
+"""`hlm evaluate`: lm-eval on one checkpoint, ad hoc, with lm_eval's own flags and files.
 
     hlm evaluate runs/x/final --tasks hlm_lambada,hlm_boolq --limit 100
+    hlm evaluate --model hf --model_args pretrained=runs/x/final,dtype=float32 \
+        --tasks hlm_lambada --output_path out --log_samples        # an lm_eval command line
     hlm evaluate runs/x/final --tasks hlm_boolq --leaderboard adhoc   # also keep the rows
 
-The evaluation is a one-model, one-task suite built in memory and run through the runner, so
-its rows, per-example samples and lm-eval's results JSON are exactly those of an `lm_eval`
-cell. It prints lm-eval's own table. With `--leaderboard NAME` the cell is added to
-`leaderboards/NAME/` (next to whatever is there, which stays current); without it nothing is
-kept but what `--output` asks for.
+The flags are lm-eval's, under its names and meanings (`--model_args`, `--num_fewshot`,
+`--batch_size auto`, `--limit 0.1`, `--include_path`, `--output_path`, `--log_samples`; the
+dashed spellings work too), and `--output_path` writes lm-eval's own results file and samples
+(through its EvaluationTracker), so tools that read lm-eval's output read ours. The evaluation
+is a one-model, one-task suite built in memory and run through the runner, so its rows and
+per-example samples are exactly those of an `lm_eval` cell. It prints lm-eval's own table.
+With `--leaderboard NAME` the cell is added to `leaderboards/NAME/` (next to whatever is
+there, which stays current); without it nothing is kept but what `--output_path` asks for.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -37,24 +41,73 @@ def default_label(checkpoint: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", name).lstrip(".-_") or "model"
 
 
+MODEL_ARGS = ("pretrained", "dtype", "device")  # lm-eval's model_args hlm evaluate takes
+
+
+def model_args(args: argparse.Namespace) -> dict[str, str]:
+    """lm-eval's `--model_args` (`k=v,k2=v2` or `k=v k2=v2`) as a dict, each key checked."""
+    out: dict[str, str] = {}
+    for token in (t for arg in args.model_args for t in arg.split(",") if t):
+        key, sep, value = token.partition("=")
+        if not sep or not key:
+            raise SuiteError([f"--model_args: {token!r} is not key=value"])
+        if key not in MODEL_ARGS:
+            raise SuiteError(
+                [
+                    f"--model_args: {key!r} is not taken by hlm evaluate (it takes {', '.join(MODEL_ARGS)})"
+                ]
+            )
+        out[key] = value
+    return out
+
+
+def _checkpoint(args: argparse.Namespace, margs: dict[str, str]) -> str:
+    if args.model not in ("hf", "hf-auto"):
+        raise SuiteError([f"--model: hlm evaluate runs lm-eval's hf model, not {args.model!r}"])
+    given = [c for c in (args.checkpoint, margs.get("pretrained")) if c]
+    if not given:
+        raise SuiteError(["CHECKPOINT: give it, or --model_args pretrained=PATH"])
+    if len(set(given)) > 1:
+        raise SuiteError([f"CHECKPOINT: {given[0]} and --model_args pretrained={given[1]} differ"])
+    return given[0]
+
+
+def _limit(text: str | None) -> float | int | None:
+    """lm-eval's --limit: an integer count, or a fraction below 1."""
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise SuiteError([f"--limit: {text!r} is neither a count nor a fraction"]) from None
+
+
+def _batch_size(text: str) -> int | str:
+    return int(text) if text.isdigit() else text
+
+
 def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
     """The suite `hlm evaluate` runs: the checkpoint, one lm_eval task, one seed."""
+    margs = model_args(args)
+    checkpoint = _checkpoint(args, margs)
     params = {
-        "tasks": [t for t in args.tasks.split(",") if t],
+        "tasks": [t for arg in args.tasks for t in arg.split(",") if t],
         "include_path": [str(Path(p).resolve()) for p in args.include_path],
-        "limit": args.limit,
+        "limit": _limit(args.limit),
         "num_fewshot": args.num_fewshot,
-        "batch_size": args.batch_size,
-        "device": args.device,
-        "dtype": args.dtype,
+        "batch_size": _batch_size(args.batch_size),
+        "device": args.device or margs.get("device"),
+        "dtype": args.dtype or margs.get("dtype"),
         "log_samples": args.log_samples,
+        "output_path": str(Path(args.output_path).resolve()) if args.output_path else None,
         "progress": verbosity(args) >= 0,
     }
     data = {
         "name": name,
-        "models": [
-            {"checkpoint": args.checkpoint, "name": args.model or default_label(args.checkpoint)}
-        ],
+        "models": [{"checkpoint": checkpoint, "name": args.label or default_label(checkpoint)}],
         "tasks": [
             {"type": "lm_eval", "params": {k: v for k, v in params.items() if v is not None}}
         ],
@@ -73,7 +126,7 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
 
 FLAGS = {
     "models[0].checkpoint": "CHECKPOINT",
-    "models[0].name": "--model",
+    "models[0].name": "--label",
     "name": "--leaderboard",
     "seeds[0]": "--seed",
 }
@@ -85,7 +138,7 @@ def _as_flags(problems: list[str]) -> list[str]:
     for problem in problems:
         key, _, message = problem.removeprefix("~: ").partition(": ")
         if key.startswith("tasks[0].params."):
-            flag = "--" + key.removeprefix("tasks[0].params.").split("[")[0].replace("_", "-")
+            flag = "--" + key.removeprefix("tasks[0].params.").split("[")[0]  # lm-eval's names
         else:
             flag = FLAGS[key] if key in FLAGS else key
         out.append(f"{flag}: {message}")
@@ -116,12 +169,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         results = _evaluate_into(suite, out)
         for r in results:
             print(make_table(r))
-        if args.output:
-            dest = Path(args.output)
-            dest.mkdir(parents=True, exist_ok=True)
-            for f in (out / ARTIFACTS).rglob("lm_eval_*"):
-                shutil.copy2(f, dest / f.name)
-            print(f"lm-eval's results: {dest}")
+        if args.output_path:
+            print(f"lm-eval's results: {args.output_path}")
     if args.leaderboard:
         print(f"rows added to {out} (hlm leaderboard {name})")
     return 0

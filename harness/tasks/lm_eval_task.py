@@ -16,13 +16,14 @@ import contextlib
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.results.gates import Gate
 from harness.results.leaderboard import git_sha
@@ -31,6 +32,7 @@ from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
 from zoo.registry import check_name
 
+AUTO = r"auto(:[1-9][0-9]*)?"  # lm-eval's batch sizes it finds itself
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
 
 
@@ -44,8 +46,17 @@ class LMEvalParams(BaseModel):
         default_factory=list, description="folders of your own task YAMLs"
     )
     num_fewshot: int = Field(0, ge=0)
-    limit: int | None = Field(None, gt=0, description="examples per task (fast runs)")
-    batch_size: int = Field(8, gt=0)
+    limit: int | float | None = Field(
+        None,
+        description="examples per task (fast runs), or a fraction of them below 1, as lm-eval's",
+    )
+    batch_size: int | str = Field(8, description="an integer, auto or auto:N, as lm-eval's")
+    output_path: str | None = Field(
+        None,
+        description="also write lm-eval's own results file (and samples, with log_samples) "
+        "there, as `lm_eval --output_path` does: a folder (results under MODEL/results_DATE.json) "
+        "or a .json path; relative to the suite file",
+    )
     data_dir: str | None = Field(None, description="local data root (default: $HLM_DATA_ROOT)")
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="where lm-eval runs the model: auto (cuda where torch sees a GPU)"
@@ -59,6 +70,20 @@ class LMEvalParams(BaseModel):
     progress: bool = Field(
         False, description="show lm-eval's own progress bars (off inside a suite's cell bar)"
     )
+
+    @field_validator("limit")
+    @classmethod
+    def _count_or_fraction(cls, v: float | None) -> float | None:
+        if v is None or (isinstance(v, int) and v > 0) or 0 < v < 1:
+            return v
+        raise ValueError("a count of examples above 0, or a fraction between 0 and 1")
+
+    @field_validator("batch_size")
+    @classmethod
+    def _size_or_auto(cls, v: int | str) -> int | str:
+        if (isinstance(v, int) and v > 0) or (isinstance(v, str) and re.fullmatch(AUTO, v)):
+            return v
+        raise ValueError("an integer above 0, auto or auto:N")
 
 
 def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
@@ -192,7 +217,9 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
         manager = TaskManager(include_path=includes)
         for task in p.tasks:
             check_name("lm-eval task", task, manager.all_tasks)
+        tracker = _tracker(p, ctx.suite_dir)
         results = lm_eval.simple_evaluate(
+            evaluation_tracker=tracker,
             model="hf",
             model_args={"pretrained": str(ctx.checkpoint), "device": device, "dtype": dtype},
             tasks=p.tasks,
@@ -208,7 +235,29 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     if results is None:
         raise UserError("lm-eval returned no results")
     keep_outputs(results, ctx.artifacts, p.log_samples)
+    if tracker is not None:
+        save_as_lm_eval(tracker, results, p.log_samples)
     return parse_results(results)
+
+
+def _tracker(p: LMEvalParams, suite_dir: Path) -> Any:
+    """lm-eval's own EvaluationTracker where `output_path` asks for its files, else None."""
+    from lm_eval.loggers import EvaluationTracker
+
+    if p.output_path is None:
+        return None
+    return EvaluationTracker(output_path=str(suite_dir / p.output_path))
+
+
+def save_as_lm_eval(tracker: Any, results: dict[str, Any], log_samples: bool) -> None:
+    """lm-eval's results file, and its samples files with `log_samples`, written as its own
+    command line writes them (lm_eval/_cli/run.py), so that tools reading those read ours."""
+    samples = results["samples"]
+    aggregated = {k: v for k, v in results.items() if k != "samples"}
+    tracker.save_results_aggregated(results=aggregated, samples=samples if log_samples else None)
+    if log_samples:
+        for task_name in aggregated["configs"]:
+            tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
 
 
 def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:

@@ -4,12 +4,18 @@ bad arguments named by their flag."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main as hlm
+from harness.parsers import add_evaluate
 from harness.results.leaderboard import read_leaderboard
+from harness.suite import SuiteError
+from harness.tasks.lm_eval_task import SHIPPED
 
 
 @pytest.mark.slow
@@ -28,8 +34,8 @@ def test_evaluate_prints_the_table_and_adds_rows(
     assert len(kept) == 2 and json.loads(kept[0].read_text())["lm_eval_version"]
     dest = tmp_path / "raw"
     assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "2",
-                "--output", str(dest)]) == 0  # fmt: skip
-    assert (dest / "lm_eval_results.json").is_file()
+                "--output_path", str(dest)]) == 0  # fmt: skip
+    assert len(list(dest.rglob("results_*.json"))) == 1
     assert not (Path.cwd() / "leaderboards" / "evaluate").exists()  # nothing kept unasked
 
 
@@ -43,7 +49,7 @@ def test_bad_arguments_are_named_by_flag(
     )
     assert "--leaderboard: String should match pattern" in capsys.readouterr().err
     assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "0"]) == 2
-    assert "--limit: Input should be greater than 0" in capsys.readouterr().err
+    assert "--limit: a count of examples above 0" in capsys.readouterr().err
     assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolx", "--limit", "1"]) == 2
     assert "did you mean 'hlm_boolq'" in capsys.readouterr().err
 
@@ -54,3 +60,62 @@ def test_a_default_label_names_the_run() -> None:
     assert default_label("runs/bert-tiny-cwt/final") == "bert-tiny-cwt"
     assert default_label("EleutherAI/pythia-70m") == "pythia-70m"
     assert default_label("/tmp/.hidden dir/final") == "hidden-dir"
+
+
+@pytest.mark.slow
+def test_an_lm_eval_command_line_runs_unchanged(
+    tiny_decoder: Path, tmp_path: Path, data_root: Path
+) -> None:
+    """The same arguments to `lm_eval run` and to `hlm evaluate`: the same results file
+    (lm-eval's layout, keys and scores) and the same samples files."""
+    args = [
+        "--model", "hf",
+        "--model_args", f"pretrained={tiny_decoder},dtype=float32",
+        "--tasks", "hlm_lambada",
+        "--include_path", str(SHIPPED),
+        "--limit", "4",
+        "--batch_size", "4",
+        "--device", "cpu",
+        "--log_samples",
+    ]  # fmt: skip
+    assert hlm(["evaluate", *args, "--output_path", str(tmp_path / "ours")]) == 0
+    env = {**os.environ, "HLM_DATA_ROOT": str(data_root)}
+    lm_eval = [sys.executable, "-m", "lm_eval", "run", *args]
+    subprocess.run([*lm_eval, "--output_path", str(tmp_path / "theirs")], check=True, env=env)
+    ours, theirs = (
+        json.loads(next((tmp_path / side).rglob("results_*.json")).read_text())
+        for side in ("ours", "theirs")
+    )
+    assert set(ours) == set(theirs)
+    assert ours["results"] == theirs["results"] and ours["n-samples"] == theirs["n-samples"]
+    for side in ("ours", "theirs"):
+        (samples,) = (tmp_path / side).rglob("samples_hlm_lambada_*.jsonl")
+        assert len(samples.read_text().splitlines()) == 4
+
+
+def test_lm_eval_values_are_read_with_lm_eval_meanings(tiny_decoder: Path, capsys) -> None:
+    import argparse
+
+    from harness.run.evaluate import adhoc_suite
+
+    def suite(*argv: str):  # type: ignore[no-untyped-def]
+        parser = argparse.ArgumentParser()
+        add_evaluate(parser)
+        return adhoc_suite(parser.parse_args(list(argv)), "evaluate")
+
+    s = suite("--model_args", f"pretrained={tiny_decoder}", "dtype=float32", "-t", "a,b", "c",
+              "--limit", "0.5", "--batch_size", "auto:4", "--num_fewshot", "2")  # fmt: skip
+    p = s.tasks[0].params
+    assert (p.tasks, p.limit, p.batch_size, p.num_fewshot, p.dtype) == (
+        ["a", "b", "c"], 0.5, "auto:4", 2, "float32"
+    )  # fmt: skip
+    assert s.models[0].checkpoint == str(tiny_decoder)
+    for argv, message in (
+        (["--model", "vllm"], "--model: hlm evaluate runs lm-eval's hf model"),
+        (["--model_args", "trust_remote_code=True"], "--model_args: 'trust_remote_code'"),
+        (["--limit", "1.5"], "--limit: "),
+        (["--batch_size", "big"], "--batch_size: "),
+        ([], "CHECKPOINT: give it"),
+    ):
+        with pytest.raises(SuiteError, match=message):
+            suite("-t", "hlm_boolq", *argv)
