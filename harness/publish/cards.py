@@ -2,11 +2,13 @@
 
 Both are written with huggingface_hub's own card classes, so `ModelCard.load`,
 `metadata_load` and `model_index_to_eval_results` read them back. A model card's model-index
-holds one results block per task (its Hub task type from the task type's registration,
-`TaskType.hub_tasks`; throughput and analysis tasks stay in the card's table only), with the
-metrics averaged over seeds at the latest step. A headless checkpoint without a trained head
-gets no fill-mask or generation widget: its pipeline tag is feature extraction, and the card
-says what the model is for.
+holds only the model's own scores on benchmarks with a Hub dataset: each under the Hub task
+type its task type names (`TaskType.hub_tasks`) and the dataset id and config it names
+(`TaskType.hub_datasets`: `nyu-mll/glue` `sst2`, `EleutherAI/lambada_openai`, ...), averaged
+over seeds at the latest step. Trivial baselines (majority), best-epoch picks (@best),
+averages, validation on a local corpus, throughput and analyses stay in the card's table. A
+headless checkpoint without a trained head gets no fill-mask or generation widget: its
+pipeline tag is feature extraction, and the card says what the model is for.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tabulate import tabulate
 
 from harness.report.tables import render
 from harness.results.leaderboard import aggregate, latest_step, read_leaderboard
+from harness.results.metrics import metric_info
 from harness.results.schema import column_table
 from harness.suite import Suite, last_suite, overrides
 from harness.tasks import TASKS
@@ -84,31 +87,44 @@ def pipeline_tag(meta: CheckpointMetadata) -> str:
     return FAMILIES.get(meta.family).pipeline_tag
 
 
-def _hub_task(row: Mapping[Any, Any], kind: str) -> str | None:
+def _hub_entry(row: Mapping[Any, Any], kind: str) -> tuple[str, str, str] | None:
+    """(Hub task type, dataset id, config) of a row that belongs in a model-index: the model's
+    own score (no trivial baseline, no informational figure, no best-epoch pick) on a
+    benchmark with a Hub dataset, under the task type its registration names for `kind`."""
     task_type = json.loads(row["config"])["task"]["type"]
-    hub = TASKS.get(task_type).hub_tasks if task_type in TASKS else {}
-    return hub[kind] if kind in hub else None
+    metric = str(row["metric"])
+    info = metric_info(metric)
+    if task_type not in TASKS or "@" in metric or info.baseline or info.higher_is_better is None:
+        return None
+    registered = TASKS.get(task_type)
+    sub_task = str(row["task"]).partition("/")[2]
+    if kind not in registered.hub_tasks or sub_task not in registered.hub_datasets:
+        return None
+    return (registered.hub_tasks[kind], *registered.hub_datasets[sub_task])
 
 
 def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
-    """One EvalResult per task and metric (mean over seeds, latest step), grouped by the
-    Hub into one block per task and dataset."""
+    """One EvalResult per benchmark and metric the model itself scored (mean over seeds,
+    latest step), each under its Hub dataset id; the Hub groups them into one block per task
+    and dataset. Everything else stays in the card's table."""
     from huggingface_hub import EvalResult
 
     if rows.empty:
         return []
     latest = latest_step(rows)
-    hub_tasks: list[Any] = [_hub_task(r, meta.kind) for r in latest.to_dict("records")]
-    hub = latest.assign(hub_task=hub_tasks)
-    hub = hub[hub["hub_task"].notna()]
+    entries = [_hub_entry(r, meta.kind) for r in latest.to_dict("records")]
+    keep = [e is not None for e in entries]
+    hub = latest[keep].assign(hub=[e for e in entries if e is not None])
     out = []
-    for (suite, task, metric, hub_task), g in hub.groupby(["suite", "task", "metric", "hub_task"]):
+    for (task, metric, entry), g in hub.groupby(["task", "metric", "hub"]):
+        hub_task, dataset, config = entry
         out.append(
             EvalResult(
-                task_type=str(hub_task),
+                task_type=hub_task,
                 task_name=str(task),
-                dataset_type=f"headless-zoo/{suite}/{task}",
-                dataset_name=f"{task} ({suite})",
+                dataset_type=dataset,
+                dataset_name=f"{dataset} ({config})",
+                dataset_config=config,
                 metric_type=str(metric),
                 metric_value=float(g["value"].mean()),
                 metric_name=f"{metric} (mean of {len(g)} seed{'s' if len(g) > 1 else ''})",

@@ -70,6 +70,9 @@ class TaskType:
     # the Hub task type of its results for a model kind ("encoder" -> "text-classification");
     # a kind not named: not a Hub evaluation (kept in the model card's table only)
     hub_tasks: dict[str, str] = field(default_factory=dict)
+    # the Hub dataset (id, config) each sub-task it reports evaluates on ("" for the task
+    # itself); a sub-task not named (a local corpus, an average) stays out of model-indexes
+    hub_datasets: dict[str, tuple[str, str]] = field(default_factory=dict)
     # the sanity gate of each sub-task it reports ("" for the task itself): the task's own
     # metric against chance, a bar the paper's own models pass (`harness.results.gates`)
     gates: dict[str, Gate] = field(default_factory=dict)

@@ -278,6 +278,12 @@ GLUE_DEFAULT = [
 ]  # paper Table 1 (RTE excluded)
 SUPERGLUE_DEFAULT = ["boolq", "cb", "copa", "wic"]
 
+
+def hub_datasets(tasks: dict[str, TaskData]) -> dict[str, tuple[str, str]]:
+    """Each sub-task's Hub dataset (id, config), where it has one."""
+    return {name: data.hub for name, data in tasks.items() if data.hub[0]}
+
+
 GLUE_TASK = TaskType(
     name="glue",
     description="GLUE fine-tuning (balanced or plain CE): CoLA mcc, STS-B spearman, MRPC/QQP acc+F1, acc elsewhere",
@@ -286,6 +292,7 @@ GLUE_TASK = TaskType(
     kinds=("encoder",),
     check=_check(GLUE, GLUE_DEFAULT),  # type: ignore[arg-type]
     hub_tasks={"encoder": "text-classification"},
+    hub_datasets=hub_datasets(GLUE),
     gates={name: data.gate for name, data in GLUE.items() if data.gate is not None},
 )
 SUPERGLUE_TASK = TaskType(
@@ -296,6 +303,7 @@ SUPERGLUE_TASK = TaskType(
     kinds=("encoder",),
     check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),  # type: ignore[arg-type]
     hub_tasks={"encoder": "text-classification"},
+    hub_datasets=hub_datasets(SUPERGLUE),
 )
 SYNTHETIC_TASK = TaskType(
     name="synthetic",
@@ -314,6 +322,7 @@ XNLI_TASK = TaskType(
     kinds=("encoder",),
     check=_check_xnli,  # type: ignore[arg-type]
     hub_tasks={"encoder": "text-classification"},
+    hub_datasets=hub_datasets({lang: xnli(lang) for lang in XNLI_LANGUAGES}),
     gates={
         **{lang: XNLI_GATE for lang in XNLI_LANGUAGES},
         "average": Gate("average", 1 / 3, 0.02, paper="55.37 % and 62.87 % (Table 5)"),

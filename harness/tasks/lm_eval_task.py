@@ -276,6 +276,14 @@ LM_EVAL_GATES = {
     # below 50 % a model prefers the anti-stereotypical sentence: no bias to compare
     "hlm_crows_pairs_english": Gate("pct_stereotype", 0.5, paper="57.3 % (Table 4)"),
 }
+# the Hub datasets the shipped local tasks read a copy of (as lm-eval's own tasks of the
+# same names load them)
+LM_EVAL_HUB_DATASETS = {
+    "hlm_lambada": ("EleutherAI/lambada_openai", "default"),
+    "hlm_boolq": ("aps/super_glue", "boolq"),
+    "hlm_crows_pairs_english": ("jannalu/crows_pairs_multilingual", "english"),
+    "hlm_pubmedqa": ("bigbio/pubmed_qa", "pubmed_qa_labeled_fold0_source"),
+}
 LM_EVAL_TASK = TaskType(
     name="lm_eval",
     description="lm-eval (0.4) zero/few-shot tasks on a decoder checkpoint (model=hf), every metric with stderr",
@@ -284,6 +292,7 @@ LM_EVAL_TASK = TaskType(
     kinds=("decoder",),
     check=_check,
     hub_tasks={"decoder": "text-generation"},
+    hub_datasets=LM_EVAL_HUB_DATASETS,
     gates=LM_EVAL_GATES,
 )
 TASKS.add(LM_EVAL_TASK.name, LM_EVAL_TASK)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from harness.cli import main as hlm
@@ -93,9 +94,9 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
     } <= set(files)
     assert "training_state.json" not in files
     card = files["README.md"].decode()
-    assert "model-index:" in card and "headless-lm" in card and "contrastive-weight-tying" in card
+    assert "headless-lm" in card and "contrastive-weight-tying" in card
     assert 'AutoModelForMaskedLM.from_pretrained("tester/tiny-cwt")' in card
-    assert "val_loss" in card  # its leaderboard rows, as a table and in the model-index
+    assert "val_loss" in card  # its leaderboard rows, as a table (no Hub dataset: no model-index)
     assert "https://github.com/)" not in card  # no placeholder link
     # unchanged re-publish: no new commit
     n_commits = len(repo.commits["main"])
@@ -296,7 +297,6 @@ def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
 def test_cards_read_back_with_huggingface_hubs_parsers(trained, hub, capsys) -> None:
     from huggingface_hub import ModelCard
     from huggingface_hub.repocard import metadata_load
-    from huggingface_hub.repocard_data import model_index_to_eval_results
 
     root, ckpt = trained
     assert (
@@ -324,11 +324,8 @@ def test_cards_read_back_with_huggingface_hubs_parsers(trained, hub, capsys) -> 
     assert meta["library_name"] == "transformers"
     assert meta["pipeline_tag"] == "feature-extraction"  # a headless encoder: no fill-mask widget
     assert "language" not in meta  # trained on the synthetic corpus only
-    name, results = model_index_to_eval_results(meta["model-index"])
-    assert name == "cards"
-    assert {r.task_type for r in results} == {"fill-mask"}  # throughput is no Hub evaluation
-    assert {r.metric_type for r in results} == {"val_loss"}
-    assert {r.dataset_type for r in results} == {"headless-zoo/tiny/validation"}
+    # validation loss on a local corpus and throughput are no Hub evaluations: the table only
+    assert "model-index" not in meta and "val_loss" in text.split("## Results")[1]
     assert "never trained" in text and "@inproceedings{godey2024headless" in text
     assert "nan" not in text.split("## Results")[1].split("## Citation")[0]
     assert metadata_load(readme)["pipeline_tag"] == "feature-extraction"
@@ -381,3 +378,46 @@ def test_a_finetuned_card_names_its_base_and_serves_generation(tmp_path) -> None
     )
     card = ModelCard(model_card(ft, "me/x", pd.DataFrame(), CardOptions(base_model="me/h")))
     assert card.data.base_model == "me/h" and card.data.pipeline_tag == "text-generation"
+
+
+def test_the_model_index_holds_only_the_models_own_scores_on_hub_datasets(tmp_path) -> None:
+    """A fine-tuned benchmark's last-epoch metrics, under the benchmark's Hub dataset id and
+    config; no trivial baseline (majority), no best-epoch pick (@best), no average, no local
+    validation loss. The model-index reads back with huggingface_hub's parser."""
+    from huggingface_hub import ModelCard
+    from huggingface_hub.repocard_data import model_index_to_eval_results
+
+    from harness.publish.cards import CardOptions, _card_data
+    from tests.harness.results.test_leaderboard import row
+    from zoo.train.metadata import CheckpointMetadata
+
+    glue = json.dumps({"task": {"type": "glue", "params": {}}})
+    lm = json.dumps({"task": {"type": "lm_eval", "params": {}}})
+    val = json.dumps({"task": {"type": "validation", "params": {}}})
+    rows = pd.DataFrame(
+        [
+            {**row("m", metric, value, seed=seed, task=task), "config": config}
+            for seed in (0, 1)
+            for task, metric, value, config in (
+                ("glue/sst2", "accuracy", 0.8 + seed / 100, glue),
+                ("glue/sst2", "accuracy@best", 0.9, glue),
+                ("glue/sst2", "majority", 0.5, glue),
+                ("glue/average", "average", 0.6, glue),
+                ("validation", "val_loss", 3.0, val),
+                ("lm_eval/hlm_lambada", "acc", 0.1, lm),
+            )
+        ]
+    )
+    meta = CheckpointMetadata.model_construct(
+        kind="encoder", family="bert", objective="ce", headless=False, corpus=["corpus"],
+        causal_finetune=None,
+    )  # fmt: skip
+    data = _card_data(meta, "me/m", rows, CardOptions())
+    card = ModelCard.from_template(data)
+    meta_dict = card.data.to_dict()
+    assert meta_dict["pipeline_tag"] == "fill-mask"  # a vanilla encoder keeps its MLM head
+    _, results = model_index_to_eval_results(meta_dict["model-index"])
+    assert [(r.task_type, r.dataset_type, r.dataset_config, r.metric_type) for r in results] == [
+        ("text-classification", "nyu-mll/glue", "sst2", "accuracy")
+    ]
+    assert results[0].metric_value == pytest.approx(0.805)
