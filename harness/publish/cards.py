@@ -111,23 +111,23 @@ def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
 
     if rows.empty:
         return []
-    latest = latest_step(rows)
-    entries = [_hub_entry(r, meta.kind) for r in latest.to_dict("records")]
-    keep = [e is not None for e in entries]
-    hub = latest[keep].assign(hub=[e for e in entries if e is not None])
+    values: dict[tuple[str, str, tuple[str, str, str]], list[float]] = {}
+    for r in latest_step(rows).to_dict("records"):
+        entry = _hub_entry(r, meta.kind)
+        if entry is not None:
+            values.setdefault((str(r["task"]), str(r["metric"]), entry), []).append(r["value"])
     out = []
-    for (task, metric, entry), g in hub.groupby(["task", "metric", "hub"]):
-        hub_task, dataset, config = entry
+    for (task, metric, (hub_task, dataset, config)), seeds in sorted(values.items()):
         out.append(
             EvalResult(
                 task_type=hub_task,
-                task_name=str(task),
+                task_name=task,
                 dataset_type=dataset,
                 dataset_name=f"{dataset} ({config})",
                 dataset_config=config,
-                metric_type=str(metric),
-                metric_value=float(g["value"].mean()),
-                metric_name=f"{metric} (mean of {len(g)} seed{'s' if len(g) > 1 else ''})",
+                metric_type=metric,
+                metric_value=sum(seeds) / len(seeds),
+                metric_name=f"{metric} (mean of {len(seeds)} seed{'s' if len(seeds) > 1 else ''})",
             )
         )
     return out
