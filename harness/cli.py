@@ -29,7 +29,9 @@ from pydantic import ValidationError
 from harness.logs import VerbParser, configure, verbosity
 from harness.parsers import VERBS, add_verbs, command
 from zoo.errors import UserError
+from zoo.registry import load_installed_plugins
 from zoo.train.interrupt import TrainingInterrupted
+from zoo.train.roles import flag_of
 
 LOSS_DEST = "loss__"  # argparse dest prefix of the --loss.NAME flags
 
@@ -67,7 +69,7 @@ def _add_field_flag(
     dest_prefix: str,
     flag_prefix: str,
 ) -> None:
-    flag = "--" + flag_prefix + name.replace("_", "-")
+    flag = "--" + flag_prefix + flag_of(name, field).removeprefix("--")
     ann = field.annotation
     args = typing.get_args(ann)
     if typing.get_origin(ann) in (typing.Union, types.UnionType):
@@ -116,6 +118,12 @@ def preload_plugins(argv: Sequence[str]) -> None:
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(list(argv[1:]))
     from zoo.registry import load_plugin
+
+    try:
+        load_installed_plugins()
+    except UserError as exc:
+        print(f"hlm pretrain: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
     for plugin in known.plugins:
         try:
@@ -224,7 +232,13 @@ def add_pretrain(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--config", help="YAML file with any of the flags below as keys")
     p.add_argument(
-        "--resume", action="store_true", help="continue from the last checkpoint in --output-dir"
+        "--resume",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PATH",
+        help="continue from the newest verified checkpoint in --output-dir, or from the "
+        "checkpoint PATH of that run (as Hugging Face's resume_from_checkpoint)",
     )
     for section in SECTIONS:
         group = p.add_argument_group(section.__name__.removesuffix("Settings").lower())
@@ -273,6 +287,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     # THP_MEM_ALLOC_ENABLE=0.
     os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parse(argv)
+    if isinstance(args, int):
+        return args
+    _quiet_transformers()
+    configure(verbosity(args))
+    return _dispatch(args)
+
+
+def _parse(argv: list[str]) -> argparse.Namespace | int:
+    """The parsed command line, or the exit status of a clear error about it."""
     if argv and not argv[0].startswith("-") and argv[0] not in VERBS:
         from zoo.registry import unknown_name_message
 
@@ -281,10 +305,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     preload_plugins(argv)
-    args = build_parser(argv[0] if argv else "").parse_args(argv)
-    _quiet_transformers()
-    configure(verbosity(args))
+    parser = build_parser(argv[0] if argv else "")
+    args, unknown = parser.parse_known_args(argv)
+    return _unknown_flags(parser, args.verb, unknown) if unknown else args
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the verb (the installed `hlm.plugins` imported first); a user error, a signal or a
+    closed pipe ends it with its own status."""
     try:
+        load_installed_plugins()
         return int(command(args)(args))
     except UserError as exc:
         for line in str(exc).splitlines():
@@ -299,6 +329,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `hlm leaderboard | head`: the reader left, as with any tool
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+# flags other tools give a meaning ours name otherwise: the names to use here
+FALSE_FRIENDS = {
+    "--save-steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save-steps) "
+    "or --save-at-steps N [N ...] (at these steps)",
+    "--save_steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save_steps) "
+    "or --save-at-steps N [N ...] (at these steps)",
+    "--resume_from_checkpoint": "--resume [PATH]",
+    "--dry-run": "--write-to DIR (hlm publish writes the files it would upload there); "
+    "--dry-run is hlm run's plan",
+}
+
+
+def _unknown_flags(parser: argparse.ArgumentParser, verb: str, unknown: list[str]) -> int:
+    """One line per unknown argument, with the flag meant where one is close; status 2."""
+    import difflib
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = sorted(sub.choices[verb]._option_string_actions)
+    flags = [a for a in unknown if a.startswith("-")]
+    for arg in flags or unknown:  # an unknown flag's value is not named again
+        flag = arg.split("=", 1)[0]
+        hint = (
+            FALSE_FRIENDS[flag]
+            if flag in FALSE_FRIENDS
+            else ", ".join(difflib.get_close_matches(flag, known, n=2))
+            if flag.startswith("-")
+            else ""
+        )
+        print(
+            f"hlm {verb}: error: unrecognized argument {arg!r}"
+            + (f"; did you mean {hint}?" if hint else ""),
+            file=sys.stderr,
+        )
+    return 2
 
 
 def _quiet_transformers() -> None:

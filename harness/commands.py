@@ -190,7 +190,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             else (Path("docs/REPRODUCTION.md"), Path("README.md"))
         )
         for path in write_reproduction(Path(args.leaderboards), doc, readme):
-            print(path)
+            print(f"wrote {path}" + (" (its headline sentence)" if path == readme else ""))
         return 0
     if args.suite is None:
         from zoo.errors import UserError

@@ -167,7 +167,7 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
 def add_publish(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
-        "or the login cache and is never written anywhere. --dry-run DIR writes exactly the "
+        "or the login cache and is never written anywhere. --write-to DIR writes exactly the "
         "files that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub."
     )
     what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
@@ -198,7 +198,10 @@ def add_publish(p: argparse.ArgumentParser) -> None:
         q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
         q.add_argument("--private", action="store_true", help="create the repo private")
         q.add_argument(
-            "--dry-run", metavar="DIR", help="write the files to DIR instead of uploading"
+            "--write-to",
+            metavar="DIR",
+            dest="dry_run",
+            help="write the files to DIR instead of uploading (a review before a publish)",
         )
         q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
         q.add_argument("--leaderboards", default="leaderboards")

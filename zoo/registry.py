@@ -10,13 +10,19 @@
 
 Registration happens in the module that defines the registry's built-ins, which the package
 imports explicitly (see `zoo.objectives.__init__`), never as a hidden side effect. Users add
-entries from their own files with `load_plugin(path)`.
+entries from their own files with `load_plugin(path)`, or from an installed package that
+declares a module in the `hlm.plugins` entry-point group (`load_installed_plugins`, called by
+`hlm` before a verb runs, as pytest loads its plugins; HLM_DISABLE_PLUGIN_AUTOLOAD=1 skips it):
+
+    [project.entry-points."hlm.plugins"]
+    my_objectives = "my_package.objectives"
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -116,3 +122,29 @@ def load_plugin(path: str | Path) -> None:
     except Exception as exc:
         del sys.modules[mod_name]
         raise UserError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from exc
+
+
+ENTRY_POINTS = "hlm.plugins"
+NO_AUTOLOAD = "HLM_DISABLE_PLUGIN_AUTOLOAD"
+
+
+def load_installed_plugins() -> list[str]:
+    """Import the module of every installed `hlm.plugins` entry point (each registers its
+    objectives, presets or task types as it is imported); their names, in load order."""
+    from importlib.metadata import entry_points
+
+    if os.environ.get(NO_AUTOLOAD, "") not in ("", "0"):
+        return []
+    loaded = []
+    for ep in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        try:
+            ep.load()
+        except UserError:
+            raise
+        except Exception as exc:
+            raise UserError(
+                f"installed plugin {ep.name} ({ep.value}, entry point group {ENTRY_POINTS}) "
+                f"failed to import: {type(exc).__name__}: {exc}"
+            ) from exc
+        loaded.append(ep.name)
+    return loaded

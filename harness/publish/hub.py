@@ -3,7 +3,7 @@
     publish_model("runs/pretrain/<key>/final", "me/bert-tiny-cwt")
     publish_leaderboard("quickstart", "me/headless-quickstart")
 
-Files are staged in a temporary folder (or `dry_run` DIR, which then holds exactly what would be
+Files are staged in a temporary folder (or `--write-to` DIR, which then holds exactly what would be
 uploaded) and sent with `HfApi.upload_folder`; the local checkpoint and leaderboard are never
 modified. Re-publishing unchanged files makes no new commit (the client skips files whose
 remote blob id matches). The token comes from the usual places (HF_TOKEN, the login cache) and
@@ -95,7 +95,7 @@ def _upload(
     token = _token()
     if token is None:
         raise UserError(
-            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (use --dry-run DIR to only write the files)"
+            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (use --write-to DIR to only write the files)"
         )
     api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)
     try:
@@ -237,7 +237,7 @@ def _publish(
     if dry_run is not None:
         out = Path(dry_run)
         if out.exists() and any(out.iterdir()):
-            raise UserError(f"--dry-run {dry_run}: folder exists and is not empty")
+            raise UserError(f"--write-to {dry_run}: folder exists and is not empty")
         out.mkdir(parents=True, exist_ok=True)
         stage(out)
         return str(out)

@@ -118,3 +118,47 @@ def test_the_verb_table_builds_every_verb() -> None:
     assert list(sub.choices) == list(VERBS)
     for name, p in sub.choices.items():  # type: ignore[attr-defined]
         assert p.get_default("func") is not None, name
+
+
+def test_false_friends_name_the_flag_meant(capsys) -> None:
+    """Hugging Face's --save-steps is an interval: ours would read it as a list, so the flag
+    is --save-at-steps, and the HF spelling names both of ours; a close typo gets its match."""
+    assert hlm(["pretrain", "--save-steps", "500", "--output-dir", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "--save-every N" in err and "--save-at-steps" in err and "'500'" not in err
+    assert hlm(["run", "suites/quickstart.yaml", "--forse"]) == 2
+    assert "did you mean --force" in capsys.readouterr().err
+
+
+def test_an_interval_in_save_steps_points_to_save_every() -> None:
+    from pydantic import ValidationError
+
+    from zoo.train.config import PretrainConfig
+
+    with pytest.raises(ValidationError, match="use save_every: 500"):
+        PretrainConfig(preset="bert-tiny", objective="cwt", output_dir="x", save_steps=500)
+
+
+def _installed(root: Path, module: str, code: str) -> None:
+    """A package installed under `root` (on sys.path) with an `hlm.plugins` entry point."""
+    (root / f"{module}.py").write_text(code)
+    info = root / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[hlm.plugins]\n{module} = {module}\n")
+
+
+def test_installed_plugins_load_through_their_entry_point(tmp_path, monkeypatch, capsys) -> None:
+    code = (ROOT / "examples" / "cosine_cwt.py").read_text().replace('"cosine-cwt"', '"ep-cwt"')
+    _installed(tmp_path, "hlm_ep_plugin", code)
+    _installed(tmp_path, "hlm_ep_broken", "raise RuntimeError('no GPU here')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("HLM_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert hlm(["ls"]) == 0 and "ep-cwt" not in capsys.readouterr().out
+    monkeypatch.delenv("HLM_DISABLE_PLUGIN_AUTOLOAD")
+    assert hlm(["ls"]) == 2  # the broken one is named, with its entry point group
+    assert "installed plugin hlm_ep_broken (hlm_ep_broken, entry point group hlm.plugins)" in (
+        capsys.readouterr().err
+    )
+    (tmp_path / "hlm_ep_broken-0.1.dist-info" / "entry_points.txt").unlink()
+    assert hlm(["ls"]) == 0 and "ep-cwt" in capsys.readouterr().out

@@ -80,3 +80,19 @@ def test_hlm_run_makes_a_damaged_cached_final_again(isolated: Path) -> None:
     ):
         summary = run_suite(TINY, root=lb, progress=False)
     assert summary.failed == [] and checkpoint_problem(final) is None
+
+
+def test_resume_from_a_named_checkpoint(tmp_path: Path) -> None:
+    """`--resume PATH`: that checkpoint of the run, verified; a path that is none of its
+    checkpoints, or one with newer checkpoints beside it, is refused by name."""
+    out = tmp_path / "r"
+    cfg = PretrainConfig(preset="pythia-tiny", objective="cwt", output_dir=str(out), steps=5, **RUN)
+    pretrain(cfg)
+    step2, step4 = list_checkpoints(out)
+    longer = cfg.model_copy(update={"steps": 6})
+    with pytest.raises(UserError, match=r"has newer checkpoints \(step-0*4\)"):
+        pretrain(longer, resume=str(step2))
+    with pytest.raises(UserError, match=rf"--resume {tmp_path}: not a checkpoint of {out}"):
+        pretrain(longer, resume=str(tmp_path))
+    final = pretrain(longer, resume=str(step4))
+    assert [r.step for r in read_metadata(final).resumed] == [4]

@@ -37,8 +37,9 @@ def _doing(cfg: PretrainConfig, step: int) -> str:
     return "pretraining"
 
 
-def pretrain(cfg: PretrainConfig, resume: bool = False, until: int | None = None) -> Path:
-    """Train per `cfg` (continuing its last checkpoint with `resume`); returns `final/`.
+def pretrain(cfg: PretrainConfig, resume: bool | str = False, until: int | None = None) -> Path:
+    """Train per `cfg` (continuing its last checkpoint with `resume`, or the checkpoint
+    `resume` names); returns `final/`.
 
     `until`: make the checkpoint at that step of the run already in `cfg.output_dir` (whose
     final/ exists) by resuming from its nearest earlier checkpoint, or from the start; training

@@ -33,15 +33,18 @@ from zoo.train.sharded import SHARDED, load_sharded
 from zoo.yaml_files import read_yaml_mapping
 
 
-def resume_point(out: Path, resume: bool, before: int | None = None) -> Path | None:
+def resume_point(out: Path, resume: bool | str, before: int | None = None) -> Path | None:
     """The newest checkpoint whose files match their checksums (a warning names each newer
-    one skipped, and why), or a clear error when there is none. With `before`, the newest
-    verified one below that step, or None (the run then starts from its initialisation)."""
+    one skipped, and why), or a clear error when there is none; `resume` as a path: that
+    checkpoint of the run. With `before`, the newest verified one below that step, or None
+    (the run then starts from its initialisation)."""
     for folder in (out, out / "checkpoints"):  # what a killed save left behind
         remove_leftovers(folder)
     if not resume:
         return None
     checkpoints = list_checkpoints(out)
+    if isinstance(resume, str):
+        return _named_checkpoint(out, Path(resume), checkpoints)
     if before is not None:
         earlier = [p for p in checkpoints if checkpoint_step(p) < before]
         return next((p for p in reversed(earlier) if checkpoint_problem(p) is None), None)
@@ -64,6 +67,25 @@ def resume_point(out: Path, resume: bool, before: int | None = None) -> Path | N
             "folder with training state to continue from (set save_every to keep them)"
         )
     raise UserError(f"--resume: no checkpoint with training state under {out}/checkpoints")
+
+
+def _named_checkpoint(out: Path, path: Path, checkpoints: list[Path]) -> Path:
+    """`--resume PATH`: a verified checkpoint of this run with none newer beside it (the
+    newer ones would mix with the continued run's on a later --resume)."""
+    chosen = next((c for c in checkpoints if c.resolve() == path.resolve()), None)
+    if chosen is None:
+        names = ", ".join(str(c) for c in checkpoints) or "none"
+        raise UserError(f"--resume {path}: not a checkpoint of {out} (it has: {names})")
+    problem = checkpoint_problem(chosen)
+    if problem is not None:
+        raise UserError(f"--resume {path}: {problem}")
+    newer = [c.name for c in checkpoints if checkpoint_step(c) > checkpoint_step(chosen)]
+    if newer:
+        raise UserError(
+            f"--resume {path}: {out} has newer checkpoints ({', '.join(newer)}) that the "
+            "continued run would mix with; move them out of checkpoints/ first"
+        )
+    return chosen
 
 
 def started_config(out: Path) -> PretrainConfig:

@@ -23,15 +23,28 @@ from __future__ import annotations
 from typing import Literal, cast
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonDict
 
 Role = Literal["weights", "resume", "runtime"]
 ROLES: tuple[Role, ...] = ("weights", "resume", "runtime")
 
 
-def role(name: Role, recipe: bool = True) -> JsonDict:
-    """A field's `json_schema_extra` declaring its role (and whether a suite recipe sets it)."""
-    return {"role": name, "recipe": recipe}
+def role(name: Role, recipe: bool = True, flag: str | None = None) -> JsonDict:
+    """A field's `json_schema_extra` declaring its role, whether a suite recipe sets it, and
+    its command-line flag where the field's own name would be a false friend (a flag another
+    tool gives another meaning)."""
+    extra: JsonDict = {"role": name, "recipe": recipe}
+    if flag is not None:
+        extra["flag"] = flag
+    return extra
+
+
+def flag_of(name: str, field: FieldInfo) -> str:
+    """The command-line flag of a config field: its declared `flag`, else --its-name."""
+    extra = field.json_schema_extra
+    declared = extra["flag"] if isinstance(extra, dict) and "flag" in extra else None
+    return "--" + (str(declared) if declared is not None else name.replace("_", "-"))
 
 
 def _extra(model: type[BaseModel], name: str) -> dict[str, object]:

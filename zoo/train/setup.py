@@ -250,7 +250,9 @@ def check_output_dir(out: Path, overwrite: bool) -> None:
     shutil.rmtree(out)
 
 
-def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext, until: int | None = None) -> Run:
+def setup(
+    cfg: PretrainConfig, resume: bool | str, ctx: DistContext, until: int | None = None
+) -> Run:
     """Every set-up stage in order; the returned run is ready for `zoo.train.loop.fit`.
     With `until` (a step of a run already in its folder), the run restarts from its newest
     checkpoint before that step, or from its initialisation, and leaves its files as they are."""
@@ -263,7 +265,7 @@ def setup(cfg: PretrainConfig, resume: bool, ctx: DistContext, until: int | None
     out = Path(cfg.output_dir)
     if not resume and until is None:
         check_output_dir(out, cfg.overwrite)
-    checkpoint = resume_point(out, resume or until is not None, until)
+    checkpoint = resume_point(out, resume if until is None else True, until)
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)
     corpus = cfg.training_text()

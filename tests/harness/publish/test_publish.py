@@ -170,7 +170,7 @@ def test_dry_run_writes_exactly_the_uploaded_files(trained, hub, tmp_path) -> No
                 str(ckpt),
                 "--repo",
                 "tester/dry",
-                "--dry-run",
+                "--write-to",
                 str(dry),
                 "--leaderboards",
                 str(root / "lb"),

@@ -39,8 +39,9 @@ class EvaluationSettings(BaseModel):
     )
     save_steps: list[Annotated[int, Field(gt=0)]] = Field(
         default_factory=list,
-        description="also checkpoint at these steps (evaluated along training)",
-        json_schema_extra=role("runtime"),
+        description="also checkpoint at these steps (evaluated along training); the flag is "
+        "--save-at-steps, since Hugging Face's --save-steps is an interval (here --save-every)",
+        json_schema_extra=role("runtime", flag="save-at-steps"),
     )
     save_at: BudgetMarks = Field(
         default_factory=BudgetMarks,
@@ -56,6 +57,16 @@ class EvaluationSettings(BaseModel):
         "tensorboard/), wandb ($WANDB_PROJECT, WANDB_MODE=offline without network)",
         json_schema_extra=role("runtime"),
     )
+
+    @field_validator("save_steps", mode="before")
+    @classmethod
+    def _steps_not_interval(cls, v: object) -> object:
+        if isinstance(v, int) and not isinstance(v, bool):
+            raise ValueError(
+                "a list of steps to checkpoint at (e.g. [1000, 2000]); for a checkpoint every "
+                f"{v} steps, as Hugging Face's save_steps means, use save_every: {v}"
+            )
+        return v
 
     @field_validator("report_to")
     @classmethod
