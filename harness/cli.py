@@ -205,6 +205,7 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
 def cmd_finetune_causal(args: argparse.Namespace) -> int:
     from zoo.errors import format_validation_error
     from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
+    from zoo.train.names import resolve_checkpoint
 
     values = {k: getattr(args, k) for k in CausalFinetuneConfig.model_fields}
     try:
@@ -213,7 +214,7 @@ def cmd_finetune_causal(args: argparse.Namespace) -> int:
         )
     except ValidationError as exc:
         raise UserError(format_validation_error(exc, "command line")) from None
-    final = finetune_causal(args.checkpoint, args.output_dir, settings)
+    final = finetune_causal(resolve_checkpoint(args.checkpoint), args.output_dir, settings)
     print(f"checkpoint: {final}")
     return 0
 

@@ -203,3 +203,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = write_report(Path(args.leaderboards) / name, name, out_path, [report_section])
     print(out)
     return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from harness.run.listing import format_runs, list_runs
+    from zoo.train.names import runs_dir
+
+    states = list_runs(args.pattern)
+    if not states:
+        print(f"no named run matches {args.pattern!r} under {runs_dir()}/by-name")
+        return 0
+    print(format_runs(states))
+    return 0

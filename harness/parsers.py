@@ -30,6 +30,10 @@ VERBS: dict[str, tuple[str, str]] = {
         "run a suite: pretrain what is missing, evaluate, write the leaderboard",
         "harness.parsers:add_run",
     ),
+    "runs": (
+        "the cached pretraining runs by name (suite/model/seed-N), with their state",
+        "harness.parsers:add_runs",
+    ),
     "leaderboard": (
         "print a suite's leaderboard (seeds aggregated, models x metrics)",
         "harness.parsers:add_leaderboard",
@@ -368,3 +372,15 @@ def add_report(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--leaderboards", default="leaderboards")
     p.set_defaults(func="harness.commands:cmd_report")
+
+
+def add_runs(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "The runs `hlm run` trained, by name (suite/model/seed-N, linked in "
+        "$HLM_RUNS_DIR/by-name/), each with its state (done, training, stopped, damaged), the "
+        "step reached and its checkpoints. Every command that takes a checkpoint takes such "
+        "a name, with @step-N for a checkpoint along the run: `hlm evaluate "
+        "paper-cpu-decoder/pythia-tiny-ce/seed-0 --tasks hlm_lambada`."
+    )
+    p.add_argument("pattern", nargs="?", default="*", help="a glob over names (default: all)")
+    p.set_defaults(func="harness.commands:cmd_runs")

@@ -29,6 +29,7 @@ from harness.results.schema import COLUMNS
 from harness.suite import suite_name
 from zoo.errors import UserError
 from zoo.train.metadata import read_metadata
+from zoo.train.names import resolve_checkpoint
 from zoo.train.safe_load import LEGACY_STATE, STATE
 
 log = logging.getLogger(__name__)
@@ -255,7 +256,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             repository_url=args.repository_url,
         )
         out = publish_model(
-            args.checkpoint,
+            resolve_checkpoint(args.checkpoint),
             args.repo,
             private=args.private,
             revision=args.revision,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,13 +19,8 @@ from harness.suite import ModelEntry, Suite, TaskEntry
 from zoo.models import get_spec
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
+from zoo.train.names import runs_dir
 from zoo.train.recipe import resolve_recipe
-
-RUNS_ENV = "HLM_RUNS_DIR"
-
-
-def runs_dir() -> Path:
-    return Path(os.environ[RUNS_ENV]) if RUNS_ENV in os.environ else Path("runs")
 
 
 def digest(obj: Any) -> str:

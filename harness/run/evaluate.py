@@ -32,6 +32,7 @@ from harness.run.artifacts import ARTIFACTS
 from harness.suite import Suite, SuiteError
 from harness.suite.checks import semantic_problems
 from zoo.errors import validation_problems
+from zoo.train.names import resolve_checkpoint
 
 
 def default_label(checkpoint: str) -> str:
@@ -69,7 +70,7 @@ def _checkpoint(args: argparse.Namespace, margs: dict[str, str]) -> str:
         raise SuiteError(["CHECKPOINT: give it, or --model_args pretrained=PATH"])
     if len(set(given)) > 1:
         raise SuiteError([f"CHECKPOINT: {given[0]} and --model_args pretrained={given[1]} differ"])
-    return given[0]
+    return resolve_checkpoint(given[0])  # a run's name (suite/model/seed-N) as its folder
 
 
 def _limit(text: str | None) -> float | int | None:

@@ -26,6 +26,7 @@ from zoo.train.causal_finetune import finetune_causal
 from zoo.train.checkpoint import checkpoint_problem, checkpoint_step, list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
+from zoo.train.names import link_run, run_name
 from zoo.train.pretrain import pretrain
 
 
@@ -62,7 +63,12 @@ def pretraining_elsewhere(cell: Cell) -> bool:
     a run then does other cells first instead of waiting."""
     if cell.pretrain is None or not TASKS.get(cell.task.type).needs_checkpoint:
         return False
-    path = _lock_file(Path(cell.pretrain.output_dir))
+    return preparing_now(Path(cell.pretrain.output_dir))
+
+
+def preparing_now(folder: Path) -> bool:
+    """Whether a process holds the lock of a run folder now (it is training it)."""
+    path = _lock_file(folder)
     if not path.is_file():
         return False
     with path.open("a") as f:
@@ -79,6 +85,8 @@ def ensure_pretrained(cell: Cell) -> Path:
     if cell.pretrain is None:
         raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
     out = Path(cell.pretrain.output_dir)
+    if not cell.model.finetune_causal:  # a fine-tuned model's name is its fine-tuning's
+        link_run(run_name(cell.suite.name, cell.label, cell.seed, cell.sweep), out)
     with _lock(_lock_file(out)):
         discard_if_damaged(out / "final")
         if not (out / "final").is_dir():
@@ -102,6 +110,7 @@ def discard_if_damaged(final: Path) -> None:
 
 def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
     """`checkpoint` causally fine-tuned into `folder` (once), per the model entry."""
+    link_run(run_name(cell.suite.name, cell.label, cell.seed, cell.sweep), folder)
     with _lock(_lock_file(folder)):
         discard_if_damaged(folder / "final")
         if not (folder / "final").is_dir():

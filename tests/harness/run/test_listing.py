@@ -1,0 +1,48 @@
+"""Runs by name: `hlm run` links each run it trains as suite/model/seed-N, `hlm runs` lists
+them with their state, and a name (with @step-N) stands for the checkpoint folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as hlm
+from harness.run.listing import list_runs
+from harness.run.runner import run_suite
+from tests.harness.conftest import TINY
+from zoo.errors import UserError
+from zoo.train.names import link_run, named_runs, resolve_checkpoint, run_name
+
+
+def test_a_suite_names_its_runs_and_commands_take_the_names(isolated: Path, capsys) -> None:
+    run_suite(TINY, root=isolated / "lb", progress=False)
+    names = named_runs()
+    assert sorted(names) == [f"tiny/bert-tiny-{o}/seed-{s}" for o in ("ce", "cwt") for s in (0, 1)]
+    (state,) = list_runs("tiny/bert-tiny-cwt/seed-1")
+    assert (state.state, state.step, state.steps, state.checkpoints) == ("done", 6, 6, (3,))
+    final = resolve_checkpoint("tiny/bert-tiny-cwt/seed-1")
+    assert Path(final) == names["tiny/bert-tiny-cwt/seed-1"] / "final"
+    assert resolve_checkpoint("tiny/bert-tiny-cwt/seed-1@step-3").endswith("step-0000003")
+    with pytest.raises(
+        UserError, match=r"has no checkpoints/step-0000004 \(it has: step-0000003, final\)"
+    ):
+        resolve_checkpoint("tiny/bert-tiny-cwt/seed-1@step-4")
+    assert resolve_checkpoint("EleutherAI/pythia-70m") == "EleutherAI/pythia-70m"  # a Hub id
+    assert hlm(["runs", "tiny/*cwt*"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny/bert-tiny-cwt/seed-0" in out and "tiny/bert-tiny-ce" not in out
+    assert "@step-3" in out and "6 / 6" in out
+
+
+def test_a_killed_run_is_stopped_at_its_last_complete_line(isolated: Path) -> None:
+    folder = isolated / "runs" / "pretrain" / "abc"
+    folder.mkdir(parents=True)
+    lines = [json.dumps({"step": s, "loss": 1.0}) for s in (10, 20)]
+    (folder / "metrics.jsonl").write_text("\n".join(lines) + '\n{"step": 3')  # killed mid-line
+    link_run(run_name("s", "m", 2, {"vocab_size": 8000}), folder)
+    (state,) = list_runs()
+    assert (state.name, state.state, state.step) == ("s/m/vocab_size=8000/seed-2", "stopped", 20)
+    link_run(run_name("s", "m", 2, {"vocab_size": 8000}), folder)  # relinking is a no-op
+    assert len(named_runs()) == 1

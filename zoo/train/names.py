@@ -1,0 +1,83 @@
+"""Runs by name: `suite/model/seed-N` instead of a configuration hash.
+
+    link_run("paper-cpu-encoder/bert-tiny-cwt/seed-1", runs_dir() / "pretrain" / key)
+    resolve_checkpoint("paper-cpu-encoder/bert-tiny-cwt/seed-1")            # .../final
+    resolve_checkpoint("paper-cpu-encoder/bert-tiny-cwt/seed-1@step-2000")  # .../step-0002000
+
+A suite's runs are cached by the hash of what defines their weights (`runs/pretrain/<key>/`),
+so that suites share them. Each run a suite uses is also linked under its readable name in
+`runs/by-name/` (a relative symbolic link: `ls runs/by-name/<suite>` browses them, and the link
+moves with the folder). Every command that takes a checkpoint folder takes such a name, with
+`@step-N` for a checkpoint along the run; a path that exists, or a Hub id, is taken as given.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from zoo.errors import UserError
+
+RUNS_ENV = "HLM_RUNS_DIR"
+BY_NAME = "by-name"
+STEP = re.compile(r"^(?P<name>[^@]+)@(?:step-(?P<step>\d+)|final)$")
+
+
+def runs_dir() -> Path:
+    """Where pretraining runs are cached: $HLM_RUNS_DIR, default `runs/`."""
+    return Path(os.environ[RUNS_ENV]) if RUNS_ENV in os.environ else Path("runs")
+
+
+def run_name(suite: str, label: str, seed: int, sweep: dict[str, object]) -> str:
+    """`suite/model/seed-N`, with the sweep point between model and seed where there is one."""
+    point = ",".join(f"{k}={v}" for k, v in sorted(sweep.items()))
+    safe = re.sub(r"[^A-Za-z0-9_.=,+-]", "-", point)
+    return "/".join([suite, label, *([safe] if safe else []), f"seed-{seed}"])
+
+
+def link_run(name: str, target: Path, runs: Path | None = None) -> Path:
+    """Link `runs/by-name/<name>` to the run folder `target` (replacing an older link of that
+    name atomically); the link's path."""
+    link = (runs or runs_dir()) / BY_NAME / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    relative = os.path.relpath(target.resolve(), link.parent.resolve())
+    if link.is_symlink() and os.readlink(link) == relative:
+        return link
+    tmp = link.with_name(f".{link.name}.tmp-{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(relative, target_is_directory=True)
+    os.replace(tmp, link)
+    return link
+
+
+def named_runs(runs: Path | None = None) -> dict[str, Path]:
+    """Every run name under `runs/by-name/` and the folder it links to, sorted by name."""
+    root = (runs or runs_dir()) / BY_NAME
+    if not root.is_dir():
+        return {}
+    links = (p for p in root.rglob("seed-*") if p.is_symlink())
+    return {str(p.relative_to(root)): p.resolve() for p in sorted(links)}
+
+
+def resolve_checkpoint(text: str, runs: Path | None = None) -> str:
+    """A checkpoint folder for `text`: a path that exists as given; a run name (`@step-N` for
+    a checkpoint along it, `@final` or nothing for its end) as its folder; anything else (a
+    Hub id) unchanged. A run name whose checkpoint is missing is a clear error."""
+    if Path(text).exists():
+        return text
+    match = STEP.match(text)
+    name = match["name"] if match else text
+    link = (runs or runs_dir()) / BY_NAME / name
+    if not link.is_symlink():
+        return text
+    run = link.resolve()
+    step = match["step"] if match else None
+    folder = run / "final" if step is None else run / "checkpoints" / f"step-{int(step):07d}"
+    if not folder.is_dir():
+        kept = sorted(p.name for p in (run / "checkpoints").glob("step-*"))
+        raise UserError(
+            f"{text}: run {name} ({run}) has no {folder.relative_to(run)} "
+            f"(it has: {', '.join([*kept, *(['final'] if (run / 'final').is_dir() else [])]) or 'none'})"
+        )
+    return str(folder)
