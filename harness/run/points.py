@@ -10,7 +10,6 @@ twice. A fine-tuned point counts the fine-tuning's tokens too (paper Fig. 4).
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import shutil
 import warnings
@@ -18,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from harness.run.cells import Cell, digest
 from harness.tasks import TASKS
@@ -44,13 +45,11 @@ log = logging.getLogger(__name__)
 
 @contextmanager
 def _lock(path: Path) -> Iterator[None]:
+    """Two runs never prepare the same folder at once (an OS file lock, released with the
+    process however it ends)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)  # two runs never prepare the same folder at once
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    with FileLock(path):
+        yield
 
 
 def _lock_file(folder: Path) -> Path:
@@ -71,12 +70,12 @@ def preparing_now(folder: Path) -> bool:
     path = _lock_file(folder)
     if not path.is_file():
         return False
-    with path.open("a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(f, fcntl.LOCK_UN)
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return True
+    lock.release()
     return False
 
 
