@@ -1,6 +1,7 @@
 # headless-zoo: the two set-up commands of the README, and their parts.
 #   make demo   create .venv, then run the quickstart suite (embedded synthetic corpus, no network)
 #   make test   create .venv, then lint + format check + type check + the full test suite
+#   make fuzz   every generated bad input (the fuzzer's full run; make test runs a subset)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ BIN    := $(VENV)/bin
 #   make test TORCH_INDEX="--index-url https://download.pytorch.org/whl/cpu"
 TORCH_INDEX ?=
 
-.PHONY: env demo test lint typecheck pytest bench clean
+.PHONY: env demo test lint typecheck pytest fuzz bench clean
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +36,13 @@ pytest: env
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
+
+# every generated bad input (about 800: configs, flags, suites, damaged files, folder states);
+# `make test` runs a quarter of the file cases and 25 drawn cases a fuzz test
+fuzz: env
+	HLM_FUZZ=full $(BIN)/pytest -q -p no:cacheprovider --hypothesis-show-statistics \
+		tests/reliability/test_bad_input.py tests/reliability/test_fuzz_files.py \
+		tests/reliability/test_crafted_files.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache

@@ -330,6 +330,11 @@ def _dispatch(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `hlm leaderboard | head`: the reader left, as with any tool
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # a path the system refuses: read-only, too long, not a folder
+        if exc.filename is None:
+            raise  # not about a path the user gave: a bug, shown as one
+        print(f"hlm {args.verb}: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 # flags other tools give a meaning ours name otherwise: the names to use here

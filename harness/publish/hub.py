@@ -28,6 +28,7 @@ from harness.results.leaderboard import read_leaderboard
 from harness.results.schema import COLUMNS
 from harness.suite import suite_name
 from zoo.errors import UserError
+from zoo.train.checkpoint import hf_config
 from zoo.train.metadata import read_metadata
 from zoo.train.names import resolve_checkpoint
 from zoo.train.safe_load import LEGACY_STATE, STATE
@@ -138,6 +139,7 @@ def publish_model(
     ckpt = Path(checkpoint)
     if not (ckpt / "config.json").is_file():
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
+    hf_config(str(ckpt))  # its files as written (commit marker) and a config that reads
     read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
     rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
     text = model_card(ckpt, repo, rows, card or CardOptions())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,21 @@ def read_samples(directory: Path, cell_ids: set[str] | None = None) -> pd.DataFr
     files = sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
     if cell_ids is not None:
         files = [p for p in files if p.stem.split(".", 1)[0] in cell_ids]
-    if not files:
+    tables = [t for t in (_read(f) for f in files) if t is not None]
+    if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in SAMPLE_SCHEMA.names})
-    return pa.concat_tables([pq.read_table(f, schema=SAMPLE_SCHEMA) for f in files]).to_pandas()
+    return pa.concat_tables(tables).to_pandas()
+
+
+def _read(path: Path) -> pa.Table | None:
+    """One samples file, or None with a warning naming it when it does not read (its cell's
+    rows stand; only the per-example tests lose it until `hlm run --force` remakes it)."""
+    try:
+        return pq.read_table(path, schema=SAMPLE_SCHEMA)
+    except (OSError, pa.ArrowException) as exc:
+        warnings.warn(
+            f"{path}: skipped: not a readable samples file ({type(exc).__name__}: "
+            f"{str(exc)[:120]}); `hlm run --force --task TASK` makes it again",
+            stacklevel=3,
+        )
+        return None

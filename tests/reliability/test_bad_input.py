@@ -2,7 +2,7 @@
 traceback, nothing written.
 
 The first tests are the known cases, one by one. The fuzzer then draws, seeded
-(`derandomize`), 300 more a run: pretraining configs (a bad value at one or two keys, or
+(`derandomize`), 25 cases a test under `make test` and 200 under `make fuzz`: pretraining configs (a bad value at one or two keys, or
 damaged YAML text), `hlm pretrain` flags, and suites (every section, through `hlm validate` and
 `hlm run`). Bad values come from `tests.reliability.bad_values`, which reads what each field
 declares, never what the validator accepts.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -34,7 +35,10 @@ from zoo.objectives import LossOptions
 from zoo.train.causal_finetune import CausalFinetuneConfig
 from zoo.train.config import PretrainConfig
 
+# `make fuzz` (HLM_FUZZ=full) draws 200 cases a test; `make test` 25, the same first ones
+FULL = os.environ.get("HLM_FUZZ", "") == "full"
 FUZZ = settings(
+    max_examples=200 if FULL else 25,
     derandomize=True,
     database=None,
     deadline=None,

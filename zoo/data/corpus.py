@@ -123,14 +123,23 @@ def _json_documents(path: Path) -> Iterator[str]:
 
 
 def _parquet_documents(path: Path) -> Iterator[str]:
+    """The `text` column's strings; a file that is no Parquet, a damaged one or a column of
+    another type is refused by name."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path)
-    names = table.schema_arrow.names
-    if "text" not in names:
-        raise UserError(f"{path}: no 'text' column (columns: {', '.join(names)})")
-    for batch in table.iter_batches(batch_size=1024, columns=["text"]):
-        yield from (t for t in batch.column(0).to_pylist() if t)
+    try:
+        table = pq.ParquetFile(path)
+        names = table.schema_arrow.names
+        if "text" not in names:
+            raise UserError(f"{path}: no 'text' column (columns: {', '.join(names)})")
+        kind = table.schema_arrow.field("text").type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise UserError(f"{path}: the 'text' column holds {kind}, not strings")
+        for batch in table.iter_batches(batch_size=1024, columns=["text"]):
+            yield from (t for t in batch.column(0).to_pylist() if t)
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
 _RESIDUE = re.compile(

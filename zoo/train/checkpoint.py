@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file
 from transformers import AutoConfig, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
@@ -204,6 +205,10 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
         or (os.sep in name_or_path and name_or_path.count("/") > 1)
     ):
         raise UserError(f"checkpoint not found: {name_or_path}")
+    if p.is_dir() and (p / COMMIT).is_file():  # one of ours: its files as they were written
+        problem = checkpoint_problem(p)
+        if problem is not None:
+            raise UserError(f"checkpoint {name_or_path}: {problem}")
     try:
         config: PretrainedConfig = AutoConfig.from_pretrained(name_or_path)
     except (OSError, ValueError) as exc:
@@ -219,7 +224,7 @@ def load_model(name_or_path: str) -> PreTrainedModel:
     auto = family_of(config).auto_class
     try:
         model, info = auto.from_pretrained(name_or_path, output_loading_info=True)
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError, SafetensorError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise UserError(f"cannot load checkpoint {name_or_path!r}: {first}") from None
     wrong = {

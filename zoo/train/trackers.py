@@ -89,7 +89,14 @@ class WandbTracker:
     def __init__(self, out: Path, config: dict[str, Any]) -> None:
         wandb = _require("wandb", "wandb")
         project = os.environ["WANDB_PROJECT"] if "WANDB_PROJECT" in os.environ else "headless-zoo"
-        self.run = wandb.init(project=project, name=out.name, dir=str(out), config=config)
+        try:
+            self.run = wandb.init(project=project, name=out.name, dir=str(out), config=config)
+        except (wandb.errors.UsageError, wandb.errors.CommError) as exc:
+            raise UserError(
+                f"--report-to wandb: {str(exc).strip().splitlines()[0]} (log in with `wandb "
+                "login` or WANDB_API_KEY, or log locally with WANDB_MODE=offline); nothing was "
+                f"trained: continue in {out} with --overwrite"
+            ) from None
 
     def log(self, step: int, values: dict[str, float]) -> None:
         self.run.log(values, step=step)
