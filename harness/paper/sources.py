@@ -296,6 +296,7 @@ class Scale:
     suites: dict[str, str]
     models: dict[str, str]
     pending: str = ""
+    speed_suite: str = ""  # the suite measuring this scale's speeds side by side, where not mapped
 
     def source(self, fig: PaperFigure) -> Source | None:
         """Our source of `fig` at this scale, or None where this scale does not compare it."""
@@ -306,8 +307,9 @@ class Scale:
             return None
         roles = {r: self._model(m) for r, m in cpu.roles.items()}
         speed = None
-        if cpu.speed is not None and cpu.speed[0] in self.suites:
-            speed = (self.suites[cpu.speed[0]], self._model(cpu.speed[1]))
+        if cpu.speed is not None:
+            measured = self.suites[cpu.speed[0]] if cpu.speed[0] in self.suites else self.speed_suite
+            speed = (measured, self._model(cpu.speed[1])) if measured else None
         return replace(cpu, suite=self.suites[cpu.suite], roles=roles, speed=speed)
 
     def _model(self, label: str) -> str:
@@ -326,4 +328,17 @@ GPU = Scale(
     "gpt2-11m, at 2.7 to 4 times the CPU parts' tokens; they need a CUDA GPU (`device: "
     "cuda`). Run them on one and regenerate this page: their rows say which GPU trained them.",
 )
-SCALES = (CPU, GPU)
+# the same comparisons a size up on this machine's CPU, on English Wikipedia
+# (suites/paper-cpu-wiki-*.yaml): bert-mini encoders, gpt2-11m decoders
+WIKI = Scale(
+    "CPU, English Wikipedia",
+    {ENCODER: "paper-cpu-wiki-encoder", DECODER: "paper-cpu-wiki-decoder"},
+    {"bert-tiny": "bert-mini", "pythia-tiny": "gpt2-11m"},
+    pending="No rows committed yet. These suites repeat the encoder comparisons (Table 1, "
+    "Figure 3, Appendix A) with bert-mini and the decoder ones (Tables 3-4, Appendix A) with "
+    "gpt2-11m, pretrained on English Wikipedia with a held-out file for validation, sized so "
+    "that the vanilla models pass their gates; run them (`hlm run paper-cpu-wiki-encoder`, a "
+    "cell at a time in the background) and regenerate this page.",
+    speed_suite="paper-cpu-wiki-encoder",
+)
+SCALES = (CPU, WIKI, GPU)
