@@ -27,9 +27,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from harness.results.leaderboard import aggregate, latest_step
+from harness.results.leaderboard import aggregate, latest_step, preset_kind
 from harness.results.metrics import METRICS, direction, metric_info
-from zoo.models import PRESETS
 
 
 def _save(fig: Figure, title: str, path: Path) -> Path:
@@ -61,8 +60,9 @@ def palette(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def _kind(preset: object) -> str:
-    name = str(preset)
-    return PRESETS.get(name)().kind if name in PRESETS else "model"
+    """The kind a plot groups a preset under: encoder, decoder, or "model" where unknown."""
+    kind = preset_kind(preset)
+    return kind if kind is not None else "model"
 
 
 def groups(d: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:

@@ -276,7 +276,7 @@ def aggregate(df: pd.DataFrame) -> pd.DataFrame:
     out["by_seed"] = pd.Series(by_seed, index=out.index, dtype=object)
     first = d.groupby(keys, dropna=False, sort=False)[["objective", "preset"]].first()
     out["objective"] = first["objective"].to_numpy()
-    out["kind"] = [_kind(p) for p in first["preset"]]
+    out["kind"] = [preset_kind(p) for p in first["preset"]]
     g = d.groupby(keys, dropna=False, sort=False)
     stored = g["higher_is_better"].first().to_numpy()
     out["higher_is_better"] = [_direction(m, s) for m, s in zip(out["metric"], stored, strict=True)]
@@ -284,8 +284,9 @@ def aggregate(df: pd.DataFrame) -> pd.DataFrame:
 
 
 @cache
-def _kind(preset: Any) -> str | None:
-    """encoder / decoder of a zoo preset; None for a name the zoo does not know."""
+def preset_kind(preset: Any) -> str | None:
+    """encoder / decoder of a zoo preset; None for a name the zoo does not know (a
+    checkpoint's label, a plugin's preset not loaded)."""
     from zoo.models import PRESETS, get_spec  # deferred: transformers is heavy to import
 
     return get_spec(preset).kind if isinstance(preset, str) and preset in PRESETS else None
