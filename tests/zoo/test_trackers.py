@@ -70,3 +70,17 @@ def test_an_unknown_tracker_is_refused_by_name(tmp_path: Path) -> None:
         load_config(
             None, {"preset": "bert-tiny", "output_dir": str(tmp_path), "report_to": ["tensorbord"]}
         )
+
+
+def test_wandb_without_a_login_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("WANDB_MODE", "WANDB_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc, no wandb settings
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    import wandb
+
+    wandb.teardown()  # a run before this one in the process set W&B up offline
+    with pytest.raises(UserError, match=r"--report-to wandb: .*WANDB_MODE=offline"):
+        pretrain(PretrainConfig(output_dir=str(tmp_path / "r"), report_to=["wandb"], **RUN))
