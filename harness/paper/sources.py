@@ -308,7 +308,9 @@ class Scale:
         roles = {r: self._model(m) for r, m in cpu.roles.items()}
         speed = None
         if cpu.speed is not None:
-            measured = self.suites[cpu.speed[0]] if cpu.speed[0] in self.suites else self.speed_suite
+            measured = (
+                self.suites[cpu.speed[0]] if cpu.speed[0] in self.suites else self.speed_suite
+            )
             speed = (measured, self._model(cpu.speed[1])) if measured else None
         return replace(cpu, suite=self.suites[cpu.suite], roles=roles, speed=speed)
 
