@@ -255,7 +255,7 @@ def add_pretrain(p: argparse.ArgumentParser) -> None:
 
 
 def add_finetune_causal(p: argparse.ArgumentParser) -> None:
-    from zoo.train.causal_finetune import CausalFinetuneConfig
+    from zoo.train.finetune_settings import CausalFinetuneConfig
 
     p.description = (
         "Give a headless decoder an LM head initialised from its input embeddings and train "

@@ -16,8 +16,8 @@ from pydantic.fields import FieldInfo
 
 from zoo.objectives import OBJECTIVES
 from zoo.train.budgets import BudgetMarks
-from zoo.train.causal_finetune import CausalFinetuneConfig
 from zoo.train.config import PretrainConfig
+from zoo.train.finetune_settings import CausalFinetuneConfig
 from zoo.train.roles import recipe_names
 
 # Pretraining keys a suite may set (in `recipe`, per model, or in a sweep): read from the fields.

@@ -96,7 +96,8 @@ def test_leaderboard_task_selects_sub_tasks(board: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    "verb", ["", "run", "leaderboard", "evaluate", "publish", "power", "report"]
+    "verb",
+    ["", "run", "leaderboard", "evaluate", "publish", "power", "report", "runs", "finetune-causal"],
 )
 def test_help_imports_no_heavy_library(verb: str) -> None:
     """A verb's flags come from argparse alone: its --help imports neither torch nor

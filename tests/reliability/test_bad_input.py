@@ -32,8 +32,8 @@ from harness.suite.schema import SAFE_NAME, Suite, TaskEntry
 from tests.harness.conftest import TINY
 from tests.reliability.bad_values import NAME, bad_value, checked_fields
 from zoo.objectives import LossOptions
-from zoo.train.causal_finetune import CausalFinetuneConfig
 from zoo.train.config import PretrainConfig
+from zoo.train.finetune_settings import CausalFinetuneConfig
 
 # `make fuzz` (HLM_FUZZ=full) draws 200 cases a test; `make test` 25, the same first ones
 FULL = os.environ.get("HLM_FUZZ", "") == "full"

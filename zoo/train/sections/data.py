@@ -12,8 +12,8 @@ from pydantic import (
 
 from zoo.data.corpus import source_problem
 from zoo.models import PRESETS
+from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES, Float, Int
 from zoo.train.roles import role
-from zoo.train.sections.limits import MAX_POSITIONS, MAX_SEQUENCES, Float, Int
 
 
 class DataSettings(BaseModel):

@@ -19,8 +19,8 @@ from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
 from zoo.tokenizers import min_vocab_size
+from zoo.train.limits import MAX_VOCAB, Float, Int
 from zoo.train.roles import role
-from zoo.train.sections.limits import MAX_VOCAB, Float, Int
 
 
 class ObjectiveSettings(BaseModel):

@@ -12,8 +12,8 @@ from pydantic import (
 )
 
 from zoo.train.budgets import BudgetMarks
+from zoo.train.limits import Int
 from zoo.train.roles import role
-from zoo.train.sections.limits import Int
 from zoo.train.trackers import TRACKERS
 
 

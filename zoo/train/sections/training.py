@@ -10,8 +10,8 @@ from pydantic import (
     Field,
 )
 
+from zoo.train.limits import MAX_STEPS, Float, Int
 from zoo.train.roles import role
-from zoo.train.sections.limits import MAX_STEPS, Float, Int
 
 Schedule = Literal["triangular", "cosine", "constant"]
 Beta = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
