@@ -320,15 +320,28 @@ class Scale:
 
 
 CPU = Scale("CPU", {}, {})
-# the encoder and decoder comparisons a size up, on a CUDA GPU (suites/paper-gpu-*.yaml)
+# the encoder and decoder comparisons on a CUDA GPU (suites/paper-gpu-*.yaml): two steps of the
+# compact-BERT ladder for the encoders (one scale each), a 70M-class decoder
+GPU_PENDING = (
+    "No rows committed yet. These suites repeat the encoder comparisons (Table 1, Figure 3, "
+    "Appendix A) with bert-small and bert-medium and the decoder ones (Tables 3-4, Appendix A) "
+    "with pythia-70m, on English Wikipedia, at about 100M tokens a run; they need a CUDA GPU "
+    "(`tools/gpu-run.sh`). Run them on one and regenerate this page: their rows say which GPU "
+    "trained them."
+)
 GPU = Scale(
     "GPU",
     {ENCODER: "paper-gpu-encoder", DECODER: "paper-gpu-decoder"},
-    {"bert-tiny": "bert-small", "pythia-tiny": "gpt2-11m"},
-    pending="No rows committed yet. These suites repeat the encoder comparisons (Table 1, "
-    "Figure 3, Appendix A) with bert-small and the decoder ones (Tables 3-4, Appendix A) with "
-    "gpt2-11m, at 2.7 to 4 times the CPU parts' tokens; they need a CUDA GPU (`device: "
-    "cuda`). Run them on one and regenerate this page: their rows say which GPU trained them.",
+    {"bert-tiny": "bert-small", "pythia-tiny": "pythia-70m"},
+    pending=GPU_PENDING,
+    speed_suite="paper-gpu-encoder",
+)
+GPU_MEDIUM = Scale(
+    "GPU, bert-medium",
+    {ENCODER: "paper-gpu-encoder"},
+    {"bert-tiny": "bert-medium"},
+    pending=GPU_PENDING,
+    speed_suite="paper-gpu-encoder",
 )
 # the same comparisons a size up on this machine's CPU, on English Wikipedia
 # (suites/paper-cpu-wiki-*.yaml): bert-mini encoders, gpt2-11m decoders
@@ -343,4 +356,4 @@ WIKI = Scale(
     "cell at a time in the background) and regenerate this page.",
     speed_suite="paper-cpu-wiki-encoder",
 )
-SCALES = (CPU, WIKI, GPU)
+SCALES = (CPU, WIKI, GPU, GPU_MEDIUM)

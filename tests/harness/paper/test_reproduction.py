@@ -18,7 +18,7 @@ from scipy import stats
 from harness.paper.document import HEADLINE, headline, render, write_reproduction
 from harness.paper.figures import PAPER
 from harness.paper.findings import findings
-from harness.paper.sources import CPU, GPU, source_of
+from harness.paper.sources import CPU, GPU, SCALES, Scale, source_of
 from harness.results.leaderboard import write_cell
 from harness.results.schema import COLUMNS
 from harness.suite import load_suite
@@ -85,7 +85,7 @@ def _encoder_rows(
         {**_row(f"{preset}-cwt", "throughput", "speedup_vs_baseline", 1.5, seed), "step": None}
         for seed in range(3)
     ]
-    ablation = "paper-cpu-ablation" if "cpu" in suite else suite + "-speed"
+    ablation = "paper-cpu-ablation" if "cpu" in suite else suite  # a GPU suite measures its own
     write_cell(tmp / ablation, "speed", speed)
     return tmp
 
@@ -144,23 +144,27 @@ def test_a_gap_that_is_not_significant_is_inconclusive_either_way(tmp_path) -> N
         assert "3 seeds detect |Δ| ≥" in avg.reason and "the paper's Δ (0.0086)" in avg.reason
 
 
-def test_the_gpu_scale_compares_the_encoder_and_decoder_figures_a_size_up() -> None:
+@pytest.mark.parametrize("scale", SCALES[1:], ids=lambda s: s.name)
+def test_each_larger_scale_compares_the_encoder_and_decoder_figures(scale: Scale) -> None:
+    """Every scale past the CPU one compares the CPU parts' figures it has suites for, with the
+    same tasks, metrics and gates, between models its own suites train."""
     for fig in PAPER:
-        cpu, gpu = CPU.source(fig), GPU.source(fig)
+        cpu, big = CPU.source(fig), scale.source(fig)
         assert cpu == source_of(fig)
-        if cpu.suite not in ("paper-cpu-encoder", "paper-cpu-decoder"):
-            assert gpu is None, fig.key  # the sweeps, XNLI, the ablation: CPU only
+        if cpu.suite not in scale.suites:
+            assert big is None, fig.key  # the sweeps, XNLI, the ablation: CPU only
             continue
-        assert gpu is not None and gpu.suite == cpu.suite.replace("-cpu-", "-gpu-")
-        assert (gpu.task, gpu.metric, gpu.at, gpu.checks) == (
+        assert big is not None and big.suite == scale.suites[cpu.suite]
+        assert (big.task, big.metric, big.at, big.checks) == (
             cpu.task,
             cpu.metric,
             cpu.at,
             cpu.checks,
         )
-        trained = {m.label() for m in load_suite(ROOT / "suites" / f"{gpu.suite}.yaml").models}
-        assert set(gpu.roles.values()) <= trained, fig.key
-        assert all(m.startswith(("bert-small-", "gpt2-11m-")) for m in gpu.roles.values())
+        trained = {m.label() for m in load_suite(ROOT / "suites" / f"{big.suite}.yaml").models}
+        assert set(big.roles.values()) <= trained, fig.key
+        presets = tuple(f"{p}-" for p in scale.models.values())
+        assert all(m.startswith(presets) for m in big.roles.values())
 
 
 def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
@@ -177,7 +181,7 @@ def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
     text = headline(found)
     assert text.startswith("At CPU scale, 41 comparisons")
     assert "At GPU scale," in text and "bert-small-cwt 50.4 against bert-small-ce" in text
-    page = render(found, root).split("## At GPU scale: bert-small and gpt2-11m")[1]
+    page = render(found, root).split("## At GPU scale: bert-small and pythia-70m")[1]
     assert f"`paper-gpu-encoder` (`hlm run paper-gpu-encoder`); trained on {h100}." in page
     assert "bert-small-cwt (3000 steps" in page and "| contradicted |" in page
 
