@@ -105,17 +105,19 @@ def test_lm_eval_values_are_read_with_lm_eval_meanings(tiny_decoder: Path, capsy
 
     s = suite("--model_args", f"pretrained={tiny_decoder}", "dtype=float32", "-t", "a,b", "c",
               "--limit", "0.5", "--batch_size", "auto:4", "--num_fewshot", "2")  # fmt: skip
-    p = s.tasks[0].params
-    assert (p.tasks, p.limit, p.batch_size, p.num_fewshot, p.dtype) == (
+    p = s.tasks[0].params  # the task's params, as the suite holds them
+    assert (p["tasks"], p["limit"], p["batch_size"], p["num_fewshot"], p["dtype"]) == (
         ["a", "b", "c"], 0.5, "auto:4", 2, "float32"
     )  # fmt: skip
     assert s.models[0].checkpoint == str(tiny_decoder)
+    ckpt = str(tiny_decoder)
     for argv, message in (
-        (["--model", "vllm"], "--model: hlm evaluate runs lm-eval's hf model"),
-        (["--model_args", "trust_remote_code=True"], "--model_args: 'trust_remote_code'"),
-        (["--limit", "1.5"], "--limit: "),
-        (["--batch_size", "big"], "--batch_size: "),
+        ([ckpt, "--model", "vllm"], "--model: hlm evaluate runs lm-eval's hf model"),
+        ([ckpt, "--model_args", "trust_remote_code=True"], "--model_args: 'trust_remote_code'"),
+        ([ckpt, "--limit", "1.5"], "--limit: a count of examples"),
+        ([ckpt, "--batch_size", "big"], "--batch_size: an integer above 0, auto or auto:N"),
+        ([ckpt, "--model_args", "pretrained=elsewhere"], "CHECKPOINT: .* differ"),
         ([], "CHECKPOINT: give it"),
     ):
-        with pytest.raises(SuiteError, match=message):
-            suite("-t", "hlm_boolq", *argv)
+        with pytest.raises(SuiteError, match=message):  # the checkpoint before -t's list
+            suite(*argv[:1], "-t", "hlm_boolq", *argv[1:])
