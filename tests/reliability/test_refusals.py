@@ -16,6 +16,7 @@ from harness.run.rows import cell_rows
 from harness.tasks import Result
 from tests.tiny import TINY_RUN
 from zoo.errors import UserError
+from zoo.train.checkpoint import COMMIT
 from zoo.train.config import PretrainConfig
 from zoo.train.pretrain import pretrain
 from zoo.yaml_files import YamlFileError, parse_yaml
@@ -66,9 +67,11 @@ def test_finetune_causal_refuses_to_write_into_its_input(run, capsys) -> None:
 
 
 def test_weights_that_do_not_fit_are_refused_by_name(run, tmp_path: Path) -> None:
-    """`--init-from` a checkpoint with a tensor missing: never a model partly at random."""
+    """`--init-from` a checkpoint with a tensor missing: never a model partly at random (one
+    from elsewhere: without our commit marker, which would refuse the changed file first)."""
     bad = tmp_path / "bad"
     shutil.copytree(Path(run.output_dir) / "final", bad)
+    (bad / COMMIT).unlink()
     weights = load_file(str(bad / "model.safetensors"))
     dropped = sorted(k for k in weights if "layers.0.mlp" in k)[0]
     save_file(

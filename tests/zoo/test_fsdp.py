@@ -23,6 +23,7 @@ from zoo.train.config import PretrainConfig
 from zoo.train.loop import first_sample
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
+from zoo.train.roles import flag_of
 from zoo.train.sharded import SHARDED
 
 ROOT = Path(__file__).parents[2]
@@ -48,7 +49,8 @@ def _port() -> int:
 def _flags(settings: dict) -> list[str]:
     out = []
     for key, value in settings.items():
-        flag = "--" + key.replace("_", "-")
+        fields = PretrainConfig.model_fields  # --save-at-steps for save_steps; --resume is no field
+        flag = flag_of(key, fields[key]) if key in fields else "--" + key.replace("_", "-")
         if value is True:
             out.append(flag)
         elif value != []:
