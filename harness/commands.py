@@ -1,4 +1,5 @@
-"""The harness verbs of `hlm`: validate, run, leaderboard, plot (thin layers over the library)."""
+"""The commands of `hlm`'s harness verbs (`cmd_run`, `cmd_leaderboard`, ...), thin layers over the
+library, each importing what it uses when it runs; their flags are in `harness.parsers`."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def add_power(p: argparse.ArgumentParser) -> None:
         help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
     )
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
-    p.add_argument("--leaderboards", default="leaderboards")
+    _add_leaderboards(p)
     p.set_defaults(func="harness.report.power:cmd_power")
 
 
@@ -164,7 +164,7 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
         "--label", help="the model's label in the leaderboard (default: the run's folder name)"
     )
     p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
-    p.add_argument("--leaderboards", default="leaderboards", help="leaderboards root")
+    _add_leaderboards(p)
     p.set_defaults(func="harness.run.evaluate:cmd_evaluate")
 
 
@@ -208,7 +208,7 @@ def add_publish(p: argparse.ArgumentParser) -> None:
             help="write the files to DIR instead of uploading (a review before a publish)",
         )
         q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
-        q.add_argument("--leaderboards", default="leaderboards")
+        _add_leaderboards(q)
     p.set_defaults(func="harness.publish.hub:cmd_publish")
 
 
@@ -224,6 +224,14 @@ def add_validate(p: argparse.ArgumentParser) -> None:
     )
     _add_trust(p)
     p.set_defaults(func="harness.commands:cmd_validate")
+
+
+def _add_leaderboards(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--leaderboards",
+        default="leaderboards",
+        help="leaderboard root folder (default: leaderboards)",
+    )
 
 
 def _add_trust(p: argparse.ArgumentParser) -> None:
@@ -261,11 +269,7 @@ def add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--publish", action="store_true", help="run the suite's `publish:` step at the end"
     )
-    p.add_argument(
-        "--leaderboards",
-        default="leaderboards",
-        help="leaderboard root folder (default: leaderboards)",
-    )
+    _add_leaderboards(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--dry-run",
@@ -307,7 +311,7 @@ def add_leaderboard(p: argparse.ArgumentParser) -> None:
         help="md: widest table line; wider tables are turned (models as columns) or cut "
         "(default: the terminal's width, at most 120)",
     )
-    p.add_argument("--leaderboards", default="leaderboards")
+    _add_leaderboards(p)
     p.set_defaults(func="harness.commands:cmd_leaderboard")
 
 
@@ -347,7 +351,7 @@ def add_bench(p: argparse.ArgumentParser) -> None:
 def add_plot(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", help="suite name or YAML path")
     p.add_argument("--out", help="output folder (default: leaderboards/<suite>/_plots)")
-    p.add_argument("--leaderboards", default="leaderboards")
+    _add_leaderboards(p)
     p.set_defaults(func="harness.commands:cmd_plot")
 
 
@@ -370,7 +374,7 @@ def add_report(p: argparse.ArgumentParser) -> None:
         "docs/REPRODUCTION.md, whose headline sentence is also written into README.md; "
         "with --out, only the page)",
     )
-    p.add_argument("--leaderboards", default="leaderboards")
+    _add_leaderboards(p)
     p.set_defaults(func="harness.commands:cmd_report")
 
 

@@ -96,3 +96,19 @@ def test_resume_from_a_named_checkpoint(tmp_path: Path) -> None:
         pretrain(longer, resume=str(tmp_path))
     final = pretrain(longer, resume=str(step4))
     assert [r.step for r in read_metadata(final).resumed] == [4]
+
+
+def test_a_checkpoint_verified_once_is_verified_again_after_a_change(tmp_path: Path) -> None:
+    """Loading hashes one of our checkpoints once (tasks reading it again skip the hashing);
+    a file changed since, even to the same size, is hashed and refused."""
+    from zoo.train.checkpoint import hf_config
+
+    cfg = PretrainConfig(
+        preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "r"), steps=2, **RUN
+    )
+    final = pretrain(cfg)
+    hf_config(str(final))
+    hf_config(str(final))  # remembered
+    _garbage(final / "model.safetensors")
+    with pytest.raises(UserError, match=r"model\.safetensors does not match its checksum"):
+        hf_config(str(final))

@@ -197,6 +197,25 @@ def load_weights(model: PreTrainedModel, folder: Path) -> None:
         )
 
 
+# folders whose files matched their marker, by path and each file's size and mtime: a
+# checkpoint read by several tasks is hashed once, and hashed again once a file changes
+_VERIFIED: set[tuple[object, ...]] = set()
+
+
+def verify_checkpoint(folder: Path, name: str) -> None:
+    """A clear error naming `name` when `folder`'s files no longer match its commit marker."""
+    stats = sorted(
+        (f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in folder.rglob("*") if f.is_file()
+    )
+    key = (str(folder.resolve()), *stats)
+    if key in _VERIFIED:
+        return
+    problem = checkpoint_problem(folder)
+    if problem is not None:
+        raise UserError(f"checkpoint {name}: {problem}")
+    _VERIFIED.add(key)
+
+
 def hf_config(name_or_path: str) -> PretrainedConfig:
     """A checkpoint's (local folder or hub id) Hugging Face config, or a clear error."""
     p = Path(name_or_path)
@@ -206,9 +225,7 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
     ):
         raise UserError(f"checkpoint not found: {name_or_path}")
     if p.is_dir() and (p / COMMIT).is_file():  # one of ours: its files as they were written
-        problem = checkpoint_problem(p)
-        if problem is not None:
-            raise UserError(f"checkpoint {name_or_path}: {problem}")
+        verify_checkpoint(p, name_or_path)
     try:
         config: PretrainedConfig = AutoConfig.from_pretrained(name_or_path)
     except (OSError, ValueError) as exc:
