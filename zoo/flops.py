@@ -11,7 +11,7 @@ CE 2 K D V (+ 2 K D^2 for BERT's head transform); CWT / NCE 2 K^2 D; CE+CWT both
 from __future__ import annotations
 
 from zoo.models.spec import ModelSpec
-from zoo.objectives.base import LossShape, Objective
+from zoo.objectives.declared import LossShape, Objective
 
 
 def body_forward_flops(

@@ -95,10 +95,7 @@ def test_leaderboard_task_selects_sub_tasks(board: Path, capsys) -> None:
     assert "val_ppl" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(
-    "verb",
-    ["", "run", "leaderboard", "evaluate", "publish", "power", "report", "runs", "finetune-causal"],
-)
+@pytest.mark.parametrize("verb", ["", *VERBS])
 def test_help_imports_no_heavy_library(verb: str) -> None:
     """A verb's flags come from argparse alone: its --help imports neither torch nor
     transformers nor pandas (the time it takes is measured by `hlm bench --only cli`)."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from zoo.errors import UserError
-from zoo.objectives import OBJECTIVES
+from zoo.objectives import OBJECTIVES, DeferredLoss
 from zoo.registry import Registry, load_plugin
 
 
@@ -50,3 +50,31 @@ def test_plugin_errors_are_user_errors(tmp_path) -> None:
     bad.write_text("raise RuntimeError('boom')\n")
     with pytest.raises(UserError, match="boom"):
         load_plugin(bad)
+
+
+def test_builtin_objectives_are_declared_without_torch() -> None:
+    """The registry and every objective's options load without torch (what `hlm pretrain
+    --help` and config validation need); a built-in's loss is imported at its first use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom zoo.objectives import OBJECTIVES\nfrom zoo.train.config import SECTIONS\n"
+        "assert [o.options for _, o in OBJECTIVES.items()]\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+    from zoo.objectives.builtin import ce_loss, ce_plus_cwt, cwt_objective, nce_objective
+
+    losses = {"ce": ce_loss, "cwt": cwt_objective, "ce+cwt": ce_plus_cwt, "nce": nce_objective}
+    for name, fn in losses.items():
+        loss = OBJECTIVES.get(name).loss
+        assert isinstance(loss, DeferredLoss) and loss.resolve() is fn
+
+
+def test_a_deferred_loss_that_cannot_be_imported_names_itself() -> None:
+    with pytest.raises(UserError, match="builtin:no_such_loss' cannot be imported"):
+        DeferredLoss("zoo.objectives.builtin:no_such_loss")(None, None)  # type: ignore[arg-type]
+    with pytest.raises(UserError, match="no_such_module"):
+        DeferredLoss("no_such_module:loss").resolve()

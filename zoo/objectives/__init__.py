@@ -8,27 +8,52 @@ Add your own from a file of yours (no package edit), then pass ``--plugins my_ob
 
 An objective with options of its own declares them as a `LossOptions` subclass
 (``options=MyOptions``); a suite or config sets them under ``loss:``.
+
+Importing this package does not import torch: the registry holds declarations
+(`zoo.objectives.declared`) whose built-in losses load at their first call. The names that
+need torch (`cwt_loss`, `LossInputs`, `VocabHead`) are imported when first read from here.
 """
 
-from zoo.objectives.base import (
-    LossInputs,
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from zoo.objectives.declared import (
+    DeferredLoss,
     LossOptions,
     LossShape,
     Objective,
-    VocabHead,
     contrastive_flops,
+    register_builtin_objectives,
     vocab_ce_flops,
 )
-from zoo.objectives.builtin import register_builtin_objectives
-from zoo.objectives.cwt import DUPLICATE_MODES, cwt_loss
 from zoo.registry import Registry
+
+if TYPE_CHECKING:
+    from zoo.objectives.base import LossInputs, VocabHead
+    from zoo.objectives.cwt import cwt_loss
 
 OBJECTIVES: Registry[Objective] = Registry("objective")
 register_builtin_objectives(OBJECTIVES)
 
+# name -> the module that defines it, for the torch-bound names read from this package
+_WITH_TORCH = {
+    "cwt_loss": "zoo.objectives.cwt",
+    "LossInputs": "zoo.objectives.base",
+    "VocabHead": "zoo.objectives.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WITH_TORCH:
+        return getattr(importlib.import_module(_WITH_TORCH[name]), name)
+    raise AttributeError(f"module 'zoo.objectives' has no attribute {name!r}")
+
+
 __all__ = [
-    "DUPLICATE_MODES",
     "OBJECTIVES",
+    "DeferredLoss",
     "LossInputs",
     "LossOptions",
     "LossShape",

@@ -1,70 +1,16 @@
-"""What an objective is, what it receives from the model, and the loss options it reads.
-
-An `Objective` is a pure loss function plus a declaration of what it needs from the model:
-
-- ``needs_head``: the vocabulary projection (weight-tied LM head). A headless objective
-  (``needs_head=False``) is never handed the head, so no [K, V] tensor can exist in its step.
-- ``needs_output_embeddings``: a separate (untied) target-embedding matrix [V, D], as in NCE
-  without weight tying. The model keeps it as its (untied) output embeddings.
-- ``options``: its options model, `LossOptions` or a subclass of it with the objective's own
-  fields (a suite or a config sets them under ``loss:``).
-- ``flops``: the analytic forward FLOPs of its loss term for a `LossShape` (zoo.flops adds
-  the body and multiplies by 3 for training).
-
-The training step selects the K positions (masked tokens for MLM, next-token positions for
-CLM), runs the body once, and calls ``objective.loss(LossInputs(...), options)``.
+"""What the training step hands an objective's loss: the selected positions' outputs, the
+targets, the input embeddings and, when the objective declares it needs them, the LM head's
+pieces or untied output embeddings. The declarations (options, FLOPs, `Objective`) live in
+`zoo.objectives.declared`, apart from torch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
 
 import torch.nn.functional as F
-from pydantic import BaseModel, ConfigDict, Field
 from torch import Tensor, nn
-
-Duplicates = Literal["keep", "mask", "unique"]
-Impl = Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"]
-CEImpl = Literal["plain", "chunked", "torch", "cce", "liger"]
-Negatives = Literal["local", "global"]
-
-
-class LossOptions(BaseModel):
-    """The loss knobs of every built-in objective (ignored by those that have no use for them).
-
-    One typed model, nested in the pretraining config as ``loss:``, read by pretraining, the
-    validation task and the throughput task alike. A plugin objective subclasses it to add its
-    own fields (see examples/cosine_cwt.py).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    temperature: float = Field(
-        1.0, gt=0, allow_inf_nan=False, description="contrastive scores are divided by it"
-    )
-    duplicates: Duplicates = Field(
-        "keep",
-        description="targets repeated in a batch: keep them as negatives (the paper), mask them, "
-        "or contrast against the unique targets",
-    )
-    cwt_impl: Impl = Field(
-        "auto",
-        description="contrastive loss kernel: plain [K, K], chunked, recompute, torch, auto by "
-        "size, or (CUDA, where installed) cce / liger",
-    )
-    ce_impl: CEImpl = Field(
-        "plain",
-        description="vocabulary CE at the selected positions: plain [K, V], chunked, torch, or "
-        "(CUDA, where installed) cce / liger",
-    )
-    chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
-    negatives: Negatives = Field(
-        "local",
-        description="contrastive negatives: this process's batch, or every rank's batch "
-        "all-gathered (torchrun; same as local in one process)",
-    )
 
 
 @dataclass(frozen=True)
@@ -101,52 +47,3 @@ class LossInputs:
     input_embeddings: nn.Embedding
     head: VocabHead | None = None
     output_embeddings: Tensor | None = None
-
-
-@dataclass(frozen=True)
-class LossShape:
-    """The sizes a loss term's FLOP count depends on.
-
-    k: selected positions; hidden: D; vocab: V; head_transform: whether the LM head applies a
-    [D, D] transform before the projection (BERT's), which costs 2 K D^2 more.
-    """
-
-    k: int
-    hidden: int
-    vocab: int
-    head_transform: bool
-
-
-def vocab_ce_flops(s: LossShape) -> float:
-    """Forward FLOPs of the vocabulary projection at K rows: 2 K D V (+ 2 K D^2 transform)."""
-    return 2.0 * s.k * s.hidden * s.vocab + (2.0 * s.k * s.hidden**2 if s.head_transform else 0.0)
-
-
-def contrastive_flops(s: LossShape) -> float:
-    """Forward FLOPs of K x K in-batch scores: 2 K^2 D."""
-    return 2.0 * s.k * s.k * s.hidden
-
-
-LossFn = Callable[[LossInputs, Any], dict[str, Tensor]]  # Any: the objective's own options model
-FlopsFn = Callable[[LossShape], float]
-
-
-@dataclass(frozen=True)
-class Objective:
-    """A registered pretraining objective.
-
-    ``loss`` returns a dict with at least ``"loss"`` (the scalar to minimise); other entries
-    (e.g. ``"ce"``, ``"cwt"``) are logged. ``loss`` receives an instance of ``options``.
-    """
-
-    name: str
-    loss: LossFn
-    needs_head: bool
-    flops: FlopsFn
-    needs_output_embeddings: bool = False
-    options: type[LossOptions] = LossOptions
-    description: str = ""
-
-    @property
-    def headless(self) -> bool:
-        return not self.needs_head

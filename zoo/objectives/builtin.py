@@ -1,7 +1,7 @@
 """The built-in objectives: ce, cwt, ce+cwt, nce.
 
-Each is registered in `zoo.objectives.OBJECTIVES` by `register_builtin_objectives()`, called
-once from `zoo.objectives.__init__`.
+Their declarations (`zoo.objectives.declared.register_builtin_objectives`) name these
+functions; this module, and torch with it, is imported at the first loss computed.
 """
 
 from __future__ import annotations
@@ -10,18 +10,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from zoo.objectives.base import (
-    LossInputs,
-    LossOptions,
-    LossShape,
-    Objective,
-    contrastive_flops,
-    vocab_ce_flops,
-)
+from zoo.objectives.base import LossInputs
 from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.objectives.cwt import cwt_loss
+from zoo.objectives.declared import LossOptions
 from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
-from zoo.registry import Registry
 
 
 def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
@@ -98,42 +91,3 @@ def nce_objective(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
         raise RuntimeError("the 'nce' objective needs the model's untied output embeddings")
     loss = _contrast(batch, F.embedding(batch.targets, batch.output_embeddings), options)  # (K, D)
     return {"loss": loss, "nce": loss.detach()}
-
-
-def _both_flops(s: LossShape) -> float:
-    return vocab_ce_flops(s) + contrastive_flops(s)
-
-
-def register_builtin_objectives(registry: Registry[Objective]) -> None:
-    for obj in (
-        Objective(
-            "ce",
-            ce_loss,
-            needs_head=True,
-            flops=vocab_ce_flops,
-            description="classical LM: cross-entropy over the vocabulary through the weight-tied head",
-        ),
-        Objective(
-            "cwt",
-            cwt_objective,
-            needs_head=False,
-            flops=contrastive_flops,
-            description="headless: Contrastive Weight Tying with in-batch negatives (no vocabulary projection)",
-        ),
-        Objective(
-            "ce+cwt",
-            ce_plus_cwt,
-            needs_head=True,
-            flops=_both_flops,
-            description="ablation: cross-entropy + CWT, summed",
-        ),
-        Objective(
-            "nce",
-            nce_objective,
-            needs_head=False,
-            flops=contrastive_flops,
-            needs_output_embeddings=True,
-            description="ablation: contrastive against a separate target-embedding matrix (no weight tying)",
-        ),
-    ):
-        registry.add(obj.name, obj)

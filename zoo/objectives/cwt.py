@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from zoo.objectives.base import Duplicates, Impl, Negatives
+from zoo.objectives.declared import Duplicates, Impl, Negatives
 from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
 
 DUPLICATE_MODES: tuple[str, ...] = get_args(Duplicates)

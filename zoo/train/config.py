@@ -16,11 +16,10 @@ range-checked here, once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from zoo.data.cache import TrainingCorpus, training_corpus
 from zoo.errors import UserError, format_validation_error
 from zoo.train.roles import names_with_role
 from zoo.train.sections import (
@@ -34,6 +33,9 @@ from zoo.train.sections import (
 )
 from zoo.train.sections.training import Schedule
 from zoo.yaml_files import read_yaml_mapping
+
+if TYPE_CHECKING:
+    from zoo.data.cache import TrainingCorpus
 
 __all__ = ["SECTIONS", "PretrainConfig", "Schedule"]
 
@@ -55,6 +57,8 @@ class PretrainConfig(*reversed(SECTIONS)):  # type: ignore[misc]  # pydantic ord
 
     def training_text(self) -> TrainingCorpus:
         """The training text, and its validation sources or the part held out of it."""
+        from zoo.data.cache import training_corpus  # tokenizers and numpy: only when training
+
         return training_corpus(
             self.corpus, self.validation, self.max_documents, self.validation_fraction, self.seed
         )

@@ -13,7 +13,8 @@ from transformers import PreTrainedModel
 from zoo.data.batches import IGNORE
 from zoo.errors import UserError
 from zoo.models.spec import ModelSpec, padded_row_count
-from zoo.objectives.base import LossInputs, LossOptions, Objective
+from zoo.objectives.base import LossInputs
+from zoo.objectives.declared import LossOptions, Objective
 
 
 def prepare_for_objective(

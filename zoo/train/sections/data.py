@@ -11,7 +11,6 @@ from pydantic import (
 )
 
 from zoo.data.corpus import source_problem
-from zoo.models import PRESETS
 from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES, Float, Int
 from zoo.train.roles import role
 
@@ -88,6 +87,8 @@ class DataSettings(BaseModel):
     @classmethod
     def _seq_len_fits_positions(cls, v: int | None, info: ValidationInfo) -> int | None:
         if v is not None and "preset" in info.data:
+            from zoo.models import PRESETS  # the model families import torch: only when checked
+
             positions = PRESETS.get(info.data["preset"])().max_positions
             if v > positions:
                 raise ValueError(

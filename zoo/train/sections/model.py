@@ -15,10 +15,8 @@ from pydantic import (
 )
 
 from zoo.errors import UserError
-from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
-from zoo.tokenizers import min_vocab_size
 from zoo.train.limits import MAX_VOCAB, Float, Int
 from zoo.train.roles import role
 
@@ -151,6 +149,8 @@ class ModelSettings(BaseModel):
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, v: str) -> str:
+        from zoo.models import PRESETS  # the model families import torch: only when checked
+
         if v not in PRESETS:
             raise ValueError(PRESETS.unknown_message(v))
         return v
@@ -159,6 +159,9 @@ class ModelSettings(BaseModel):
     @classmethod
     def _vocab_fits_tokenizer(cls, v: int | None, info: ValidationInfo) -> int | None:
         if v is not None and info.data.get("tokenizer") is None and "preset" in info.data:
+            from zoo.models import PRESETS
+            from zoo.tokenizers import min_vocab_size
+
             kind = PRESETS.get(info.data["preset"])().kind
             if v < min_vocab_size(kind):
                 raise ValueError(
