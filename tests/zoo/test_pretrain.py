@@ -339,3 +339,25 @@ def test_pretrain_restores_the_denormal_mode(tmp_path) -> None:
         )
     )
     assert not denormals_flushed()  # flushed during training only (flush_denormal=True by default)
+
+
+def test_zero_steps_save_the_initial_weights_as_an_untrained_control(tmp_path) -> None:
+    """`steps: 0` writes the seed's initial weights as `final/` (validated, loadable): the
+    untrained twin a suite fine-tunes beside the pretrained models."""
+    cfg = PretrainConfig(preset="bert-tiny", objective="ce", output_dir="", **{**TINY, "steps": 0})
+    runs = [
+        pretrain(cfg.model_copy(update={"output_dir": str(tmp_path / name), "seed": seed}))
+        for name, seed in (("a", 0), ("b", 0), ("c", 1))
+    ]
+    meta = read_metadata(runs[0])
+    assert meta.pretrain_step == 0 and meta.tokens_seen == 0
+    assert math.isfinite(meta.validation["val_loss"])
+    wa, wb, wc = (load_file(str(r / "model.safetensors")) for r in runs)
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)  # the seed's initialisation, exactly
+    assert not all(torch.equal(wa[k], wc[k]) for k in wa)
+    trained = pretrain(cfg.model_copy(update={"output_dir": str(tmp_path / "t"), "steps": 2}))
+    wt = load_file(str(trained / "model.safetensors"))
+    assert not torch.equal(
+        wa["bert.encoder.layer.0.attention.self.query.weight"],
+        wt["bert.encoder.layer.0.attention.self.query.weight"],
+    )

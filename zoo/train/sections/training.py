@@ -89,10 +89,10 @@ class ScheduleSettings(BaseModel):
 
     steps: Int | None = Field(
         None,
-        gt=0,
+        ge=0,
         le=MAX_STEPS,
         description="optimizer steps (the schedule's length, and the step budget); unset: the "
-        "preset's",
+        "preset's; 0 saves the initial weights as `final/` (an untrained control)",
         json_schema_extra=role("resume"),
     )
     schedule: Schedule | None = Field(
