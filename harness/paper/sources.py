@@ -56,7 +56,23 @@ class Check:
             return None if values.empty else float(values.mean())
 
         found = self.gate.check(float(mine.mean()), baseline)
+        twin = untrained_twin(rows, model)
+        if found.passed and twin is not None:
+            theirs = final_values(rows, twin, self.task, self.gate.metric)
+            if not theirs.empty:
+                found = self.gate.check_untrained(found.value, float(theirs.mean()), twin)
         return replace(found, text=f"{self.task} {found.text}")
+
+
+def untrained_twin(rows: pd.DataFrame, model: str) -> str | None:
+    """The model of `rows` with `model`'s preset whose every row saw no training token (a
+    `steps: 0` run: the initial weights), or None."""
+    preset = rows.loc[rows["model"] == model, "preset"]
+    if preset.empty:
+        return None
+    same = rows[(rows["preset"] == preset.iloc[0]) & (rows["model"] != model)]
+    untrained = same.groupby("model")["tokens_seen"].max()
+    return next(iter(sorted(untrained.index[untrained == 0])), None)
 
 
 @dataclass(frozen=True)

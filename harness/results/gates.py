@@ -10,6 +10,11 @@ Chance is a number (0 for a correlation, 1/3 for three balanced classes) or a ba
 the task reports in the same rows (`majority`: the majority class's share; `unigram_ppl`: the
 unigram model's perplexity on the same tokens); `majority_f1` turns the majority share into
 the F1 of always answering the majority (positive) class.
+
+Where the rows hold the model's untrained twin (the same preset run for `steps: 0`: its
+initial weights, fine-tuned and scored like it), the model must also beat the twin by the
+margin: a fine-tuning set large enough teaches a task from scratch, and a score that
+pretraining did not raise compares nothing.
 """
 
 from __future__ import annotations
@@ -69,6 +74,17 @@ class Gate:
             plus = f" + {self.margin:g}" if self.margin else ""
             rule = f"at least {self.chance_name()}{plus} = {bar:.3f}"
         return GateCheck(passed, value, bar, f"{self.metric} {value:.4g} (needs {rule})")
+
+    def check_untrained(self, value: float, untrained: float, twin: str) -> GateCheck:
+        """Whether `value` clears the same metric of the model's untrained twin (its initial
+        weights fine-tuned the same way) by the gate's margin: pretraining must show in the
+        score. Perplexity-like gates (`factor`) have no such bar: always passed."""
+        if self.factor is not None:
+            return GateCheck(True, value, untrained, "")
+        bar = untrained + self.margin
+        plus = f" + {self.margin:g}" if self.margin else ""
+        rule = f"at least its untrained twin {twin}'s {untrained:.3f}{plus} = {bar:.3f}"
+        return GateCheck(value >= bar, value, bar, f"{self.metric} {value:.4g} (needs {rule})")
 
 
 # the gates the shipped task types declare, by what they guard

@@ -86,3 +86,45 @@ def test_boolq_has_no_gate_its_papers_model_would_fail() -> None:
     answer (62 %); any bar on BoolQ's accuracy would rule out the paper's own model."""
     assert "hlm_boolq" not in TASKS.get("lm_eval").gates
     assert not Gate("acc", 0.5).check(0.478, _no_baseline).passed
+
+
+def test_a_model_must_beat_its_untrained_twin_by_the_margin() -> None:
+    acc = Gate("accuracy", "majority", 0.05)
+    beaten = acc.check_untrained(0.80, 0.747, "bert-mini-untrained")
+    assert beaten.passed and beaten.bar == pytest.approx(0.797)
+    tied = acc.check_untrained(0.76, 0.747, "bert-mini-untrained")
+    assert not tied.passed
+    assert "untrained twin bert-mini-untrained's 0.747 + 0.05 = 0.797" in tied.text
+    assert VALIDATION.check_untrained(500.0, 16000.0, "x").passed  # no such bar on perplexity
+
+
+def _row(model: str, metric: str, value: float, tokens: int, seed: int = 0) -> dict:
+    return dict(
+        model=model, preset="bert-mini", sweep="{}", seed=seed, task="glue/sst2", metric=metric,
+        value=value, step=tokens // 4096, tokens_seen=tokens, timestamp="2026-11-25",
+    )  # fmt: skip
+
+
+def test_a_check_reads_the_untrained_twin_from_the_rows() -> None:
+    """The twin is the same preset's model that saw no training token; without one the gate
+    is the chance bar alone."""
+    import pandas as pd
+
+    from harness.paper.sources import Check, gate, untrained_twin
+
+    check = Check("glue/sst2", gate("glue", "sst2"))
+    rows = [
+        _row("ce", "majority", 0.509, 4096),
+        _row("ce", "accuracy", 0.76, 4096),
+        _row("cwt", "accuracy", 0.77, 4096),
+    ]
+    alone = pd.DataFrame(rows)
+    assert untrained_twin(alone, "ce") is None and check.run(alone, "ce").passed
+    twin = [_row("untrained", "majority", 0.509, 0)]
+    weak = pd.DataFrame([*rows, *twin, _row("untrained", "accuracy", 0.747, 0)])
+    assert untrained_twin(weak, "ce") == "untrained"
+    failed = check.run(weak, "ce")
+    assert not failed.passed
+    assert "glue/sst2 accuracy 0.76 (needs at least its untrained twin untrained's" in failed.text
+    strong = pd.DataFrame([*rows, *twin, _row("untrained", "accuracy", 0.60, 0)])
+    assert check.run(strong, "ce").passed
