@@ -107,7 +107,6 @@ def config_text(d: Path, **changes: Any) -> str:
 
 
 ISSUE_CONFIG_CASES = {
-    "steps: 0": ("steps", 0),
     "steps: -1": ("steps", -1),
     "vocab_size: 0": ("vocab_size", 0),
     "vocab_size: 3": ("vocab_size", 3),
