@@ -10,9 +10,10 @@ alone, and names its command as "module:function", imported only when the verb r
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Callable
 from typing import Any
+
+from zoo.registry import resolve_target
 
 # verb: (one-line help, its parser's builder); the order is `hlm --help`'s
 VERBS: dict[str, tuple[str, str]] = {
@@ -64,8 +65,8 @@ VERBS: dict[str, tuple[str, str]] = {
 
 def resolve(target: str) -> Callable[..., Any]:
     """The function a "module:function" string names (imported now)."""
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+    fn: Callable[..., Any] = resolve_target(target)
+    return fn
 
 
 def command(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:

@@ -21,12 +21,14 @@ declares a module in the `hlm.plugins` entry-point group (`load_installed_plugin
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib
 import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from zoo.errors import UserError
 
@@ -148,3 +150,15 @@ def load_installed_plugins() -> list[str]:
             ) from exc
         loaded.append(ep.name)
     return loaded
+
+
+@functools.cache
+def resolve_target(target: str) -> Any:
+    """The object a "module:name" string names, imported at the first call and remembered
+    (the verb table's commands, the built-in objectives' losses); a clear error naming the
+    target when it cannot be imported."""
+    module, _, name = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise UserError(f"{target!r} cannot be imported: {exc}") from None

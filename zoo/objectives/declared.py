@@ -22,15 +22,13 @@ Nothing here imports torch: the built-ins are declared at the bottom with their 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from zoo.errors import UserError
-from zoo.registry import Registry
+from zoo.registry import Registry, resolve_target
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -138,11 +136,7 @@ class DeferredLoss:
     target: str
 
     def resolve(self) -> LossFn:
-        module, _, name = self.target.partition(":")
-        try:
-            fn: LossFn = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
-            raise UserError(f"loss {self.target!r} cannot be imported: {exc}") from None
+        fn: LossFn = resolve_target(self.target)  # imported once, then remembered
         return fn
 
     def __call__(self, batch: LossInputs, options: Any) -> dict[str, Tensor]:
