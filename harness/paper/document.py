@@ -243,27 +243,30 @@ def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> 
     return [*parts, *_plots(root, mine)]
 
 
-def _power(found: list[Finding]) -> list[str]:
+def _power_row(f: Finding) -> list[str] | None:
+    """The power table's row of a claim that passed its gates (None for the others); with
+    one seed an arm there is no spread yet, and the row says so."""
+    c = f.comparison
+    if not f.figure.compared or f.verdict == "not comparable" or c is None:
+        return None
+    effect = f.paper_effect
+    spread = c.sd > 0  # False for nan: one seed, or identical differences
+    need = c.seeds_for(effect) if effect and spread else None
+    return [
+        f"{f.figure.source}: {f.figure.quantity} ({f.role})",
+        str(c.seeds),
+        _num(c.sd) if spread else "- (one seed: no spread yet)",
+        _num(c.detectable()) if spread else "-",
+        _num(abs(effect)) if effect else "-",
+        f"{c.power_at(effect):.0%}" if effect and spread else "-",
+        str(need) if need is not None else "-",
+    ]
+
+
+def _power(found: list[Finding], heading: str = "## Power: what the seeds could see") -> list[str]:
     """Per claim that passed its gates: the seed-level spread, the detectable Δ, the paper's
     Δ, the power it had and the seeds it needs."""
-    rows = []
-    for f in found:
-        c = f.comparison
-        if not f.figure.compared or f.verdict == "not comparable" or c is None:
-            continue
-        effect = f.paper_effect
-        need = c.seeds_for(effect) if effect else None
-        rows.append(
-            [
-                f"{f.figure.source}: {f.figure.quantity} ({f.role})",
-                str(c.seeds),
-                _num(c.sd),
-                _num(c.detectable()),
-                _num(abs(effect)) if effect else "-",
-                f"{c.power_at(effect):.0%}" if effect and c.sd > 0 else "-",
-                str(need) if need is not None else "-",
-            ]
-        )
+    rows = [row for f in found if (row := _power_row(f)) is not None]
     head = [
         "claim",
         "seeds",
@@ -275,7 +278,7 @@ def _power(found: list[Finding]) -> list[str]:
     ]
     return [
         "",
-        "## Power: what the seeds could see",
+        heading,
         "",
         "Per claim that passed its gates, in our metric's unit: the seed-level spread observed "
         "(of the paired differences, or pooled), the smallest Δ these seeds detect at "
@@ -305,8 +308,11 @@ def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> lis
     mine = [f for f in found if f.scale == scale.name]
     title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
     if not any(f.measured is not None for f in mine):
-        return ["", f"## {title}", "", _rows_line(mine), "", scale.pending]
-    return _section(title, mine, root, "\n".join(_tally(mine)))
+        some = any(f.machines for f in mine)
+        state = "No figure has both arms' rows yet." if some else "No rows committed yet."
+        return ["", f"## {title}", "", _rows_line(mine), "", f"{state} {scale.pending}"]
+    power = _power(mine, f"### Power at {scale.name} scale")
+    return _section(title, mine, root, "\n".join(_tally(mine))) + power
 
 
 def render(found: list[Finding], root: Path | None = None) -> str:

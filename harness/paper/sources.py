@@ -306,7 +306,7 @@ class Scale:
     """A size at which the paper's figures are compared: `suites` maps each CPU part to this
     scale's (a part it lacks: those figures are not compared at this scale), `models` each
     CPU preset to this scale's; tasks, metrics and sanity bars stay the CPU part's. `pending`:
-    what the report says while none of its suites has rows."""
+    what the report says of its suites while no figure has rows for both its arms."""
 
     name: str
     suites: dict[str, str]
@@ -339,7 +339,7 @@ CPU = Scale("CPU", {}, {})
 # the encoder and decoder comparisons on a CUDA GPU (suites/paper-gpu-*.yaml): two steps of the
 # compact-BERT ladder for the encoders (one scale each), a 70M-class decoder
 GPU_PENDING = (
-    "No rows committed yet. These suites repeat the encoder comparisons (Table 1, Figure 3, "
+    "These suites repeat the encoder comparisons (Table 1, Figure 3, "
     "Appendix A) with bert-small and bert-medium and the decoder ones (Tables 3-4, Appendix A) "
     "with pythia-70m, on English Wikipedia, at about 100M tokens a run; they need a CUDA GPU "
     "(`tools/gpu-run.sh`). Run them on one and regenerate this page: their rows say which GPU "
@@ -365,7 +365,7 @@ WIKI = Scale(
     "CPU, English Wikipedia",
     {ENCODER: "paper-cpu-wiki-encoder", DECODER: "paper-cpu-wiki-decoder"},
     {"bert-tiny": "bert-mini", "pythia-tiny": "gpt2-11m"},
-    pending="No rows committed yet. These suites repeat the encoder comparisons (Table 1, "
+    pending="These suites repeat the encoder comparisons (Table 1, "
     "Figure 3, Appendix A) with bert-mini and the decoder ones (Tables 3-4, Appendix A) with "
     "gpt2-11m, pretrained on English Wikipedia with a held-out file for validation, sized so "
     "that the vanilla models pass their gates; run them (`hlm run paper-cpu-wiki-encoder`, a "

@@ -59,16 +59,24 @@ def _row(model: str, task: str, metric: str, value: float, seed: int, step: int 
 
 
 def _encoder_rows(
-    tmp: Path, sst2_ce: float, gain: float, suite: str = "paper-cpu-encoder", **columns: str
+    tmp: Path,
+    sst2_ce: float,
+    gain: float,
+    suite: str = "paper-cpu-encoder",
+    seeds: int = 3,
+    arms: tuple[str, ...] = ("ce", "cwt"),
+    **columns: str,
 ) -> Path:
-    """3 seeds of ce and cwt at steps 1000-3000: cwt better by `gain` (+0.002 x seed) on the
-    average (bert-tiny, or bert-small in a paper-gpu suite)."""
+    """`seeds` seeds of ce and cwt at steps 1000-3000: cwt better by `gain` (+0.002 x seed)
+    on the average (bert-tiny, or bert-small in a paper-gpu suite)."""
     preset = "bert-small" if "gpu" in suite else "bert-tiny"
     rows = []
-    for seed in range(3):
+    for seed in range(seeds):
         noise = 0.002 * seed
         for step in (1000, 2000, 3000):
             for model, g in ((f"{preset}-ce", 0.0), (f"{preset}-cwt", gain + noise)):
+                if model.rsplit("-", 1)[1] not in arms:
+                    continue
                 rows += [
                     _row(model, "glue/sst2", "accuracy", sst2_ce + g + noise, seed, step),
                     _row(model, "glue/sst2", "majority", 0.51, seed, step),
@@ -184,6 +192,24 @@ def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
     page = render(found, root).split("## At GPU scale: bert-small and pythia-70m")[1]
     assert f"`paper-gpu-encoder` (`hlm run paper-gpu-encoder`); trained on {h100}." in page
     assert "bert-small-cwt (3000 steps" in page and "| contradicted |" in page
+
+
+def test_a_larger_scale_states_its_power_and_says_when_one_arm_has_rows(tmp_path) -> None:
+    """A scale with rows gets its own power table (one seed: no spread yet, and the row says
+    so); a scale whose rows hold one arm only says that, not that it has no rows."""
+    root = _encoder_rows(tmp_path / "gpu", 0.78, 0.02, "paper-gpu-encoder", hardware="cuda x1")
+    page = render(findings(root), root).split("## At GPU scale: bert-small and pythia-70m")[1]
+    power = page.split("### Power at GPU scale")[1].split("\n## ")[0]
+    assert "| Table 1: GLUE average dev, equal tokens (headless) | 3 |" in power
+    one = _encoder_rows(tmp_path / "one", 0.78, 0.02, "paper-gpu-encoder", seeds=1)
+    page = render(findings(one), one).split("## At GPU scale: bert-small and pythia-70m")[1]
+    assert "| Table 1: GLUE average dev, equal tokens (headless) | 1 | - (one seed" in page
+    cwt = _encoder_rows(
+        tmp_path / "cwt", 0.78, 0.02, "paper-gpu-encoder", arms=("cwt",), hardware="cuda x1"
+    )
+    page = render(findings(cwt)).split("## At GPU scale: bert-small and")[1]
+    assert "No figure has both arms' rows yet. These suites repeat" in page
+    assert "No rows committed yet" not in page
 
 
 def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:
