@@ -66,7 +66,22 @@ def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
         return model
     step, tokens = int(d["step"].max()), d["tokens_seen"].max()
     seen = "" if pd.isna(tokens) else f", {float(tokens) / 1e6:.1f}M tokens"
-    return f"{model} ({step} steps{seen})"
+    ft = sorted({n for c in d["config"].dropna() if (n := _causal_finetune_steps(c))})
+    tuned = f", then {'/'.join(map(str, ft))} causal fine-tuning steps" if ft else ""
+    return f"{model} ({step} steps{seen}{tuned})"
+
+
+def _causal_finetune_steps(config: str) -> int | None:
+    """The causal fine-tuning steps a row's cell configuration (JSON) ran, None without."""
+    try:
+        cell = json.loads(config)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(cell, dict) or cell.get("finetune_causal") is not True:
+        return None
+    finetune = cell.get("finetune")
+    steps = finetune.get("steps") if isinstance(finetune, dict) else None
+    return steps if isinstance(steps, int) else None
 
 
 def speed_ratio(data: SuiteRows, model: str) -> tuple[float, str] | None:

@@ -12,6 +12,7 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -421,3 +422,24 @@ def test_the_page_lists_what_was_not_attempted_and_the_power() -> None:
     assert "## Power: what the seeds could see" in page
     for gone in ("direction only", "not reproduced at this scale", "(4.1B)", "989 vs 888"):
         assert gone not in page
+
+
+def test_a_fine_tuned_models_run_label_names_its_causal_fine_tuning_steps() -> None:
+    """The `our run` column says what we ran: the fine-tuning steps come from the rows' cell
+    configuration, not from a constant."""
+    from harness.paper.compare import run_label
+    from harness.paper.sources import source_of
+
+    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
+    cell = {"finetune_causal": True, "finetune": {"steps": 180}}
+    rows = pd.DataFrame(
+        [
+            {**_row(m, "validation", "val_ce", 5.0, 0, 3600), "tokens_seen": 1.47e7, "config": c}
+            for m, c in (("a-ce", "{}"), ("a-cwt-ft", json.dumps(cell)))
+        ]
+    )
+    assert run_label(rows, "a-cwt-ft", source) == (
+        "a-cwt-ft (3600 steps, 14.7M tokens, then 180 causal fine-tuning steps)"
+    )
+    assert run_label(rows, "a-ce", source) == "a-ce (3600 steps, 14.7M tokens)"
+    assert "10,000 causal fine-tuning steps" in source.differs and "100 " not in source.differs
