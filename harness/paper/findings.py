@@ -138,9 +138,15 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
         return f"no rows: {f.source.unavailable}"
     if rows.empty:
         return f"no rows: nothing committed in leaderboards/{f.source.suite} (`hlm run {f.source.suite}`)"
+    vanilla = f.source.roles["vanilla"]
+    if not (rows["model"] == vanilla).any():
+        return (
+            f"no rows: the vanilla model {vanilla} has none in leaderboards/{f.source.suite} "
+            f"yet (`hlm run {f.source.suite} --model {vanilla}`)"
+        )
     if f.measured is not None and f.measured.seeds:  # the seeds compared, and no other
         rows = rows[rows["seed"].isin(f.measured.seeds)]
-    f.gates = [c.run(rows, f.source.roles["vanilla"]) for c in f.source.checks]
+    f.gates = [c.run(rows, vanilla) for c in f.source.checks]
     failed = [g.text for g in f.gates if not g.passed]
     if failed:
         return "gate failed: the vanilla model's " + "; ".join(failed)
