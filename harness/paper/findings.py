@@ -139,10 +139,10 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
     if rows.empty:
         return f"no rows: nothing committed in leaderboards/{f.source.suite} (`hlm run {f.source.suite}`)"
     vanilla = f.source.roles["vanilla"]
-    if not (rows["model"] == vanilla).any():
+    if not ((rows["model"] == vanilla) & (rows["task"] == f.source.task)).any():
         return (
-            f"no rows: the vanilla model {vanilla} has none in leaderboards/{f.source.suite} "
-            f"yet (`hlm run {f.source.suite} --model {vanilla}`)"
+            f"no rows: the vanilla model {vanilla} has no {f.source.task} rows in "
+            f"leaderboards/{f.source.suite} yet (`hlm run {f.source.suite} --model {vanilla}`)"
         )
     if f.measured is not None and f.measured.seeds:  # the seeds compared, and no other
         rows = rows[rows["seed"].isin(f.measured.seeds)]

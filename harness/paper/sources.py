@@ -371,8 +371,8 @@ WIKI = Scale(
     pending="These suites repeat the encoder comparisons (Table 1, "
     "Figure 3, Appendix A) with bert-mini and the decoder ones (Tables 3-4, Appendix A) with "
     "gpt2-11m, pretrained on English Wikipedia with a held-out file for validation, sized from "
-    "a CPU pilot so that a cell takes at most two hours; run them (`hlm run paper-cpu-wiki-encoder`, a "
-    "cell at a time in the background) and regenerate this page.",
+    "a CPU pilot so that a cell takes at most two hours; run them (`hlm run "
+    "paper-cpu-wiki-encoder`, a cell at a time in the background) and regenerate this page.",
     speed_suite="paper-cpu-wiki-encoder",
 )
 SCALES = (CPU, WIKI, GPU, GPU_MEDIUM)

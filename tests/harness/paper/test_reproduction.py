@@ -213,7 +213,7 @@ def test_a_larger_scale_states_its_power_and_says_when_one_arm_has_rows(tmp_path
     assert "No rows committed yet" not in page
     avg = _by_key([f for f in findings(cwt) if f.scale == "GPU"], "table1-tokens: GLUE average")
     assert avg.verdict == "not comparable" and "gate failed" not in avg.reason
-    assert avg.reason.startswith("no rows: the vanilla model bert-small-ce has none in")
+    assert avg.reason.startswith("no rows: the vanilla model bert-small-ce has no glue/average")
 
 
 def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:
