@@ -2,11 +2,12 @@
 
 Before computing a cell a run creates `_claims/<cell_id>` (exclusively) holding its owner:
 host, process id, the process's start time and when it claimed. It removes the claim once the
-cell's file is written. A claim is taken over when its owner is gone: on this host, when no
-process has that id, or one does but started at another time (the id was reused by an
-unrelated process); from another host (a shared folder), when its lease (`HLM_CLAIM_LEASE`
-seconds, default 24 hours) has run out. A live owner means another run is computing that
-cell, so this run leaves it to that one.
+cell's file is written. Claims are read, taken over and written under one lock
+(`_claims/.lock`), so no run sees a claim half written. A claim is taken over when its owner is
+gone: on this host, when no process has that id, or one does but started at another time (the
+id was reused by an unrelated process); from another host (a shared folder), when its lease
+(`HLM_CLAIM_LEASE` seconds, default 24 hours) has run out. A live owner means another run is
+computing that cell, so this run leaves it to that one.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock
+
 from zoo.train.checkpoint import pid_alive
 
 CLAIMS = "_claims"
+LOCK = ".lock"  # in CLAIMS: held while a claim is read, taken over or written
 LEASE_ENV = "HLM_CLAIM_LEASE"
 DEFAULT_LEASE = 24 * 3600.0
 
@@ -78,10 +82,17 @@ def _owner(path: Path) -> Owner | None:
 
 
 def try_claim(directory: Path, cell_id: str) -> bool:
-    """Claim a cell for this process; False when a live process holds it."""
+    """Claim a cell for this process; False when a live process holds it. Claims are read,
+    taken over and written under one lock (`_claims/.lock`, an OS lock released however the
+    process ends): without it a run could read a claim another had created but not yet
+    written, take it for a dead one's and compute the cell a second time."""
     folder = directory / CLAIMS
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / cell_id
+    with FileLock(folder / LOCK):
+        return _claim(folder / cell_id)
+
+
+def _claim(path: Path) -> bool:
     for _ in range(2):  # a dead owner's claim is removed once, then claimed anew
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)

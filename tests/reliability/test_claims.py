@@ -56,3 +56,35 @@ def test_another_hosts_claim_lasts_its_lease(tmp_path: Path, monkeypatch) -> Non
     (tmp_path / CLAIMS / "stale").write_text(_claim("elsewhere", 1, "5", time.time() - 7200))
     assert not try_claim(tmp_path, "fresh")
     assert try_claim(tmp_path, "stale")
+
+
+WRITER = """
+import json, os, sys, time
+from pathlib import Path
+from filelock import FileLock
+from harness.run.claims import Owner
+folder = Path(sys.argv[1])
+with FileLock(folder / ".lock"):
+    (folder / "cell").touch()  # created, not yet written: what a racing run could see
+    time.sleep(1.0)
+    (folder / "cell").write_text(json.dumps(Owner.me().__dict__))
+time.sleep(30)
+"""
+
+
+def test_a_claim_being_written_is_not_taken_for_a_dead_ones(tmp_path: Path) -> None:
+    """A run that finds a claim another run has created but not yet written waits for it
+    (the claims' lock) instead of taking it over and computing the cell a second time."""
+    folder = tmp_path / CLAIMS
+    folder.mkdir()
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)])
+    try:
+        deadline = time.time() + 60
+        while not (folder / "cell").exists() and time.time() < deadline:
+            time.sleep(0.01)
+        assert (folder / "cell").exists()
+        assert not try_claim(tmp_path, "cell")  # the writer is alive and holds it
+        assert json.loads((folder / "cell").read_text())["pid"] == writer.pid
+    finally:
+        writer.kill()
+        writer.wait()
