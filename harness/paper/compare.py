@@ -24,11 +24,13 @@ import math
 from dataclasses import dataclass, field
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.paper.figures import Role
 from harness.paper.sources import Source, final_values
 from harness.results.leaderboard import latest_step
 from harness.results.stats import Comparison, compare_seeds, differences, per_example
+from zoo.train.finetune_settings import CausalFinetuneConfig
 
 
 @dataclass(frozen=True)
@@ -71,17 +73,23 @@ def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
     return f"{model} ({step} steps{seen}{tuned})"
 
 
+class _TunedCell(BaseModel):
+    """The part of a row's cell configuration (its `config` JSON) that says whether and how
+    long the model was fine-tuned causally."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    finetune_causal: bool = False
+    finetune: CausalFinetuneConfig = Field(default_factory=CausalFinetuneConfig)
+
+
 def _causal_finetune_steps(config: str) -> int | None:
-    """The causal fine-tuning steps a row's cell configuration (JSON) ran, None without."""
+    """The causal fine-tuning steps a row's cell configuration ran, None without."""
     try:
-        cell = json.loads(config)
-    except json.JSONDecodeError:
+        cell = _TunedCell.model_validate_json(config)
+    except ValidationError:
         return None
-    if not isinstance(cell, dict) or cell.get("finetune_causal") is not True:
-        return None
-    finetune = cell.get("finetune")
-    steps = finetune.get("steps") if isinstance(finetune, dict) else None
-    return steps if isinstance(steps, int) else None
+    return cell.finetune.steps if cell.finetune_causal else None
 
 
 def speed_ratio(data: SuiteRows, model: str) -> tuple[float, str] | None:

@@ -64,8 +64,8 @@ HOW = (
     "holds the model's untrained twin (its initial weights, `steps: 0`, fine-tuned the same "
     "way), against the twin's score plus that margin: pretraining must show in the score; "
     "every bar is one the paper's own model passes. (6) Where per-example scores were kept, "
-    "a per-example test on one seed is shown as a second line of evidence; it speaks of the test set, not of "
-    "pretraining, and decides nothing. Values are in the paper's unit (percent where it uses "
+    "a per-example test on one seed is shown as a second line of evidence; it speaks of the "
+    "test set, not of pretraining, and decides nothing. Values are in the paper's unit (percent where it uses "
     "percent); the `our run` column says what we trained (steps, tokens), the `paper "
     "setting` column what the paper did."
 )
@@ -255,7 +255,7 @@ def _power_row(f: Finding) -> list[str] | None:
     return [
         f"{f.figure.source}: {f.figure.quantity} ({f.role})",
         str(c.seeds),
-        _num(c.sd) if spread else "- (one seed: no spread yet)",
+        _num(c.sd) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
         _num(c.detectable()) if spread else "-",
         _num(abs(effect)) if effect else "-",
         f"{c.power_at(effect):.0%}" if effect and spread else "-",
