@@ -63,16 +63,10 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 
-def resolve(target: str) -> Callable[..., Any]:
-    """The function a "module:function" string names (imported now)."""
-    fn: Callable[..., Any] = resolve_target(target)
-    return fn
-
-
 def command(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
     """The command a parsed command line runs."""
     func = args.func
-    return resolve(func) if isinstance(func, str) else func  # type: ignore[no-any-return]
+    return resolve_target(func) if isinstance(func, str) else func  # type: ignore[no-any-return]
 
 
 def add_verbs(sub: Any, verb: str | None) -> None:
@@ -80,7 +74,7 @@ def add_verbs(sub: Any, verb: str | None) -> None:
     for name, (help_text, builder) in VERBS.items():
         p = sub.add_parser(name, help=help_text)
         if verb is None or name == verb:
-            resolve(builder)(p)
+            resolve_target(builder)(p)
 
 
 def add_power(p: argparse.ArgumentParser) -> None:
