@@ -1,0 +1,82 @@
+"""Leaderboard rows for the reproduction report's tests: one row of a paper suite, and seeds of
+an encoder pair along pretraining (with the side-by-side speed ratio the equal-time comparison
+reads)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from harness.results.leaderboard import write_cell
+from harness.results.schema import COLUMNS
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def paper_row(
+    model: str, task: str, metric: str, value: float, seed: int, step: int = 3000
+) -> dict:
+    r = dict.fromkeys(COLUMNS)
+    seconds = step * (0.1 if model.endswith("cwt") else 0.15)
+    r.update(
+        suite="paper-cpu-encoder",
+        suite_version=1,
+        cell_id="c",
+        model=model,
+        seed=seed,
+        task=task,
+        metric=metric,
+        value=value,
+        step=step,
+        train_seconds=seconds,
+        sweep="{}",
+        config="{}",
+        git_sha="",
+        versions="{}",
+        timestamp=T0 + timedelta(seconds=step),
+    )
+    return r
+
+
+def encoder_rows(
+    tmp: Path,
+    sst2_ce: float,
+    gain: float,
+    suite: str = "paper-cpu-encoder",
+    seeds: int = 3,
+    arms: tuple[str, ...] = ("ce", "cwt"),
+    **columns: str,
+) -> Path:
+    """`seeds` seeds of ce and cwt at steps 1000-3000: cwt better by `gain` (+0.002 x seed)
+    on the average (bert-tiny, or bert-small in a paper-gpu suite)."""
+    preset = "bert-small" if "gpu" in suite else "bert-tiny"
+    rows = []
+    for seed in range(seeds):
+        noise = 0.002 * seed
+        for step in (1000, 2000, 3000):
+            for model, g in ((f"{preset}-ce", 0.0), (f"{preset}-cwt", gain + noise)):
+                if model.rsplit("-", 1)[1] not in arms:
+                    continue
+                rows += [
+                    paper_row(model, "glue/sst2", "accuracy", sst2_ce + g + noise, seed, step),
+                    paper_row(model, "glue/sst2", "majority", 0.51, seed, step),
+                    paper_row(model, "glue/stsb", "spearman", 0.3 + g, seed, step),
+                    paper_row(model, "glue/stsb", "pearson", 0.3 + g, seed, step),
+                    paper_row(model, "glue/stsb", "majority", 0.0, seed, step),
+                    paper_row(
+                        model, "glue/average", "average", 0.5 + g + noise + step / 1e5, seed, step
+                    ),
+                ]
+    write_cell(tmp / suite, "rows", [{**r, **columns} for r in rows])
+    # the side-by-side speed ratio the equal-time comparison reads (paper-cpu-ablation)
+    speed = [
+        {**paper_row(f"{preset}-cwt", "throughput", "speedup_vs_baseline", 1.5, seed), "step": None}
+        for seed in range(3)
+    ]
+    ablation = "paper-cpu-ablation" if "cpu" in suite else suite  # a GPU suite measures its own
+    write_cell(tmp / ablation, "speed", speed)
+    return tmp
+
+
+def by_key(found, key: str):
+    return next(f for f in found if f.figure.key.startswith(key))

@@ -1,0 +1,108 @@
+"""The report past the CPU scale (`harness.paper.sources.SCALES`): each larger scale compares
+the CPU parts' figures with the same tasks, metrics and gates; GPU rows get their own section
+labelled with the GPU, their own power table, and a run label that says what was run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.paper.document import headline, render
+from harness.paper.figures import PAPER
+from harness.paper.findings import findings
+from harness.paper.sources import CPU, GPU, SCALES, Scale, source_of
+from harness.suite import load_suite
+from tests.harness.paper.rows import by_key, encoder_rows, paper_row
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize("scale", SCALES[1:], ids=lambda s: s.name)
+def test_each_larger_scale_compares_the_encoder_and_decoder_figures(scale: Scale) -> None:
+    """Every scale past the CPU one compares the CPU parts' figures it has suites for, with the
+    same tasks, metrics and gates, between models its own suites train."""
+    for fig in PAPER:
+        cpu, big = CPU.source(fig), scale.source(fig)
+        assert cpu == source_of(fig)
+        if cpu.suite not in scale.suites:
+            assert big is None, fig.key  # the sweeps, XNLI, the ablation: CPU only
+            continue
+        assert big is not None and big.suite == scale.suites[cpu.suite]
+        assert (big.task, big.metric, big.at, big.checks) == (
+            cpu.task,
+            cpu.metric,
+            cpu.at,
+            cpu.checks,
+        )
+        trained = {m.label() for m in load_suite(ROOT / "suites" / f"{big.suite}.yaml").models}
+        assert set(big.roles.values()) <= trained, fig.key
+        presets = tuple(f"{p}-" for p in scale.models.values())
+        assert all(m.startswith(presets) for m in big.roles.values())
+
+
+def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
+    pending = render(findings(encoder_rows(tmp_path / "cpu", sst2_ce=0.78, gain=0.02)))
+    assert pending.endswith(GPU.pending + "\n")  # nothing run at GPU scale yet
+    h100 = "cuda x1: NVIDIA H100 80GB HBM3"
+    root = encoder_rows(tmp_path / "gpu", 0.78, -0.03, "paper-gpu-encoder", hardware=h100)
+    encoder_rows(root, sst2_ce=0.78, gain=0.02)  # the CPU part beside it
+    found = findings(root)
+    gpu = by_key([f for f in found if f.scale == "GPU"], "table1-tokens: GLUE average")
+    assert gpu.source.roles == {"vanilla": "bert-small-ce", "headless": "bert-small-cwt"}
+    assert gpu.verdict == "contradicted"
+    assert by_key(found, "table1-tokens: GLUE average").verdict == "reproduced"  # CPU's
+    text = headline(found)
+    assert text.startswith("At CPU scale, 41 comparisons")
+    assert "At GPU scale," in text and "bert-small-cwt 50.4 against bert-small-ce" in text
+    page = render(found, root).split("## At GPU scale: bert-small and pythia-70m")[1]
+    assert f"`paper-gpu-encoder` (`hlm run paper-gpu-encoder`); trained on {h100}." in page
+    assert "bert-small-cwt (3000 steps" in page and "| contradicted |" in page
+
+
+def test_a_larger_scale_states_its_power_and_says_when_one_arm_has_rows(tmp_path) -> None:
+    """A scale with rows gets its own power table (one seed: no spread yet, and the row says
+    so); a scale whose rows hold one arm only says that, not that it has no rows."""
+    root = encoder_rows(tmp_path / "gpu", 0.78, 0.02, "paper-gpu-encoder", hardware="cuda x1")
+    page = render(findings(root), root).split("## At GPU scale: bert-small and pythia-70m")[1]
+    power = page.split("### Power at GPU scale")[1].split("\n## ")[0]
+    assert "| Table 1: GLUE average dev, equal tokens (headless) | 3 |" in power
+    one = encoder_rows(tmp_path / "one", 0.78, 0.02, "paper-gpu-encoder", seeds=1)
+    page = render(findings(one), one).split("## At GPU scale: bert-small and pythia-70m")[1]
+    assert "| Table 1: GLUE average dev, equal tokens (headless) | 1 | - (one seed" in page
+    cwt = encoder_rows(
+        tmp_path / "cwt", 0.78, 0.02, "paper-gpu-encoder", arms=("cwt",), hardware="cuda x1"
+    )
+    page = render(findings(cwt)).split("## At GPU scale: bert-small and")[1]
+    assert "No figure has both arms' rows yet. These suites repeat" in page
+    assert "No rows committed yet" not in page
+    avg = by_key([f for f in findings(cwt) if f.scale == "GPU"], "table1-tokens: GLUE average")
+    assert avg.verdict == "not comparable" and "gate failed" not in avg.reason
+    assert avg.reason.startswith("no rows: the vanilla model bert-small-ce has no glue/average")
+
+
+def test_a_fine_tuned_models_run_label_names_its_causal_fine_tuning_steps() -> None:
+    """The `our run` column says what we ran: the fine-tuning steps come from the rows' cell
+    configuration, not from a constant."""
+    from harness.paper.compare import run_label
+    from harness.paper.sources import source_of
+
+    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
+    cell = {"finetune_causal": True, "finetune": {"steps": 180}}
+    rows = pd.DataFrame(
+        [
+            {
+                **paper_row(m, "validation", "val_ce", 5.0, 0, 3600),
+                "tokens_seen": 1.47e7,
+                "config": c,
+            }
+            for m, c in (("a-ce", "{}"), ("a-cwt-ft", json.dumps(cell)))
+        ]
+    )
+    assert run_label(rows, "a-cwt-ft", source) == (
+        "a-cwt-ft (3600 steps, 14.7M tokens, then 180 causal fine-tuning steps)"
+    )
+    assert run_label(rows, "a-ce", source) == "a-ce (3600 steps, 14.7M tokens)"
+    assert "10,000 causal fine-tuning steps" in source.differs and "100 " not in source.differs
