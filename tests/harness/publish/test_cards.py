@@ -1,0 +1,167 @@
+"""Model and dataset cards (`harness.publish.cards`): what a fine-tuned card names, what
+huggingface_hub's own parsers read back from the cards a publish uploads, and a model-index
+that holds only the model's own scores under Hub dataset ids."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from harness.cli import main as hlm
+
+
+def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
+    from harness.publish.cards import CardOptions, model_card
+    from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
+    from zoo.train.config import PretrainConfig
+    from zoo.train.pretrain import pretrain
+
+    tiny = dict(
+        corpus=["synthetic:300"], vocab_size=600, steps=3, batch_size=4, seq_len=32, progress=False
+    )
+    final = pretrain(
+        PretrainConfig(
+            preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "p"), **tiny
+        )
+    )
+    ft = finetune_causal(
+        str(final),
+        str(tmp_path / "ft"),
+        CausalFinetuneConfig(steps=2, warmup_steps=1, progress=False),
+    )
+    import pandas as pd
+
+    card = model_card(ft, "me/x", pd.DataFrame(), CardOptions())
+    assert "pretrained with the `cwt` objective" in card and "objective-cwt" in card  # was `ce`
+    assert "| causal fine-tuning | yes: 2 steps" in card
+
+
+def test_cards_read_back_with_huggingface_hubs_parsers(trained, hub, capsys) -> None:
+    from huggingface_hub import ModelCard
+    from huggingface_hub.repocard import metadata_load
+
+    root, ckpt = trained
+    assert (
+        hlm(
+            [
+                "publish",
+                "model",
+                str(ckpt),
+                "--repo",
+                "tester/cards",
+                "--endpoint",
+                hub.url,
+                "--leaderboards",
+                str(root / "lb"),
+            ]
+        )
+        == 0
+    )
+    assert f"{hub.url}/tester/cards" in capsys.readouterr().out  # the Hub URL is printed
+    text = hub.state.repos[("model", "tester/cards")].branches["main"]["README.md"].decode()
+    readme = root / "README.md"
+    readme.write_text(text)
+    card = ModelCard.load(readme)  # what the Hub served, read as the Hub's client reads it
+    meta = card.data.to_dict()
+    assert meta["library_name"] == "transformers"
+    assert meta["pipeline_tag"] == "feature-extraction"  # a headless encoder: no fill-mask widget
+    assert "language" not in meta  # trained on the synthetic corpus only
+    # validation loss on a local corpus and throughput are no Hub evaluations: the table only
+    assert "model-index" not in meta and "val_loss" in text.split("## Results")[1]
+    assert "never trained" in text and "@inproceedings{godey2024headless" in text
+    assert "nan" not in text.split("## Results")[1].split("## Citation")[0]
+    assert metadata_load(readme)["pipeline_tag"] == "feature-extraction"
+
+    assert (
+        hlm(
+            [
+                "publish",
+                "leaderboard",
+                "tiny",
+                "--repo",
+                "tester/cards-lb",
+                "--endpoint",
+                hub.url,
+                "--leaderboards",
+                str(root / "lb"),
+            ]
+        )
+        == 0
+    )
+    assert f"{hub.url}/datasets/tester/cards-lb" in capsys.readouterr().out
+    dcard = hub.state.repos[("dataset", "tester/cards-lb")].branches["main"]["README.md"].decode()
+    assert "- **models** (2)" in dcard and "- **seeds**: 0, 1" in dcard
+    assert "```yaml" not in dcard and "null" not in dcard.split("## Schema")[0]
+
+
+def test_a_finetuned_card_names_its_base_and_serves_generation(tmp_path) -> None:
+    import pandas as pd
+    from huggingface_hub import ModelCard
+
+    from harness.publish.cards import CardOptions, model_card
+    from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
+    from zoo.train.config import PretrainConfig
+    from zoo.train.pretrain import pretrain
+
+    tiny = dict(
+        corpus=["synthetic:300"], vocab_size=600, steps=2, batch_size=4, seq_len=32, progress=False
+    )
+    final = pretrain(
+        PretrainConfig(
+            preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "p"), **tiny
+        )
+    )
+    headless = ModelCard(model_card(final, "me/h", pd.DataFrame(), CardOptions())).data
+    assert headless.pipeline_tag == "feature-extraction"
+    ft = finetune_causal(
+        str(final),
+        str(tmp_path / "ft"),
+        CausalFinetuneConfig(steps=2, warmup_steps=1, progress=False),
+    )
+    card = ModelCard(model_card(ft, "me/x", pd.DataFrame(), CardOptions(base_model="me/h")))
+    assert card.data.base_model == "me/h" and card.data.pipeline_tag == "text-generation"
+
+
+def test_the_model_index_holds_only_the_models_own_scores_on_hub_datasets(tmp_path) -> None:
+    """A fine-tuned benchmark's last-epoch metrics, under the benchmark's Hub dataset id and
+    config; no trivial baseline (majority), no best-epoch pick (@best), no average, no local
+    validation loss. The model-index reads back with huggingface_hub's parser."""
+    from huggingface_hub import ModelCard
+    from huggingface_hub.repocard_data import model_index_to_eval_results
+
+    from harness.publish.cards import CardOptions, _card_data
+    from tests.harness.results.test_leaderboard import row
+    from zoo.train.metadata import CheckpointMetadata
+
+    glue = json.dumps({"task": {"type": "glue", "params": {}}})
+    lm = json.dumps({"task": {"type": "lm_eval", "params": {}}})
+    val = json.dumps({"task": {"type": "validation", "params": {}}})
+    rows = pd.DataFrame(
+        [
+            {**row("m", metric, value, seed=seed, task=task), "config": config}
+            for seed in (0, 1)
+            for task, metric, value, config in (
+                ("glue/sst2", "accuracy", 0.8 + seed / 100, glue),
+                ("glue/sst2", "accuracy@best", 0.9, glue),
+                ("glue/sst2", "majority", 0.5, glue),
+                ("glue/average", "average", 0.6, glue),
+                ("validation", "val_loss", 3.0, val),
+                ("lm_eval/hlm_lambada", "acc", 0.1, lm),
+            )
+        ]
+    )
+    meta = CheckpointMetadata.model_construct(
+        kind="encoder", family="bert", objective="ce", headless=False, corpus=["corpus"],
+        causal_finetune=None,
+    )  # fmt: skip
+    data = _card_data(meta, "me/m", rows, CardOptions())
+    card = ModelCard.from_template(data)
+    meta_dict = card.data.to_dict()
+    assert meta_dict["pipeline_tag"] == "fill-mask"  # a vanilla encoder keeps its MLM head
+    _, results = model_index_to_eval_results(meta_dict["model-index"])
+    assert [(r.task_type, r.dataset_type, r.dataset_config, r.metric_type) for r in results] == [
+        ("text-classification", "nyu-mll/glue", "sst2", "accuracy")
+    ]
+    assert results[0].metric_value == pytest.approx(0.805)
