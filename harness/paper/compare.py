@@ -29,7 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.paper.figures import Role
 from harness.paper.sources import Source, final_values
 from harness.results.leaderboard import latest_step
-from harness.results.stats import Comparison, compare_seeds, differences, per_example
+from harness.results.stats import (
+    Comparison,
+    Evidence,
+    compare_seeds,
+    differences,
+    per_example,
+)
 from zoo.train.finetune_settings import CausalFinetuneConfig
 
 
@@ -43,13 +49,33 @@ class SuiteRows:
 
 
 @dataclass(frozen=True)
+class SeedEvidence:
+    """The per-example test on one pretraining seed both arms share: role minus vanilla, in
+    the metric's own direction."""
+
+    seed: int
+    test: Evidence
+
+    def text(self, sign: float) -> str:
+        """The sentence, with role minus vanilla times `sign` (+1 where higher is better, -1
+        where lower is) so that it reads like the report's Δ: positive is better."""
+        ev = self.test
+        low, high = sorted((sign * ev.low, sign * ev.high))
+        return (
+            f"per-example, seed {self.seed} only (evidence about the test set, not across "
+            f"pretraining seeds): Δ {sign * ev.delta:+.3g} [{low:+.3g}, {high:+.3g}], "
+            f"p = {ev.p:.3g} ({ev.test})"
+        )
+
+
+@dataclass(frozen=True)
 class Measured:
     """Our values per role (means over seeds) and role minus vanilla, compared."""
 
     ours: dict[Role, float]
     comparison: Comparison
     detail: str = ""
-    evidence: str = ""
+    evidence: SeedEvidence | None = None
     runs: dict[Role, str] = field(default_factory=dict)
     seeds: tuple[int, ...] = ()  # the pretraining seeds compared (both arms have them)
 
@@ -184,11 +210,11 @@ def _rounds(data: SuiteRows, source: Source, role: Role, base: float) -> Compari
     return differences((s["value"] - base).to_numpy(), "alternating rounds") if len(s) else None
 
 
-def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> str:
+def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> SeedEvidence | None:
     """The per-example test on the first shared seed, where both arms kept samples."""
     s = data.samples
     if s.empty or seeds.empty:
-        return ""
+        return None
     seed = seeds.min()
     s = s[(s["task"] == source.task) & (s["metric"] == source.metric) & (s["seed"] == seed)]
     s = s[s["step"] == s["step"].max()] if not s.empty else s
@@ -197,12 +223,7 @@ def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> s
         for g in (s[s["model"] == source.roles[r]] for r in (role, "vanilla"))
     )
     ev = per_example(mine, base) if mine and base else None
-    if ev is None:
-        return ""
-    return (
-        f"per-example, seed {seed} only (evidence about the test set, not across pretraining "
-        f"seeds): Δ {ev.delta:+.3g} [{ev.low:+.3g}, {ev.high:+.3g}], p = {ev.p:.3g} ({ev.test})"
-    )
+    return None if ev is None else SeedEvidence(int(seed), ev)
 
 
 def _final(

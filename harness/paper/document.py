@@ -64,10 +64,11 @@ HOW = (
     "holds the model's untrained twin (its initial weights, `steps: 0`, fine-tuned the same "
     "way), against the twin's score plus that margin: pretraining must show in the score; "
     "every bar is one the paper's own model passes. (6) Where per-example scores were kept, "
-    "a per-example test on one seed is shown as a second line of evidence; it speaks of the "
-    "test set, not of pretraining, and decides nothing. Values are in the paper's unit (percent where it uses "
-    "percent); the `our run` column says what we trained (steps, tokens), the `paper "
-    "setting` column what the paper did."
+    "a per-example test on one seed is shown as a second line of evidence, its Δ signed like "
+    "the `our Δ` column (positive: better); it speaks of the test set, not of pretraining, and "
+    "decides nothing. Values are in the paper's unit (percent where it uses percent); the `our "
+    "run` column says what we trained (steps, tokens), the `paper setting` column what the "
+    "paper did."
 )
 COLUMNS = [
     "our run",
@@ -132,7 +133,9 @@ def _why(f: Finding) -> str:
     if f.source.differs:
         parts.append(f"protocol: {f.source.differs}")
     if f.measured is not None:
-        parts += [x for x in (f.measured.detail, f.measured.evidence) if x]
+        parts += [f.measured.detail] if f.measured.detail else []
+        if f.measured.evidence is not None:
+            parts.append(f.measured.evidence.text(f.sign))
     return ". ".join(parts)
 
 

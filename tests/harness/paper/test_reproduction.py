@@ -19,6 +19,7 @@ from harness.paper.figures import PAPER
 from harness.paper.findings import findings
 from harness.paper.sources import source_of
 from harness.results.leaderboard import write_cell
+from harness.results.samples import write_samples
 from tests.harness.paper.rows import by_key, encoder_rows, paper_row
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -123,6 +124,25 @@ def test_verdicts_are_symmetric_in_the_papers_direction(tmp_path) -> None:
     )
     assert better.verdict == "contradicted" and "where the paper has it worse" in better.reason
     assert better.p_value == pytest.approx(worse.p_value, rel=0.2)
+
+
+def test_the_per_example_evidence_reads_in_the_same_direction_as_the_seed_level_gap(
+    tmp_path,
+) -> None:
+    """Validation loss: lower is better, so headless+ft's loss 0.3 above vanilla's per example
+    is a Δ of -0.3 on the per-example line too, as in the `our Δ` column."""
+    root = _decoder_loss_rows(tmp_path, [5.1, 5.13, 5.12])
+    samples = [
+        {"cell_id": "c", "model": model, "sweep": "{}", "seed": 0, "step": 3000,
+         "task": "validation", "metric": "val_ce", "key": str(i), "value": loss + i / 100}
+        for model, loss in (("pythia-tiny-ce", 4.8), ("pythia-tiny-cwt-ft", 5.1))
+        for i in range(20)
+    ]  # fmt: skip
+    write_samples(root / "paper-cpu-decoder", "c", samples)
+    loss = by_key(findings(root), "table3: validation loss")
+    assert loss.gain < 0
+    why = render([loss]).split("per-example, seed 0 only")[1]
+    assert "Δ -0.3 [-0.3, -0.3]" in why and "paired bootstrap over 20 examples" in why
 
 
 def test_a_vanilla_model_at_its_majority_baseline_is_not_comparable(tmp_path) -> None:
