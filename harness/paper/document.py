@@ -147,7 +147,7 @@ def _row(f: Finding) -> list[str]:
         "paper setting": fig.setting or "-",
         "paper": paper,
         "ours": _pair(f.measured.ours, f.role, fig.percent) if f.measured else "-",
-        "paper Δ": _num(fig.paper_gain(f.role)) if fig.values else "-",
+        "paper Δ": _num(gain) if (gain := fig.paper_gain(f.role)) is not None else "-",
         "our Δ [95 % CI]": _delta(f),
         "seeds": str(f.seeds),
         "p → adjusted (test)": _p(f),

@@ -313,3 +313,16 @@ def test_the_page_lists_what_was_not_attempted_and_the_power() -> None:
     assert "## Power: what the seeds could see" in page
     for gone in ("direction only", "not reproduced at this scale", "(4.1B)", "989 vs 888"):
         assert gone not in page
+
+
+def test_appendix_a_states_the_papers_delta_so_its_power_is_stated() -> None:
+    """The paper gives Appendix A's synonyms' cosine as differences only ("1.4 points higher
+    for the encoder, roughly 7 for both decoders"): they are its Δ, in cosine units, for the
+    power table and the `paper Δ` column."""
+    synonyms = [f for f in PAPER if f.metric == "synonym_cosine"]
+    assert {(f.quantity.rsplit(", ", 1)[1], f.paper_gain()) for f in synonyms} == {
+        ("encoder", 0.014),
+        ("decoder", 0.07),
+    }
+    decoder = next(f for f in synonyms if f.quantity.endswith("decoder"))
+    assert decoder.paper_gain("headless+ft") == 0.07 and decoder.values == {}
