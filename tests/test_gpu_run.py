@@ -5,6 +5,8 @@ leaderboards folder where `hlm leaderboard` reads them."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -17,12 +19,17 @@ from harness.results.leaderboard import read_leaderboard
 ROOT = Path(__file__).parents[1]
 
 
-def _run(tmp_path: Path, budget: int) -> subprocess.CompletedProcess[str]:
+def _run(
+    tmp_path: Path, budget: int, work: str = "work", start_from: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """One call of the script, its results in tmp_path/out (emptied first, as on a device)."""
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
     env = {
         **os.environ,
         "PYTHON": sys.executable,
         "OUT": str(tmp_path / "out"),
-        "GPU_RUN_WORK": str(tmp_path / "work"),
+        "GPU_RUN_WORK": str(tmp_path / work),
+        "GPU_RUN_FROM": str(start_from or tmp_path / "nothing"),
         "GPU_RUN_SUITES": str(ROOT / "tests" / "harness" / "data" / "tiny.yaml"),
         "GPU_RUN_BUDGET_S": str(budget),
         "GPU_RUN_BENCH": "0",
@@ -46,9 +53,11 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
         "leaderboards.tar.gz",
         "log.txt",
         "machine.txt",
+        "status.txt",
     ]
     log = (out / "log.txt").read_text()
     assert "tiny.yaml seed 0" in log and "tiny.yaml seed 1" in log and "done in" in log
+    assert (out / "status.txt").read_text() == "done\n"
     with tarfile.open(out / "leaderboards.tar.gz") as tar:
         assert any(n.endswith(".parquet") for n in tar.getnames())
     lb = tmp_path / "lb"
@@ -62,11 +71,20 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     assert got.returncode == 0, got.stderr
     rows = read_leaderboard(lb / "tiny")
     assert set(rows["seed"]) == {0, 1} and set(rows["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
+    # the next call on the same machine, and a first call on a fresh machine that starts from
+    # the collected rows: every cell is done, nothing is computed again
+    for again in (_run(tmp_path, 900), _run(tmp_path, 900, "fresh-work", start_from=lb)):
+        assert again.returncode == 0, again.stderr + again.stdout
+        log = (out / "log.txt").read_text()
+        computed = [int(n) for n in re.findall(r"(\d+) computed", log)]
+        assert len(computed) == 2 and not any(computed), log  # seeds 0 and 1
+        assert (out / "status.txt").read_text() == "done\n"
 
 
 def test_a_spent_budget_runs_nothing_and_still_packs_the_results(tmp_path: Path) -> None:
     res = _run(tmp_path, budget=0)
     assert res.returncode == 0, res.stderr
     log = (tmp_path / "out" / "log.txt").read_text()
-    assert "budget spent before" in log
+    assert "budget spent before" in log and "call again" in log
     assert (tmp_path / "out" / "leaderboards.tar.gz").is_file()
+    assert (tmp_path / "out" / "status.txt").read_text() == "more\n"
