@@ -143,6 +143,12 @@ class DeferredLoss:
         return self.resolve()(batch, options)
 
 
+def plain_loss(loss: LossFn) -> LossFn:
+    """The function itself, imported now where `loss` is deferred: what a compiled step calls
+    (Dynamo would trace the import cache on every step)."""
+    return loss.resolve() if isinstance(loss, DeferredLoss) else loss
+
+
 def _both_flops(s: LossShape) -> float:
     return vocab_ce_flops(s) + contrastive_flops(s)
 

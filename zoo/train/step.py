@@ -14,7 +14,7 @@ from zoo.data.batches import IGNORE
 from zoo.errors import UserError
 from zoo.models.spec import ModelSpec, padded_row_count
 from zoo.objectives.base import LossInputs
-from zoo.objectives.declared import LossOptions, Objective
+from zoo.objectives.declared import LossOptions, Objective, plain_loss
 
 
 def prepare_for_objective(
@@ -87,6 +87,7 @@ class TrainModule(nn.Module):
         self.model = model
         self.spec = spec
         self.objective = objective
+        self.loss_fn = plain_loss(objective.loss)  # resolved outside the compiled forward
         self.options = options
         self.prune_last_layer = prune_last_layer
 
@@ -115,7 +116,7 @@ class TrainModule(nn.Module):
             if obj.needs_output_embeddings
             else None,
         )
-        out = obj.loss(batch, self.options)
+        out = (self.loss_fn if objective is None else plain_loss(obj.loss))(batch, self.options)
         if "loss" not in out:
             raise RuntimeError(f"objective {obj.name!r} returned no 'loss' entry")
         return out
