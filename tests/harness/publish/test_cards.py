@@ -5,19 +5,22 @@ that holds only the model's own scores under Hub dataset ids."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from huggingface_hub import ModelCard
 
 from harness.cli import main as hlm
+from harness.publish.cards import CardOptions, model_card
+from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
+from zoo.train.config import PretrainConfig
+from zoo.train.pretrain import pretrain
 
 
-def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
-    from harness.publish.cards import CardOptions, model_card
-    from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
-    from zoo.train.config import PretrainConfig
-    from zoo.train.pretrain import pretrain
-
+def _headless_and_tuned(tmp_path: Path) -> tuple[Path, Path]:
+    """A pythia-tiny pretrained 3 steps with `cwt`, and that model after 2 steps of causal
+    fine-tuning."""
     tiny = dict(
         corpus=["synthetic:300"], vocab_size=600, steps=3, batch_size=4, seq_len=32, progress=False
     )
@@ -31,15 +34,17 @@ def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
         str(tmp_path / "ft"),
         CausalFinetuneConfig(steps=2, warmup_steps=1, progress=False),
     )
-    import pandas as pd
+    return final, ft
 
+
+def test_a_finetuned_card_names_the_pretraining_objective(tmp_path) -> None:
+    _, ft = _headless_and_tuned(tmp_path)
     card = model_card(ft, "me/x", pd.DataFrame(), CardOptions())
     assert "pretrained with the `cwt` objective" in card and "objective-cwt" in card  # was `ce`
     assert "| causal fine-tuning | yes: 2 steps" in card
 
 
 def test_cards_read_back_with_huggingface_hubs_parsers(trained, hub, capsys) -> None:
-    from huggingface_hub import ModelCard
     from huggingface_hub.repocard import metadata_load
 
     root, ckpt = trained
@@ -97,29 +102,9 @@ def test_cards_read_back_with_huggingface_hubs_parsers(trained, hub, capsys) -> 
 
 
 def test_a_finetuned_card_names_its_base_and_serves_generation(tmp_path) -> None:
-    import pandas as pd
-    from huggingface_hub import ModelCard
-
-    from harness.publish.cards import CardOptions, model_card
-    from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
-    from zoo.train.config import PretrainConfig
-    from zoo.train.pretrain import pretrain
-
-    tiny = dict(
-        corpus=["synthetic:300"], vocab_size=600, steps=2, batch_size=4, seq_len=32, progress=False
-    )
-    final = pretrain(
-        PretrainConfig(
-            preset="pythia-tiny", objective="cwt", output_dir=str(tmp_path / "p"), **tiny
-        )
-    )
+    final, ft = _headless_and_tuned(tmp_path)
     headless = ModelCard(model_card(final, "me/h", pd.DataFrame(), CardOptions())).data
     assert headless.pipeline_tag == "feature-extraction"
-    ft = finetune_causal(
-        str(final),
-        str(tmp_path / "ft"),
-        CausalFinetuneConfig(steps=2, warmup_steps=1, progress=False),
-    )
     card = ModelCard(model_card(ft, "me/x", pd.DataFrame(), CardOptions(base_model="me/h")))
     assert card.data.base_model == "me/h" and card.data.pipeline_tag == "text-generation"
 
@@ -128,10 +113,9 @@ def test_the_model_index_holds_only_the_models_own_scores_on_hub_datasets(tmp_pa
     """A fine-tuned benchmark's last-epoch metrics, under the benchmark's Hub dataset id and
     config; no trivial baseline (majority), no best-epoch pick (@best), no average, no local
     validation loss. The model-index reads back with huggingface_hub's parser."""
-    from huggingface_hub import ModelCard
     from huggingface_hub.repocard_data import model_index_to_eval_results
 
-    from harness.publish.cards import CardOptions, _card_data
+    from harness.publish.cards import _card_data
     from tests.harness.results.test_leaderboard import row
     from zoo.train.metadata import CheckpointMetadata
 
