@@ -90,7 +90,7 @@ for suite in $SUITES; do
     done
 done
 if [ "$more" = 0 ] && [ "${GPU_RUN_BENCH:-1}" != 0 ]; then
-    if [ -s "$OUT/bench.json" ] || [ -s "$WORK/bench.json" ]; then
+    if [ -s "$WORK/bench.json" ]; then
         say "the benchmark ran in an earlier call (bench.json)"
     elif [ "$(left)" -ge "${GPU_RUN_BENCH_MIN_S:-240}" ]; then
         timeout "$(left)" "$PY" -m harness.cli bench --device cuda --json > "$WORK/bench.json" 2>> "$LOG" \
