@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.paper.figures import Role
 from harness.paper.sources import Source, final_values
 from harness.results.leaderboard import latest_step
+from harness.results.metrics import metric_info
 from harness.results.stats import (
     Comparison,
     Evidence,
@@ -222,7 +223,8 @@ def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> S
         dict(zip(g["key"], g["value"], strict=True))
         for g in (s[s["model"] == source.roles[r]] for r in (role, "vanilla"))
     )
-    ev = per_example(mine, base) if mine and base else None
+    unit = metric_info(source.metric).sample_unit
+    ev = per_example(mine, base, unit) if mine and base else None
     return None if ev is None else SeedEvidence(int(seed), ev)
 
 

@@ -31,6 +31,9 @@ class Metric:
     # CLM), or "objective" (also CWT apart from CE: a loss only comparable within its objective)
     comparable: str = "all"
     baseline: bool = False  # a trivial model's score, shown beside the models' (no direction)
+    # what one kept sample is: the unit the per-example test counts ("examples" of a test set,
+    # or "evaluation batches" where a task keeps one score per batch)
+    sample_unit: str = "examples"
 
     def score(self, pred: Sequence[float], gold: Sequence[float]) -> float:
         if self.fn is None:
@@ -80,6 +83,7 @@ BUILTIN_METRICS = (
         "nats",
         "validation loss of the training objective (CWT loss depends on K)",
         comparable="objective",
+        sample_unit="evaluation batches",
     ),
     Metric(
         "val_ce",
@@ -87,6 +91,7 @@ BUILTIN_METRICS = (
         "nats",
         "validation cross-entropy through the (tied or fine-tuned) LM head",
         comparable="kind",
+        sample_unit="evaluation batches",
     ),
     Metric(
         "val_ppl",

@@ -65,7 +65,8 @@ def _compare(
         return c.delta, c.low, c.high, c.p, c.test
     mine = kept.get((r["model"], r["sweep"], r["task"], r["metric"]))
     theirs = kept.get((b["model"], b["sweep"], b["task"], b["metric"]))
-    ev = per_example(mine, theirs) if mine and theirs else None
+    unit = metric_info(r["metric"]).sample_unit
+    ev = per_example(mine, theirs, unit) if mine and theirs else None
     if ev is None:
         return c.delta, math.nan, math.nan, math.nan, c.test
     return c.delta, math.nan, math.nan, ev.p, f"{PER_EXAMPLE}: {ev.test} (one pretraining seed)"

@@ -198,10 +198,15 @@ class Evidence:
 
 
 def per_example(
-    a: Mapping[str, float], b: Mapping[str, float], rounds: int = 4000, seed: int = 0
+    a: Mapping[str, float],
+    b: Mapping[str, float],
+    unit: str = "examples",
+    rounds: int = 4000,
+    seed: int = 0,
 ) -> Evidence | None:
     """a against b on their shared examples: McNemar's exact test for 0/1 scores, a paired
-    bootstrap of the mean difference otherwise; None with fewer than 2 shared examples."""
+    bootstrap of the mean difference otherwise; None with fewer than 2 shared examples.
+    `unit` names what one example is in the test's label (the metric's `sample_unit`)."""
     keys = sorted(set(a) & set(b))
     if len(keys) < 2:
         return None
@@ -209,22 +214,22 @@ def per_example(
     y = np.array([b[k] for k in keys], dtype=float)
     d = x - y
     if set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}:
-        return _mcnemar(d, len(keys))
+        return _mcnemar(d, len(keys), unit)
     rng = np.random.default_rng(seed)
     means = d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1)  # (rounds,)
     low, high = (float(q) for q in np.quantile(means, [ALPHA / 2, 1 - ALPHA / 2]))
     p = min(1.0, 2 * min(float((means <= 0).mean()), float((means >= 0).mean())))
-    test = f"paired bootstrap over {len(keys)} examples ({rounds} resamples)"
+    test = f"paired bootstrap over {len(keys)} {unit} ({rounds} resamples)"
     return Evidence(float(d.mean()), low, high, p, len(keys), test)
 
 
-def _mcnemar(d: np.ndarray, n: int) -> Evidence:
+def _mcnemar(d: np.ndarray, n: int, unit: str) -> Evidence:
     wins, losses = int((d > 0).sum()), int((d < 0).sum())
     delta = float(d.mean())
     if wins + losses == 0:
-        return Evidence(delta, 0.0, 0.0, 1.0, n, f"McNemar exact test over {n} examples")
+        return Evidence(delta, 0.0, 0.0, 1.0, n, f"McNemar exact test over {n} {unit}")
     p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
     se = math.sqrt(max(float(d.var(ddof=1)), 0.0) / n)
     z = float(stats.norm.ppf(1 - ALPHA / 2))
-    test = f"McNemar exact test over {n} examples ({wins} vs {losses} discordant)"
+    test = f"McNemar exact test over {n} {unit} ({wins} vs {losses} discordant)"
     return Evidence(delta, delta - z * se, delta + z * se, p, n, test)

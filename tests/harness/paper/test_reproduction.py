@@ -130,7 +130,8 @@ def test_the_per_example_evidence_reads_in_the_same_direction_as_the_seed_level_
     tmp_path,
 ) -> None:
     """Validation loss: lower is better, so headless+ft's loss 0.3 above vanilla's per example
-    is a Δ of -0.3 on the per-example line too, as in the `our Δ` column."""
+    is a Δ of -0.3 on the per-example line too, as in the `our Δ` column; its samples are
+    evaluation batches, and the line says so."""
     root = _decoder_loss_rows(tmp_path, [5.1, 5.13, 5.12])
     samples = [
         {"cell_id": "c", "model": model, "sweep": "{}", "seed": 0, "step": 3000,
@@ -142,7 +143,7 @@ def test_the_per_example_evidence_reads_in_the_same_direction_as_the_seed_level_
     loss = by_key(findings(root), "table3: validation loss")
     assert loss.gain < 0
     why = render([loss]).split("per-example, seed 0 only")[1]
-    assert "Δ -0.3 [-0.3, -0.3]" in why and "paired bootstrap over 20 examples" in why
+    assert "Δ -0.3 [-0.3, -0.3]" in why and "paired bootstrap over 20 evaluation batches" in why
 
 
 def test_a_vanilla_model_at_its_majority_baseline_is_not_comparable(tmp_path) -> None:
