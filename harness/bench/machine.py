@@ -1,9 +1,9 @@
 """Which machine a benchmark ran on: the CPU, the extensions its matrix products can use, and
 its memory bandwidth, so that tables measured on different machines can be told apart.
 
-This project's CI machines change kind from one run to the next (an Intel Xeon with AMX, an AMD EPYC
-without it), and the judged ratios move with them: the machines differ in how fast they run
-memory-bound passes (the plain CWT loss over 1 GiB of scores, hf-default's [4096, 50k]
+This project's CI machines change kind from one run to the next (an Intel Xeon with AMX, an
+AMD EPYC without it), and the judged ratios move with them: the machines differ in how fast they
+run memory-bound passes (the plain CWT loss over 1 GiB of scores, hf-default's [4096, 50k]
 logits) relative to their matrix products, and bf16 products use AMX or AVX512-BF16 where
 present. `hlm bench` prints these rows first; docs/PERFORMANCE.md compares the machines.
 The CPU's model and extensions are read by `zoo.hardware`.
