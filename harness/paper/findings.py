@@ -116,8 +116,10 @@ def _power_text(f: Finding) -> str:
     c = f.comparison
     if c is None:
         return ""
-    if c.seeds < 2 or not c.sd > 0:
+    if c.seeds < 2:
         return f"{c.test}: no seed-level spread to size a test from; run at least 2 seeds"
+    if not c.sd > 0:  # e.g. two models that answer a yes/no task the same constant way
+        return f"{c.test}: every seed gives the same Δ, so there is no spread to size a test from"
     detectable = c.detectable()
     text = f"{c.seeds} seeds detect |Δ| ≥ {detectable:.3g} at {POWER:.0%} power"
     effect = f.paper_effect

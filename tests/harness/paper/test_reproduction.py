@@ -146,6 +146,22 @@ def test_the_per_example_evidence_reads_in_the_same_direction_as_the_seed_level_
     assert "Δ -0.3 [-0.3, -0.3]" in why and "paired bootstrap over 20 evaluation batches" in why
 
 
+def test_the_same_gap_at_every_seed_asks_for_no_more_seeds(tmp_path) -> None:
+    """BoolQ where both models answer every question the same way at all three seeds: no
+    spread, so no test, and the reason says so instead of asking for the seeds it has."""
+    root = _decoder_loss_rows(tmp_path, [5.1, 5.13, 5.12])
+    boolq = [
+        paper_row(model, "lm_eval/hlm_boolq", "acc", 0.375, seed)
+        for model in ("pythia-tiny-ce", "pythia-tiny-cwt-ft")
+        for seed in range(3)
+    ]
+    write_cell(root / "paper-cpu-decoder", "boolq", [{**r, "suite": "x"} for r in boolq])
+    found = by_key(findings(root), "table4: BoolQ")
+    assert found.verdict == "inconclusive" and found.comparison.seeds == 3
+    assert "every seed gives the same Δ" in found.reason
+    assert "run at least 2 seeds" not in found.reason
+
+
 def test_a_vanilla_model_at_its_majority_baseline_is_not_comparable(tmp_path) -> None:
     found = findings(encoder_rows(tmp_path, sst2_ce=0.52, gain=0.02))
     avg = by_key(found, "table1-tokens: GLUE average")
