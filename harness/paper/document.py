@@ -191,7 +191,7 @@ def headline(found: list[Finding], suite: str | None = None) -> str:
         claims = [f for f in mine if f.figure.compared]
         counts = Counter(f.verdict for f in claims)
         tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-        where = f" that {suite} compares" if suite is not None else " in the tables below"
+        where = f" that {suite} compares" if suite is not None else ""  # read in the README too
         sentences.append(
             f"At {scale.name} scale, {len(claims)} comparisons of the paper's claims{where}: "
             f"{tally}; {_quote(claims)}."

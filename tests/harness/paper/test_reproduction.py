@@ -59,7 +59,7 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
         "inconclusive",
         "not comparable",
     }
-    assert "41 comparisons of the paper's claims in the tables below" in headline(found)
+    assert "41 comparisons of the paper's claims:" in headline(found)
     worse = findings(encoder_rows(tmp_path / "w", sst2_ce=0.78, gain=-0.02))
     assert by_key(worse, "table1-tokens: GLUE average").verdict == "contradicted"
 
