@@ -142,4 +142,5 @@ def test_per_example_evidence_mcnemar_and_bootstrap() -> None:
     assert per_example({"a": 1.0}, {"a": 0.0}) is None
     batches = per_example(x, y, "evaluation batches")
     assert batches is not None and "over 400 evaluation batches" in batches.test
-    assert "over 300 sentences" in per_example(a, b, "sentences").test  # type: ignore[union-attr]
+    sentences = per_example(a, b, "sentences")
+    assert sentences is not None and "McNemar exact test over 300 sentences" in sentences.test
