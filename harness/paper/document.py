@@ -255,12 +255,13 @@ def _power_row(f: Finding) -> list[str] | None:
     effect = f.paper_effect
     spread = c.sd > 0  # False for nan: one seed, or identical differences
     need = c.seeds_for(effect) if effect and spread else None
+    pct = f.figure.percent
     return [
         f"{f.figure.source}: {f.figure.quantity} ({f.role})",
         str(c.seeds),
-        _num(c.sd) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
-        _num(c.detectable()) if spread else "-",
-        _num(abs(effect)) if effect else "-",
+        _num(c.sd, pct) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
+        _num(c.detectable(), pct) if spread else "-",
+        _num(abs(effect), pct) if effect else "-",
         f"{c.power_at(effect):.0%}" if effect and spread else "-",
         str(need) if need is not None else "-",
     ]
@@ -283,11 +284,13 @@ def _power(found: list[Finding], heading: str = "## Power: what the seeds could 
         "",
         heading,
         "",
-        "Per claim that passed its gates, in our metric's unit: the seed-level spread observed "
+        "Per claim that passed its gates, in the paper's unit as in the tables above (percent "
+        "where the paper uses it): the seed-level spread observed "
         "(of the paired differences, or pooled), the smallest Δ these seeds detect at "
         f"{POWER:.0%} power (two-sided, α = {ALPHA}, before correction), the paper's Δ, the "
         "power the seeds had against it and the seeds per arm it would need at this spread "
-        "(`hlm power SUITE` gives the same for any leaderboard).",
+        "(`hlm power SUITE` gives the same for any leaderboard, in the metric's own unit: "
+        "fractions where the paper gives percent).",
         "",
         _table(head, rows) if rows else "No claim passed its gates.",
     ]

@@ -80,7 +80,12 @@ def test_a_gap_that_is_not_significant_is_inconclusive_either_way(tmp_path) -> N
         write_cell(root / "paper-cpu-encoder", "rows", rows)
         avg = by_key(findings(root), "table1-tokens: GLUE average")
         assert avg.verdict == "inconclusive", avg.reason
-        assert "3 seeds detect |Δ| ≥" in avg.reason and "the paper's Δ (0.0086)" in avg.reason
+        # the reason speaks the row's unit: percent, as the `our Δ` column and the paper's 0.86
+        detectable = 100 * avg.comparison.detectable()
+        assert f"3 seeds detect |Δ| ≥ {detectable:.3g}" in avg.reason, avg.reason
+        assert "the paper's Δ (0.86)" in avg.reason
+        # and so does the power table, whose row follows the spread
+        assert f"| {detectable:.4g} | 0.86 |" in render(findings(root))
 
 
 def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:
