@@ -120,15 +120,15 @@ def _power_text(f: Finding) -> str:
         return f"{c.test}: no seed-level spread to size a test from; run at least 2 seeds"
     if not c.sd > 0:  # e.g. two models that answer a yes/no task the same constant way
         return f"{c.test}: every seed gives the same Δ, so there is no spread to size a test from"
-    unit = 100 if f.figure.percent else 1  # the row's unit: percent where the paper uses it
-    text = f"{c.seeds} seeds detect |Δ| ≥ {unit * c.detectable():.3g} at {POWER:.0%} power"
+    scale = 100 if f.figure.percent else 1  # the row's unit: percent where the paper uses it
+    text = f"{c.seeds} {c.unit} detect |Δ| ≥ {scale * c.detectable():.3g} at {POWER:.0%} power"
     effect = f.paper_effect
     if effect is not None and effect != 0:
         need = c.seeds_for(effect)
         had = c.power_at(effect)
         text += (
-            f"; the paper's Δ ({unit * abs(effect):.3g}) had {had:.0%} power here and would need "
-            + (f"{need} seeds" if need is not None else "more than 1000 seeds")
+            f"; the paper's Δ ({scale * abs(effect):.3g}) had {had:.0%} power here and would need "
+            + (f"{need} {c.unit}" if need is not None else f"more than 1000 {c.unit}")
             + " at this spread"
         )
     return text

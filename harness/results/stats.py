@@ -52,6 +52,7 @@ class Comparison:
     sd: float  # seed-level spread: of the paired differences, or pooled over both arms
     paired: bool
     test: str  # in words, e.g. "paired t-test over 3 seeds"
+    unit: str = "seeds"  # what `seeds` counts: seeds, or independent side-by-side measurements
 
     def detectable(self, power: float = POWER, alpha: float = ALPHA) -> float:
         """The smallest |Δ| these seeds would detect with `power` at the observed spread."""
@@ -66,8 +67,8 @@ class Comparison:
         return power(effect, self.sd, self.seeds, self.paired, alpha)
 
 
-def _no_test(delta: float, n: int, paired: bool, why: str) -> Comparison:
-    return Comparison(delta, math.nan, math.nan, math.nan, n, math.nan, paired, why)
+def _no_test(delta: float, n: int, paired: bool, why: str, unit: str = "seeds") -> Comparison:
+    return Comparison(delta, math.nan, math.nan, math.nan, n, math.nan, paired, why, unit)
 
 
 def compare_seeds(a: pd.Series, b: pd.Series) -> Comparison:
@@ -94,15 +95,15 @@ def differences(d: Sequence[float] | np.ndarray, unit: str) -> Comparison:
     n = len(d)
     delta = float(d.mean()) if n else math.nan
     if n < 2:
-        return _no_test(delta, n, True, f"one of the {unit}: no test")
+        return _no_test(delta, n, True, f"one of the {unit}: no test", unit)
     sd = float(d.std(ddof=1))
     if sd == 0.0:
-        return _no_test(delta, n, True, f"paired over {n} {unit}: identical differences")
+        return _no_test(delta, n, True, f"paired over {n} {unit}: identical differences", unit)
     se = sd / math.sqrt(n)
     half = float(stats.t.ppf(1 - ALPHA / 2, n - 1)) * se
     p = float(2 * stats.t.sf(abs(delta / se), n - 1))
     return Comparison(
-        delta, delta - half, delta + half, p, n, sd, True, f"paired t-test over {n} {unit}"
+        delta, delta - half, delta + half, p, n, sd, True, f"paired t-test over {n} {unit}", unit
     )
 
 

@@ -254,6 +254,21 @@ def test_figure2_is_judged_on_ratios_measured_side_by_side(tmp_path) -> None:
     assert fig2.verdict == "reproduced"
 
 
+def test_the_power_of_side_by_side_measurements_counts_measurements(tmp_path) -> None:
+    """No pretraining seed is involved in a speed ratio: the power the reason states counts
+    the side-by-side measurements, in those words."""
+    rows = []
+    for batch, speedup in ((8, 1.1), (16, 0.95), (32, 1.3), (64, 0.9)):
+        for model, value in (("bert-small-ce", 1.0), ("bert-small-cwt", speedup)):
+            r = paper_row(model, "throughput", "speedup_vs_baseline", value, 0)
+            rows.append({**r, "sweep": json.dumps({"batch_size": batch})})
+    write_cell(tmp_path / "paper-cpu-throughput", "rows", rows)
+    fig2 = by_key(findings(tmp_path), "figure2: training speed")
+    assert fig2.verdict == "inconclusive", fig2.reason
+    assert "4 side-by-side measurements detect |Δ| ≥" in fig2.reason
+    assert "seeds detect" not in fig2.reason
+
+
 def test_a_seed_only_one_model_has_yet_is_left_out(tmp_path) -> None:
     """A run in progress: vanilla's seed 3 is in, headless's is not. The comparison stays on
     the seeds both have (the extra seed's very low average would otherwise count)."""
