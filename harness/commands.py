@@ -89,7 +89,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from harness.report.tables import WIDTH, render, select_task
-    from harness.results.leaderboard import aggregate, current_cells, read_leaderboard
+    from harness.results.leaderboard import (
+        aggregate,
+        current_cells,
+        no_results,
+        read_leaderboard,
+    )
     from harness.results.metrics import is_baseline
     from harness.results.samples import read_samples
     from harness.results.significance import compare_to_baseline
@@ -98,8 +103,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     directory = Path(args.leaderboards) / name
     df = read_leaderboard(directory)
     if df.empty:
-        print(f"no results in {directory} (run `hlm run {args.suite}` first)", file=sys.stderr)
-        return 1
+        raise no_results(directory, args.suite)
     if args.task:
         df = df[select_task(df["task"], args.task)]
     if args.at:
@@ -146,14 +150,13 @@ def _at_budget(df: Any, text: str) -> Any:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from harness.report.plots import make_plots
-    from harness.results.leaderboard import read_leaderboard
+    from harness.results.leaderboard import no_results, read_leaderboard
 
     name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
     df = read_leaderboard(directory)
     if df.empty:
-        print(f"no results in {directory}", file=sys.stderr)
-        return 1
+        raise no_results(directory, args.suite)
     out = Path(args.out) if args.out else directory / "_plots"
     from harness.results.leaderboard import current_cells
     from harness.results.samples import read_samples

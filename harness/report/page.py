@@ -27,6 +27,7 @@ from harness.results.leaderboard import (
     aggregate,
     current_cells,
     latest_step,
+    no_results,
     pivot,
     pivot_means,
     read_leaderboard,
@@ -34,7 +35,6 @@ from harness.results.leaderboard import (
 from harness.results.samples import read_samples
 from harness.results.significance import compare_to_baseline
 from harness.suite import last_suite
-from zoo.errors import UserError
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
@@ -159,7 +159,7 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
     (the CLI adds the paper's findings this way; this module knows nothing of the paper)."""
     df = read_leaderboard(directory)
     if df.empty:
-        raise UserError(f"no results in {directory} (run `hlm run {name}` first)")
+        raise no_results(directory, name)
     suite = last_suite(directory)
     samples = read_samples(directory, current_cells(directory))
     agg = aggregate(df)

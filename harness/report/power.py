@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report.tables import select_task
-from harness.results.leaderboard import aggregate, read_leaderboard
+from harness.results.leaderboard import aggregate, no_results, read_leaderboard
 from harness.results.significance import comparable
 from harness.results.stats import POWER, compare_seeds
 from harness.suite import last_suite, suite_name
@@ -86,7 +86,7 @@ def cmd_power(args: argparse.Namespace) -> int:
     directory = Path(args.leaderboards) / name
     df = read_leaderboard(directory)
     if df.empty:
-        raise UserError(f"no results in {directory} (run `hlm run {args.suite}` first)")
+        raise no_results(directory, args.suite)
     if args.task:
         df = df[select_task(df["task"], args.task)]
     suite = last_suite(directory)
@@ -96,8 +96,9 @@ def cmd_power(args: argparse.Namespace) -> int:
             f"hlm power {args.suite}: the suite names no baseline; pass --baseline MODEL"
         )
     table = power_table(df, baseline, args.effect)
+    shown = table.astype({"seeds_needed": float})  # None (no spread, or no effect) prints "-"
     print(
-        table.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
+        shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
         if not table.empty
         else "no comparison with the baseline"
     )

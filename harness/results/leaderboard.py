@@ -11,6 +11,7 @@ rows `hlm leaderboard` shows (`read_leaderboard(include_stale=True)` reads both)
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -179,6 +180,15 @@ def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFra
     if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
     return pa.concat_tables(tables).to_pandas()
+
+
+def no_results(directory: Path, suite: str) -> UserError:
+    """The error of a command given a leaderboard folder with no rows: how to fill it, and
+    the folder's neighbours that hold rows when the name looks like a typo of one of them."""
+    known = sorted(d.name for d in directory.parent.glob("*") if d.is_dir() and result_files(d))
+    close = difflib.get_close_matches(directory.name, known, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return UserError(f"no results in {directory} (run `hlm run {suite}` first){hint}")
 
 
 def read_cell_file(path: Path) -> pa.Table:

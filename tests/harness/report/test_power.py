@@ -46,3 +46,17 @@ def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> 
     assert hlm([*args, "--baseline", "nobody"]) == 2
     assert "no rows of the baseline 'nobody'" in capsys.readouterr().err
     assert board.is_dir()
+
+
+def test_the_verb_marks_what_it_cannot_size_and_names_a_close_board(tmp_path, capsys) -> None:
+    """One seed gives no spread: the sizes print as "-", never as None; a typo in the suite
+    name is answered with the boards that hold rows."""
+    board = tmp_path / "board"
+    write_cell(board, "c0", [row("base", "accuracy", 0.7, 0, task="glue/sst2")])
+    write_cell(board, "c1", [row("new", "accuracy", 0.8, 0, task="glue/sst2")])
+    args = ["--leaderboards", str(tmp_path), "--baseline", "base"]
+    assert hlm(["power", "board", *args]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "glue/sst2" in x)
+    assert "None" not in line and line.split()[-1] == "-"
+    assert hlm(["power", "bord", *args]) == 2
+    assert "no results in" in (err := capsys.readouterr().err) and "did you mean 'board'" in err
