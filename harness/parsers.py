@@ -77,12 +77,23 @@ def add_verbs(sub: Any, verb: str | None) -> None:
             resolve_target(builder)(p)
 
 
+def _at_least_one(text: str) -> int:
+    """A count flag's value: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
 def add_power(p: argparse.ArgumentParser) -> None:
     p.description = (
         "For every model, sweep point, task and metric it shares with the baseline, each arm "
         "is reduced to one value per pretraining seed and compared: the seeds, the observed "
         "Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power "
-        "(two-sided, α = 0.05), and for the effect asked (--effect, else the observed Δ) the "
+        "(two-sided, α = 0.05 over --claims), and for the effect asked (--effect, else the observed Δ) the "
         "power the seeds had and the seeds per arm it would need. A pilot's spread in, the "
         "seeds out."
     )
@@ -94,6 +105,14 @@ def add_power(p: argparse.ArgumentParser) -> None:
         help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
     )
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
+    p.add_argument(
+        "--claims",
+        type=_at_least_one,
+        default=1,
+        help="the tests corrected together for many claims (as `hlm report --paper` corrects "
+        "its page, Holm): power at α = 0.05/CLAIMS, Bonferroni's level, a lower bound on "
+        "Holm's (default 1: a test alone)",
+    )
     _add_leaderboards(p)
     p.set_defaults(func="harness.report.power:cmd_power")
 

@@ -56,7 +56,8 @@ HOW = (
     f"*reproduced*: Δ in the paper's direction and adjusted p < {ALPHA}; *contradicted*: the "
     f"opposite direction and adjusted p < {ALPHA}; *inconclusive*: neither (not a refutation: "
     "the reason gives the smallest Δ the seeds could detect at "
-    f"{POWER:.0%} power and the seeds the paper's Δ would need); *not comparable*: a gate "
+    f"{POWER:.0%} power and the seeds the paper's Δ would need, both at the corrected level); "
+    "*not comparable*: a gate "
     "failed or there are no rows (the reason says which). (5) A gate asks whether the vanilla "
     "model is good enough for a comparison to mean anything: the task's own metric (MCC for "
     "CoLA, F1 for MRPC, Pearson for STS-B, accuracy on balanced sets, perplexity against the "
@@ -248,29 +249,34 @@ def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> 
 
 def _power_row(f: Finding) -> list[str] | None:
     """The power table's row of a claim that passed its gates (None for the others); with
-    one seed an arm there is no spread yet, and the row says so."""
+    one seed an arm there is no spread yet, and the row says so. Each figure twice: a test
+    alone (α) → the test held to the corrected level (`Finding.alpha`)."""
     c = f.comparison
     if not f.figure.compared or f.verdict == "not comparable" or c is None:
         return None
     effect = f.paper_effect
     spread = c.sd > 0  # False for nan: one seed, or identical differences
-    need = c.seeds_for(effect) if effect and spread else None
     pct = f.figure.percent
+    levels = (ALPHA, f.alpha)
+    need = c.seeds_for(effect, alpha=f.alpha) if effect and spread else None
+    detectable = " → ".join(_num(c.detectable(alpha=a), pct) for a in levels)
+    had = " → ".join(f"{c.power_at(effect, alpha=a):.0%}" for a in levels) if effect else ""
     return [
         f"{f.figure.source}: {f.figure.quantity} ({f.role})",
         str(c.seeds),
         _num(c.sd, pct) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
-        _num(c.detectable(), pct) if spread else "-",
+        detectable if spread else "-",
         _num(abs(effect), pct) if effect else "-",
-        f"{c.power_at(effect):.0%}" if effect and spread else "-",
-        str(need) if need is not None else "-",
+        had if effect and spread else "-",
+        str(need) if need is not None else ("> 1000" if effect and spread else "-"),
     ]
 
 
 def _power(found: list[Finding], heading: str = "## Power: what the seeds could see") -> list[str]:
     """Per claim that passed its gates: the seed-level spread, the detectable Δ, the paper's
-    Δ, the power it had and the seeds it needs."""
+    Δ, the power it had and the seeds it needs, alone and at the corrected level."""
     rows = [row for f in found if (row := _power_row(f)) is not None]
+    family = found[0].family if found else 1
     head = [
         "claim",
         "seeds",
@@ -285,12 +291,15 @@ def _power(found: list[Finding], heading: str = "## Power: what the seeds could 
         heading,
         "",
         "Per claim that passed its gates, in the paper's unit as in the tables above (percent "
-        "where the paper uses it): the seed-level spread observed "
-        "(of the paired differences, or pooled), the smallest Δ these seeds detect at "
-        f"{POWER:.0%} power (two-sided, α = {ALPHA}, before correction), the paper's Δ, the "
-        "power the seeds had against it and the seeds per arm it would need at this spread "
-        "(`hlm power SUITE` gives the same for any leaderboard, in the metric's own unit: "
-        "fractions where the paper gives percent).",
+        "where the paper uses it): the seed-level spread observed (of the paired differences, "
+        f"or pooled), the smallest Δ these seeds detect at {POWER:.0%} power (two-sided), the "
+        "paper's Δ, the power the seeds had against it and the seeds per arm it would need at "
+        f"this spread. Where a cell holds two figures, the first is a test alone (α = {ALPHA}) "
+        f"and the second a test held to the level the correction asks of each of the page's "
+        f"{family} tests (α = {ALPHA}/{family}: Bonferroni's level, Holm's first step, so a "
+        "lower bound on the power Holm's method gives); the seeds needed are at that level. "
+        f"`hlm power SUITE --claims {family}` gives the same for any leaderboard, in the "
+        "metric's own unit (fractions where the paper gives percent).",
         "",
         _table(head, rows) if rows else "No claim passed its gates.",
     ]

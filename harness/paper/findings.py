@@ -9,7 +9,8 @@ claim one of four verdicts (`harness.paper.figures.verdict`):
 - *reproduced*: our gain in the paper's direction, significant after correction;
 - *contradicted*: the opposite direction, significant after correction;
 - *inconclusive*: neither; the finding says the smallest effect its seeds could detect at
-  80 % power and how many seeds the paper's Δ would need at the spread observed;
+  80 % power at the corrected level (α over the family's size: Bonferroni's level, Holm's
+  first step) and how many seeds the paper's Δ would need at the spread observed;
 - *not comparable*: a gate failed, or there are no rows (which one is said).
 
 The family corrected is every test the report makes: a finding whose gate failed makes none.
@@ -46,12 +47,19 @@ class Finding:
     measured: Measured | None = None
     gates: list[GateCheck] = field(default_factory=list)
     p_adjusted: float = math.nan  # Holm over every test of the report
+    family: int = 1  # the tests Holm corrects together (the report's), for the power
     verdict: Verdict | None = "not comparable"  # None: our measurement, no claim to judge
     reason: str = ""
 
     @property
     def sign(self) -> float:
         return 1.0 if self.figure.higher_is_better else -1.0
+
+    @property
+    def alpha(self) -> float:
+        """The level each test of the family is held to for the power: α / family,
+        Bonferroni's, which is Holm's first step and so a lower bound on Holm's power."""
+        return ALPHA / max(self.family, 1)
 
     @property
     def comparison(self) -> Comparison | None:
@@ -121,11 +129,15 @@ def _power_text(f: Finding) -> str:
     if not c.sd > 0:  # e.g. two models that answer a yes/no task the same constant way
         return f"{c.test}: every seed gives the same Δ, so there is no spread to size a test from"
     scale = 100 if f.figure.percent else 1  # the row's unit: percent where the paper uses it
-    text = f"{c.seeds} {c.unit} detect |Δ| ≥ {scale * c.detectable():.3g} at {POWER:.0%} power"
+    detectable = scale * c.detectable(alpha=f.alpha)
+    text = (
+        f"{c.seeds} {c.unit} detect |Δ| ≥ {detectable:.3g} at {POWER:.0%} power at the "
+        f"corrected level (α = {ALPHA}/{f.family})"
+    )
     effect = f.paper_effect
     if effect is not None and effect != 0:
-        need = c.seeds_for(effect)
-        had = c.power_at(effect)
+        need = c.seeds_for(effect, alpha=f.alpha)
+        had = c.power_at(effect, alpha=f.alpha)
         text += (
             f"; the paper's Δ ({scale * abs(effect):.3g}) had {had:.0%} power here and would need "
             + (f"{need} {c.unit}" if need is not None else f"more than 1000 {c.unit}")
@@ -230,8 +242,9 @@ def findings(root: Path, suite: str | None = None) -> list[Finding]:
     # the family: every test the report makes (a finding whose gate failed makes none)
     blocked = [_gate_reason(f, data[f.source.suite].rows) for f in out]
     tested = [f.p_value if why is None else math.nan for f, why in zip(out, blocked, strict=True)]
+    family = sum(not math.isnan(p) for p in tested)
     for f, p, why in zip(out, holm(tested), blocked, strict=True):
-        f.p_adjusted = p
+        f.p_adjusted, f.family = p, family
         _judge(f, why)
     return out
 

@@ -2,15 +2,17 @@
 
     hlm power paper-cpu-encoder                    # against the suite's baseline
     hlm power paper-cpu-encoder --effect 0.01      # power and seeds for a Δ of 0.01
+    hlm power paper-cpu-encoder --claims 41        # each test one of 41 corrected together
     hlm power ablation --baseline bert-tiny-ce --task glue
 
 For every model, sweep point, task and metric it shares with the baseline (a metric with a
 direction, compared only where its `Metric.comparable` scope allows), each arm is reduced to
 one value per pretraining seed and compared (`harness.results.stats`): the seeds, the
 observed Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power
-(two-sided, α = 0.05), and for the effect asked (`--effect`, else the observed Δ) the power
-the seeds had and the seeds per arm it would need at that spread. It is how a run is sized:
-a pilot's spread in, the seeds out.
+(two-sided, α = 0.05, or 0.05 / `--claims` where that many claims are corrected together, as
+`hlm report --paper` corrects its page), and for the effect asked (`--effect`, else the
+observed Δ) the power the seeds had and the seeds per arm it would need at that spread. It
+is how a run is sized: a pilot's spread in, the seeds out.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pandas as pd
 from harness.report.tables import select_task
 from harness.results.leaderboard import aggregate, no_results, read_leaderboard
 from harness.results.significance import comparable
-from harness.results.stats import POWER, compare_seeds
+from harness.results.stats import ALPHA, POWER, compare_seeds
 from harness.suite import last_suite, suite_name
 from zoo.errors import UserError
 
@@ -44,7 +46,9 @@ COLUMNS = [
 ]
 
 
-def _row(r: dict[str, Any], b: dict[str, Any], effect: float | None) -> dict[str, Any]:
+def _row(
+    r: dict[str, Any], b: dict[str, Any], effect: float | None, alpha: float
+) -> dict[str, Any]:
     c = compare_seeds(pd.Series(r["by_seed"], dtype=float), pd.Series(b["by_seed"], dtype=float))
     size = abs(effect) if effect is not None else abs(c.delta)
     return {
@@ -55,15 +59,19 @@ def _row(r: dict[str, Any], b: dict[str, Any], effect: float | None) -> dict[str
         "seeds": c.seeds,
         "delta": c.delta,
         "sd": c.sd,
-        "detectable": c.detectable(),
+        "detectable": c.detectable(alpha=alpha),
         "effect": size,
-        "power": c.power_at(size) if size > 0 else math.nan,
-        "seeds_needed": c.seeds_for(size) if size > 0 else None,
+        "power": c.power_at(size, alpha=alpha) if size > 0 else math.nan,
+        "seeds_needed": c.seeds_for(size, alpha=alpha) if size > 0 else None,
     }
 
 
-def power_table(df: pd.DataFrame, baseline: str, effect: float | None = None) -> pd.DataFrame:
-    """One row per comparison with the baseline (see the module docstring)."""
+def power_table(
+    df: pd.DataFrame, baseline: str, effect: float | None = None, claims: int = 1
+) -> pd.DataFrame:
+    """One row per comparison with the baseline (see the module docstring), each test held
+    to α / `claims`."""
+    alpha = ALPHA / claims
     agg = aggregate(df)
     records: list[dict[str, Any]] = agg.to_dict("records")  # type: ignore[assignment]
     base = {(r["sweep"], r["task"], r["metric"]): r for r in records if r["model"] == baseline}
@@ -77,8 +85,14 @@ def power_table(df: pd.DataFrame, baseline: str, effect: float | None = None) ->
         if b is None or r["model"] == baseline or r["higher_is_better"] is None:
             continue
         if comparable(str(r["metric"]), r, b):
-            rows.append(_row(r, b, effect))
+            rows.append(_row(r, b, effect, alpha))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _level(claims: int) -> str:
+    if claims == 1:
+        return f"{ALPHA}, no correction (--claims N for N tests corrected together)"
+    return f"{ALPHA}/{claims} = {ALPHA / claims:.3g}, Bonferroni's level for {claims} claims"
 
 
 def cmd_power(args: argparse.Namespace) -> int:
@@ -95,7 +109,7 @@ def cmd_power(args: argparse.Namespace) -> int:
         raise UserError(
             f"hlm power {args.suite}: the suite names no baseline; pass --baseline MODEL"
         )
-    table = power_table(df, baseline, args.effect)
+    table = power_table(df, baseline, args.effect, args.claims)
     shown = table.astype({"seeds_needed": float})  # None (no spread, or no effect) prints "-"
     print(
         shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
@@ -104,7 +118,7 @@ def cmd_power(args: argparse.Namespace) -> int:
     )
     print(
         f"\nbaseline {baseline}; detectable: the |Δ| these seeds find with {POWER:.0%} power "
-        "(two-sided t-test, α = 0.05, no correction); power / seeds_needed: for the effect "
+        f"(two-sided t-test, α = {_level(args.claims)}); power / seeds_needed: for the effect "
         "column (--effect, else the observed |Δ|), at the seed-level spread observed."
     )
     return 0

@@ -80,12 +80,17 @@ def test_a_gap_that_is_not_significant_is_inconclusive_either_way(tmp_path) -> N
         write_cell(root / "paper-cpu-encoder", "rows", rows)
         avg = by_key(findings(root), "table1-tokens: GLUE average")
         assert avg.verdict == "inconclusive", avg.reason
-        # the reason speaks the row's unit: percent, as the `our Δ` column and the paper's 0.86
-        detectable = 100 * avg.comparison.detectable()
-        assert f"3 seeds detect |Δ| ≥ {detectable:.3g}" in avg.reason, avg.reason
-        assert "the paper's Δ (0.86)" in avg.reason
-        # and so does the power table, whose row follows the spread
-        assert f"| {detectable:.4g} | 0.86 |" in render(findings(root))
+        # the reason speaks the row's unit (percent, as the `our Δ` column and the paper's
+        # 0.86) and holds each test to the level the correction asks of it
+        found = findings(root)
+        tested = sum(not math.isnan(f.p_adjusted) for f in found)
+        assert {f.family for f in found} == {tested} and avg.alpha == 0.05 / tested
+        alone, held = (100 * avg.comparison.detectable(alpha=a) for a in (0.05, avg.alpha))
+        assert held > alone
+        assert f"3 seeds detect |Δ| ≥ {held:.3g}" in avg.reason, avg.reason
+        assert f"(α = 0.05/{tested})" in avg.reason and "the paper's Δ (0.86)" in avg.reason
+        # and so does the power table: a test alone, then one held to the corrected level
+        assert f"| {alone:.4g} → {held:.4g} | 0.86 |" in render(found)
 
 
 def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:

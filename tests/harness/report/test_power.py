@@ -33,6 +33,12 @@ def test_the_table_follows_the_seed_level_spread(tmp_path) -> None:
     assert r["sd"] == pytest.approx(sd)
     assert r["detectable"] == pytest.approx(detectable_effect(sd, 3, paired=True))
     assert r["seeds_needed"] == seeds_needed(0.01, sd, paired=True)
+    # ten claims corrected together: each test held to 0.05 / 10 (Bonferroni's level)
+    held = power_table(read_leaderboard(_board(tmp_path)), "base", effect=0.01, claims=10)
+    h = held.iloc[0]
+    assert h["detectable"] == pytest.approx(detectable_effect(sd, 3, paired=True, alpha=0.005))
+    assert h["detectable"] > r["detectable"] and h["power"] < r["power"]
+    assert h["seeds_needed"] == seeds_needed(0.01, sd, paired=True, alpha=0.005)
 
 
 def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> None:
@@ -41,6 +47,12 @@ def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> 
     assert hlm([*args, "--baseline", "base", "--effect", "0.01"]) == 0
     out = capsys.readouterr().out
     assert "glue/sst2" in out and "seeds_needed" in out and "baseline base" in out
+    assert "α = 0.05, no correction" in out
+    assert hlm([*args, "--baseline", "base", "--claims", "10"]) == 0
+    assert "α = 0.05/10 = 0.005" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:  # argparse's own error for a flag's value
+        hlm([*args, "--baseline", "base", "--claims", "0"])
+    assert stop.value.code == 2 and "--claims: 0 is below 1" in capsys.readouterr().err
     assert hlm(args) == 2  # the suite names no baseline: a clear error, not a traceback
     assert "pass --baseline MODEL" in capsys.readouterr().err
     assert hlm([*args, "--baseline", "nobody"]) == 2
