@@ -281,10 +281,10 @@ def _power(found: list[Finding], heading: str = "## Power: what the seeds could 
         "claim",
         "seeds",
         "spread (sd)",
-        f"Δ detectable at {POWER:.0%}",
+        f"Δ detectable at {POWER:.0%} (alone → corrected)",
         "paper's Δ",
-        "power at it",
-        "seeds for it",
+        "power at it (alone → corrected)",
+        "seeds for it (corrected)",
     ]
     return [
         "",
@@ -294,10 +294,10 @@ def _power(found: list[Finding], heading: str = "## Power: what the seeds could 
         "where the paper uses it): the seed-level spread observed (of the paired differences, "
         f"or pooled), the smallest Δ these seeds detect at {POWER:.0%} power (two-sided), the "
         "paper's Δ, the power the seeds had against it and the seeds per arm it would need at "
-        f"this spread. Where a cell holds two figures, the first is a test alone (α = {ALPHA}) "
-        f"and the second a test held to the level the correction asks of each of the page's "
+        f"this spread. The detectable Δ and the power are given for a test alone (α = {ALPHA}) "
+        "and for a test held to the level the correction asks of each of the page's "
         f"{family} tests (α = {ALPHA}/{family}: Bonferroni's level, Holm's first step, so a "
-        "lower bound on the power Holm's method gives); the seeds needed are at that level. "
+        "lower bound on the power Holm's method gives); the seeds needed, at that level. "
         f"`hlm power SUITE --claims {family}` gives the same for any leaderboard, in the "
         "metric's own unit (fractions where the paper gives percent).",
         "",
