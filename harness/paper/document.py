@@ -197,9 +197,26 @@ def headline(found: list[Finding], suite: str | None = None) -> str:
         where = f" that {suite} compares" if suite is not None else ""  # read in the README too
         sentences.append(
             f"At {scale.name} scale, {len(claims)} comparisons of the paper's claims{where}: "
-            f"{tally}; {_quote(claims)}."
+            f"{tally}{_powered(claims)}; {_quote(claims)}."
         )
     return " ".join(sentences)
+
+
+def _powered(claims: list[Finding]) -> str:
+    """How many inconclusive claims could have seen the paper's Δ: 80 % power at the
+    corrected level (none where the paper gives no Δ or the seeds no spread)."""
+    open_ = [f for f in claims if f.verdict == "inconclusive"]
+    if not open_:
+        return ""
+    could = 0
+    for f in open_:
+        c, effect = f.comparison, f.paper_effect
+        if c is not None and effect and c.sd > 0:
+            could += c.power_at(effect, alpha=f.alpha) >= POWER
+    return (
+        f" ({could} of the {len(open_)} inconclusive had {POWER:.0%} power at the paper's Δ "
+        "after correction)"
+    )
 
 
 def _plots(root: Path | None, mine: list[Finding]) -> list[str]:

@@ -93,6 +93,35 @@ def test_a_gap_that_is_not_significant_is_inconclusive_either_way(tmp_path) -> N
         assert f"| {alone:.4g} → {held:.4g} | 0.86 |" in render(found)
 
 
+def test_the_headline_says_how_many_inconclusive_claims_could_have_seen_the_papers_delta(
+    tmp_path,
+) -> None:
+    """A null result with a tight spread had the power to see the paper's Δ; one with a wide
+    spread had not. The headline counts the first kind, at the corrected level."""
+    for spread, powered in ((0.0001, 1), (0.03, 0)):
+        rows = []
+        for seed, noise in enumerate((spread, -spread, 0.0)):
+            for model, g in (("bert-tiny-ce", 0.0), ("bert-tiny-cwt", noise)):
+                rows += [
+                    paper_row(model, "glue/sst2", "accuracy", 0.8, seed),
+                    paper_row(model, "glue/sst2", "majority", 0.51, seed),
+                    paper_row(model, "glue/stsb", "pearson", 0.3, seed),
+                    paper_row(model, "glue/average", "average", 0.5 + g, seed),
+                ]
+        root = tmp_path / str(spread)
+        write_cell(root / "paper-cpu-encoder", "rows", rows)
+        found = findings(root)
+        avg = by_key(found, "table1-tokens: GLUE average")
+        assert avg.verdict == "inconclusive", avg.reason
+        n = sum(
+            f.verdict == "inconclusive" for f in found if f.figure.compared and f.scale == "CPU"
+        )
+        said = (
+            f"({powered} of the {n} inconclusive had 80% power at the paper's Δ after correction)"
+        )
+        assert said in headline(found)
+
+
 def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:
     """`hlm report` of a decoder suite: its findings hold no GLUE average to lead with."""
     from harness.paper.document import render_html
