@@ -10,6 +10,7 @@ alone, and names its command as "module:function", imported only when the verb r
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -88,12 +89,23 @@ def _at_least_one(text: str) -> int:
     return value
 
 
+def _finite(text: str) -> float:
+    """A size flag's value: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
 def add_power(p: argparse.ArgumentParser) -> None:
     p.description = (
         "For every model, sweep point, task and metric it shares with the baseline, each arm "
         "is reduced to one value per pretraining seed and compared: the seeds, the observed "
         "Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power "
-        "(two-sided, α = 0.05 over --claims), and for the effect asked (--effect, else the observed Δ) the "
+        "(two-sided, α = 0.05 / --claims), and for the effect asked (--effect, else the observed Δ) the "
         "power the seeds had and the seeds per arm it would need. A pilot's spread in, the "
         "seeds out."
     )
@@ -101,7 +113,7 @@ def add_power(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")
     p.add_argument(
         "--effect",
-        type=float,
+        type=_finite,
         help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
     )
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")

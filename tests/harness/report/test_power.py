@@ -53,6 +53,9 @@ def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> 
     with pytest.raises(SystemExit) as stop:  # argparse's own error for a flag's value
         hlm([*args, "--baseline", "base", "--claims", "0"])
     assert stop.value.code == 2 and "--claims: 0 is below 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        hlm([*args, "--baseline", "base", "--effect", "nan"])
+    assert stop.value.code == 2 and "'nan' is not a finite number" in capsys.readouterr().err
     assert hlm(args) == 2  # the suite names no baseline: a clear error, not a traceback
     assert "pass --baseline MODEL" in capsys.readouterr().err
     assert hlm([*args, "--baseline", "nobody"]) == 2
