@@ -78,15 +78,19 @@ def add_verbs(sub: Any, verb: str | None) -> None:
             resolve_target(builder)(p)
 
 
-def _at_least_one(text: str) -> int:
-    """A count flag's value: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
+def _int_at_least(low: int) -> Callable[[str], int]:
+    """A count flag's type: a whole number of at least `low`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    return parse
 
 
 def _finite(text: str) -> float:
@@ -119,7 +123,7 @@ def add_power(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
     p.add_argument(
         "--claims",
-        type=_at_least_one,
+        type=_int_at_least(1),
         default=1,
         help="the tests corrected together for many claims (as `hlm report --paper` corrects "
         "its page, Holm): power at α = 0.05/CLAIMS, Bonferroni's level, a lower bound on "
@@ -172,7 +176,7 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
         help="key=val,key2=val2 as lm-eval's: pretrained (the checkpoint), dtype, device",
     )
     _lm_eval_flag(p, "limit", "-L", help="examples per task, or a fraction of them below 1")
-    _lm_eval_flag(p, "num_fewshot", "-f", type=int, help="few-shot examples (default: 0)")
+    _lm_eval_flag(p, "num_fewshot", "-f", type=_int_at_least(0), help="few-shot examples (default: 0)")
     _lm_eval_flag(
         p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)"
     )
@@ -332,7 +336,7 @@ def add_leaderboard(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--width",
-        type=int,
+        type=_int_at_least(1),
         default=None,
         help="md: widest table line; wider tables are turned (models as columns) or cut "
         "(default: the terminal's width, at most 120)",

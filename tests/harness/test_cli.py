@@ -83,6 +83,26 @@ def test_leaderboard_typos_get_close_match_errors(
         assert f"did you mean {close!r}" in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["leaderboard", "demo", "--width", "-5"], "--width: -5 is below 1"),
+        (["power", "demo", "--claims", "0"], "--claims: 0 is below 1"),
+        (["power", "demo", "--claims", "two"], "--claims: 'two' is not a whole number"),
+        (["power", "demo", "--effect", "inf"], "--effect: 'inf' is not a finite number"),
+        (["evaluate", "ckpt", "--tasks", "x", "--num_fewshot", "-1"], "-1 is below 0"),
+    ],
+)
+def test_out_of_range_flag_values_are_refused_by_argparse(
+    board: Path, capsys, argv: list[str], says: str
+) -> None:
+    """A value out of a flag's range is argparse's one-line error (status 2), never a
+    traceback from deep inside the command."""
+    with pytest.raises(SystemExit) as stop:
+        hlm([*argv, "--leaderboards", str(board)] if argv[0] != "evaluate" else argv)
+    assert stop.value.code == 2 and says in capsys.readouterr().err
+
+
 def test_leaderboard_task_selects_sub_tasks(board: Path, capsys) -> None:
     import pandas as pd
 
