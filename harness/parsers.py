@@ -176,7 +176,9 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
         help="key=val,key2=val2 as lm-eval's: pretrained (the checkpoint), dtype, device",
     )
     _lm_eval_flag(p, "limit", "-L", help="examples per task, or a fraction of them below 1")
-    _lm_eval_flag(p, "num_fewshot", "-f", type=_int_at_least(0), help="few-shot examples (default: 0)")
+    _lm_eval_flag(
+        p, "num_fewshot", "-f", type=_int_at_least(0), help="few-shot examples (default: 0)"
+    )
     _lm_eval_flag(
         p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)"
     )
