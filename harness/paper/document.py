@@ -208,11 +208,7 @@ def _powered(claims: list[Finding]) -> str:
     open_ = [f for f in claims if f.verdict == "inconclusive"]
     if not open_:
         return ""
-    could = 0
-    for f in open_:
-        c, effect = f.comparison, f.paper_effect
-        if c is not None and effect and c.sd > 0:
-            could += c.power_at(effect, alpha=f.alpha) >= POWER
+    could = sum((p := f.paper_power()) is not None and p >= POWER for f in open_)
     return (
         f" ({could} of the {len(open_)} inconclusive had {POWER:.0%} power at the paper's Δ "
         "after correction)"
@@ -277,17 +273,16 @@ def _power_row(f: Finding) -> list[str] | None:
     spread = c.sd > 0  # False for nan: one seed, or identical differences
     pct = f.figure.percent
     levels = (ALPHA, f.alpha)
-    need = c.seeds_for(effect, alpha=f.alpha) if effect and spread else None
-    detectable = " → ".join(_num(c.detectable(alpha=a), pct) for a in levels)
-    had = " → ".join(f"{c.power_at(effect, alpha=a):.0%}" for a in levels) if effect else ""
+    powers = [p for a in levels if (p := f.paper_power(a)) is not None]  # [] if not sized
+    need = c.seeds_for(effect, alpha=f.alpha) if powers and effect else None
     return [
         f"{f.figure.source}: {f.figure.quantity} ({f.role})",
         str(c.seeds),
         _num(c.sd, pct) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
-        detectable if spread else "-",
+        " → ".join(_num(c.detectable(alpha=a), pct) for a in levels) if spread else "-",
         _num(abs(effect), pct) if effect else "-",
-        had if effect and spread else "-",
-        str(need) if need is not None else ("> 1000" if effect and spread else "-"),
+        " → ".join(f"{p:.0%}" for p in powers) if powers else "-",
+        str(need) if need is not None else ("> 1000" if powers else "-"),
     ]
 
 

@@ -98,6 +98,15 @@ class Finding:
             return None
         return gain / 100 if self.figure.percent else gain
 
+    def paper_power(self, alpha: float | None = None) -> float | None:
+        """The power the seeds had against the paper's Δ at the spread observed, at `alpha`
+        (default: the corrected level); None where the paper gives no Δ or the seeds no
+        spread."""
+        c, effect = self.comparison, self.paper_effect
+        if c is None or not effect or not c.sd > 0:
+            return None
+        return c.power_at(effect, alpha=self.alpha if alpha is None else alpha)
+
 
 def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, float]:
     d = rows[
@@ -137,9 +146,9 @@ def _power_text(f: Finding) -> str:
     effect = f.paper_effect
     if effect is not None and effect != 0:
         need = c.seeds_for(effect, alpha=f.alpha)
-        had = c.power_at(effect, alpha=f.alpha)
         text += (
-            f"; the paper's Δ ({scale * abs(effect):.3g}) had {had:.0%} power here and would need "
+            f"; the paper's Δ ({scale * abs(effect):.3g}) had {f.paper_power():.0%} power here "
+            "and would need "
             + (f"{need} {c.unit}" if need is not None else f"more than 1000 {c.unit}")
             + " at this spread"
         )
