@@ -109,9 +109,9 @@ def add_power(p: argparse.ArgumentParser) -> None:
         "For every model, sweep point, task and metric it shares with the baseline, each arm "
         "is reduced to one value per pretraining seed and compared: the seeds, the observed "
         "Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power "
-        "(two-sided, α = 0.05 / --claims), and for the effect asked (--effect, else the observed Δ) the "
-        "power the seeds had and the seeds per arm it would need. A pilot's spread in, the "
-        "seeds out."
+        "(two-sided, α = 0.05 / --claims), and for the effect asked (--effect, else the "
+        "observed Δ) the power the seeds had and the seeds per arm it would need. A pilot's "
+        "spread in, the seeds out."
     )
     p.add_argument("suite", help="suite name or YAML path")
     p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")

@@ -83,11 +83,16 @@ class Registry(Generic[T]):
         return len(self._entries)
 
 
+def did_you_mean(name: str, known: list[str]) -> str:
+    """`; did you mean 'x', 'y'?` for the names of `known` close to `name`, else ""."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
+
 def unknown_name_message(kind: str, name: str, known: list[str], listed: int = 60) -> str:
     """`unknown KIND 'name'; did you mean 'x'? (known: ...)`, for any list of names (the
     list itself only when it holds at most `listed` names)."""
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    hint = did_you_mean(name, known)
     names = ", ".join(known) if len(known) <= listed else f"{len(known)} names"
     return f"unknown {kind} {name!r}{hint} (known: {names})"
 

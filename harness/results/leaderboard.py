@@ -11,7 +11,6 @@ rows `hlm leaderboard` shows (`read_leaderboard(include_stale=True)` reads both)
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -30,7 +29,7 @@ import pyarrow.parquet as pq
 from harness.results.metrics import direction
 from harness.results.schema import COLUMNS, SCHEMA, checked_rows
 from zoo.errors import UserError
-from zoo.registry import check_name
+from zoo.registry import check_name, did_you_mean
 from zoo.train.checkpoint import pid_alive, temporary_pid
 
 
@@ -186,8 +185,7 @@ def no_results(directory: Path, suite: str) -> UserError:
     """The error of a command given a leaderboard folder with no rows: how to fill it, and
     the folder's neighbours that hold rows when the name looks like a typo of one of them."""
     known = sorted(d.name for d in directory.parent.glob("*") if d.is_dir() and result_files(d))
-    close = difflib.get_close_matches(directory.name, known, n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    hint = did_you_mean(directory.name, known)
     return UserError(f"no results in {directory} (run `hlm run {suite}` first){hint}")
 
 

@@ -64,25 +64,31 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
     assert by_key(worse, "table1-tokens: GLUE average").verdict == "contradicted"
 
 
+def _gapped_encoder(root: Path, gaps: tuple[float, ...]) -> list:
+    """The findings of a paper-cpu-encoder board whose gates pass, where bert-tiny-cwt's
+    GLUE average is bert-tiny-ce's plus `gaps[seed]`, one seed per gap."""
+    rows = []
+    for seed, gap in enumerate(gaps):
+        for model, g in (("bert-tiny-ce", 0.0), ("bert-tiny-cwt", gap)):
+            rows += [
+                paper_row(model, "glue/sst2", "accuracy", 0.8, seed),
+                paper_row(model, "glue/sst2", "majority", 0.51, seed),
+                paper_row(model, "glue/stsb", "pearson", 0.3, seed),
+                paper_row(model, "glue/average", "average", 0.5 + g, seed),
+            ]
+    write_cell(root / "paper-cpu-encoder", "rows", rows)
+    return findings(root)
+
+
 def test_a_gap_that_is_not_significant_is_inconclusive_either_way(tmp_path) -> None:
     """The same weak, noisy gap in either direction: inconclusive, with the power said."""
     for sign in (1, -1):
-        rows = []
-        for seed, noise in enumerate((0.03, -0.02, 0.0)):
-            for model, g in (("bert-tiny-ce", 0.0), ("bert-tiny-cwt", sign * (0.002 + noise))):
-                rows += [
-                    paper_row(model, "glue/sst2", "accuracy", 0.8, seed),
-                    paper_row(model, "glue/sst2", "majority", 0.51, seed),
-                    paper_row(model, "glue/stsb", "pearson", 0.3, seed),
-                    paper_row(model, "glue/average", "average", 0.5 + g, seed),
-                ]
-        root = tmp_path / str(sign)
-        write_cell(root / "paper-cpu-encoder", "rows", rows)
-        avg = by_key(findings(root), "table1-tokens: GLUE average")
+        gaps = tuple(sign * (0.002 + noise) for noise in (0.03, -0.02, 0.0))
+        found = _gapped_encoder(tmp_path / str(sign), gaps)
+        avg = by_key(found, "table1-tokens: GLUE average")
         assert avg.verdict == "inconclusive", avg.reason
         # the reason speaks the row's unit (percent, as the `our Δ` column and the paper's
         # 0.86) and holds each test to the level the correction asks of it
-        found = findings(root)
         tested = sum(not math.isnan(f.p_adjusted) for f in found)
         assert {f.family for f in found} == {tested} and avg.alpha == 0.05 / tested
         alone, held = (100 * avg.comparison.detectable(alpha=a) for a in (0.05, avg.alpha))
@@ -99,18 +105,7 @@ def test_the_headline_says_how_many_inconclusive_claims_could_have_seen_the_pape
     """A null result with a tight spread had the power to see the paper's Δ; one with a wide
     spread had not. The headline counts the first kind, at the corrected level."""
     for spread, powered in ((0.0001, 1), (0.03, 0)):
-        rows = []
-        for seed, noise in enumerate((spread, -spread, 0.0)):
-            for model, g in (("bert-tiny-ce", 0.0), ("bert-tiny-cwt", noise)):
-                rows += [
-                    paper_row(model, "glue/sst2", "accuracy", 0.8, seed),
-                    paper_row(model, "glue/sst2", "majority", 0.51, seed),
-                    paper_row(model, "glue/stsb", "pearson", 0.3, seed),
-                    paper_row(model, "glue/average", "average", 0.5 + g, seed),
-                ]
-        root = tmp_path / str(spread)
-        write_cell(root / "paper-cpu-encoder", "rows", rows)
-        found = findings(root)
+        found = _gapped_encoder(tmp_path / str(spread), (spread, -spread, 0.0))
         avg = by_key(found, "table1-tokens: GLUE average")
         assert avg.verdict == "inconclusive", avg.reason
         n = sum(
