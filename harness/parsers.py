@@ -10,10 +10,10 @@ alone, and names its command as "module:function", imported only when the verb r
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from typing import Any
 
+from harness.flags import add_leaderboards, add_trust, finite, int_at_least, lm_eval_flag
 from zoo.registry import resolve_target
 
 # verb: (one-line help, its parser's builder); the order is `hlm --help`'s
@@ -78,32 +78,6 @@ def add_verbs(sub: Any, verb: str | None) -> None:
             resolve_target(builder)(p)
 
 
-def _int_at_least(low: int) -> Callable[[str], int]:
-    """A count flag's type: a whole number of at least `low`."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is below {low}")
-        return value
-
-    return parse
-
-
-def _finite(text: str) -> float:
-    """A size flag's value: a finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-    return value
-
-
 def add_power(p: argparse.ArgumentParser) -> None:
     p.description = (
         "For every model, sweep point, task and metric it shares with the baseline, each arm "
@@ -117,28 +91,20 @@ def add_power(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")
     p.add_argument(
         "--effect",
-        type=_finite,
+        type=finite,
         help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
     )
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
     p.add_argument(
         "--claims",
-        type=_int_at_least(1),
+        type=int_at_least(1),
         default=1,
         help="the tests corrected together for many claims (as `hlm report --paper` corrects "
         "its page, Holm): power at α = 0.05/CLAIMS, Bonferroni's level, a lower bound on "
         "Holm's (default 1: a test alone)",
     )
-    _add_leaderboards(p)
+    add_leaderboards(p)
     p.set_defaults(func="harness.report.power:cmd_power")
-
-
-def _lm_eval_flag(p: argparse.ArgumentParser, name: str, *short: str, **kw: Any) -> None:
-    """A flag under lm-eval's own name (`--num_fewshot`), its short form, and the dashed
-    spelling (`--num-fewshot`) this CLI uses elsewhere; all of them one flag."""
-    dashed = name.replace("_", "-")
-    names = [f"--{name}", *([f"--{dashed}"] if dashed != name else []), *short]
-    p.add_argument(*names, dest=name, **kw)
 
 
 def add_evaluate(p: argparse.ArgumentParser) -> None:
@@ -156,7 +122,7 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
         nargs="?",
         help="a checkpoint folder or hub id (or lm-eval's --model_args pretrained=...)",
     )
-    _lm_eval_flag(
+    lm_eval_flag(
         p,
         "tasks",
         "-t",
@@ -164,10 +130,10 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
         required=True,
         help="lm-eval task names, comma- or space-separated",
     )
-    _lm_eval_flag(
+    lm_eval_flag(
         p, "model", "-M", default="hf", help="lm-eval's model type: hf (the one hlm evaluates)"
     )
-    _lm_eval_flag(
+    lm_eval_flag(
         p,
         "model_args",
         "-a",
@@ -175,28 +141,26 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
         default=[],
         help="key=val,key2=val2 as lm-eval's: pretrained (the checkpoint), dtype, device",
     )
-    _lm_eval_flag(p, "limit", "-L", help="examples per task, or a fraction of them below 1")
-    _lm_eval_flag(
-        p, "num_fewshot", "-f", type=_int_at_least(0), help="few-shot examples (default: 0)"
+    lm_eval_flag(p, "limit", "-L", help="examples per task, or a fraction of them below 1")
+    lm_eval_flag(
+        p, "num_fewshot", "-f", type=int_at_least(0), help="few-shot examples (default: 0)"
     )
-    _lm_eval_flag(
-        p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)"
-    )
-    _lm_eval_flag(p, "include_path", nargs="+", default=[], help="folders of your task YAMLs")
-    _lm_eval_flag(
+    lm_eval_flag(p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)")
+    lm_eval_flag(p, "include_path", nargs="+", default=[], help="folders of your task YAMLs")
+    lm_eval_flag(
         p, "output_path", "-o", help="lm-eval's results file (and samples): a folder or a .json"
     )
-    _lm_eval_flag(
+    lm_eval_flag(
         p, "log_samples", "-s", action="store_true", help="also write lm-eval's per-sample log"
     )
-    _lm_eval_flag(p, "device", help="auto, cpu or cuda (default: auto)")
+    lm_eval_flag(p, "device", help="auto, cpu or cuda (default: auto)")
     p.add_argument("--dtype", help="auto, float32, bfloat16 or float16 (default: auto)")
-    _lm_eval_flag(p, "seed", type=int, default=0, help="one seed for every random draw")
+    lm_eval_flag(p, "seed", type=int, default=0, help="one seed for every random draw")
     p.add_argument(
         "--label", help="the model's label in the leaderboard (default: the run's folder name)"
     )
     p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
-    _add_leaderboards(p)
+    add_leaderboards(p)
     p.set_defaults(func="harness.run.evaluate:cmd_evaluate")
 
 
@@ -240,7 +204,7 @@ def add_publish(p: argparse.ArgumentParser) -> None:
             help="write the files to DIR instead of uploading (a review before a publish)",
         )
         q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
-        _add_leaderboards(q)
+        add_leaderboards(q)
     p.set_defaults(func="harness.publish.hub:cmd_publish")
 
 
@@ -254,25 +218,8 @@ def add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "suites", nargs="+", metavar="SUITE", help="suite YAML paths or names under suites/"
     )
-    _add_trust(p)
+    add_trust(p)
     p.set_defaults(func="harness.commands:cmd_validate")
-
-
-def _add_leaderboards(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--leaderboards",
-        default="leaderboards",
-        help="leaderboard root folder (default: leaderboards)",
-    )
-
-
-def _add_trust(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--trust-plugins",
-        action="store_true",
-        help="let a suite import plugin files from outside its own folder (absolute paths, "
-        "../): their code runs in this process",
-    )
 
 
 def add_run(p: argparse.ArgumentParser) -> None:
@@ -282,7 +229,7 @@ def add_run(p: argparse.ArgumentParser) -> None:
         "cached in $HLM_RUNS_DIR (default runs/) by configuration hash."
     )
     p.add_argument("suite", help="suite YAML path or name under suites/")
-    _add_trust(p)
+    add_trust(p)
     p.add_argument(
         "--force", action="store_true", help="recompute cells already in the leaderboard"
     )
@@ -301,7 +248,7 @@ def add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--publish", action="store_true", help="run the suite's `publish:` step at the end"
     )
-    _add_leaderboards(p)
+    add_leaderboards(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--dry-run",
@@ -338,12 +285,12 @@ def add_leaderboard(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--width",
-        type=_int_at_least(1),
+        type=int_at_least(1),
         default=None,
         help="md: widest table line; wider tables are turned (models as columns) or cut "
         "(default: the terminal's width, at most 120)",
     )
-    _add_leaderboards(p)
+    add_leaderboards(p)
     p.set_defaults(func="harness.commands:cmd_leaderboard")
 
 
@@ -383,7 +330,7 @@ def add_bench(p: argparse.ArgumentParser) -> None:
 def add_plot(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", help="suite name or YAML path")
     p.add_argument("--out", help="output folder (default: leaderboards/<suite>/_plots)")
-    _add_leaderboards(p)
+    add_leaderboards(p)
     p.set_defaults(func="harness.commands:cmd_plot")
 
 
@@ -406,7 +353,7 @@ def add_report(p: argparse.ArgumentParser) -> None:
         "docs/REPRODUCTION.md, whose headline sentence is also written into README.md; "
         "with --out, only the page)",
     )
-    _add_leaderboards(p)
+    add_leaderboards(p)
     p.set_defaults(func="harness.commands:cmd_report")
 
 

@@ -92,6 +92,7 @@ def test_no_function_over_100_lines() -> None:
 HARNESS_LAYERS = (
     "results",
     "logs",
+    "flags",
     "parsers",
     "lm_eval_tasks",
     "bench",
@@ -139,7 +140,7 @@ def test_harness_packages_import_only_earlier_layers() -> None:
 
 def test_harness_top_level_holds_only_the_cli() -> None:
     loose = sorted(p.name for p in (ROOT / "harness").glob("*.py"))
-    assert loose == ["__init__.py", "cli.py", "commands.py", "logs.py", "parsers.py"]
+    assert loose == ["__init__.py", "cli.py", "commands.py", "flags.py", "logs.py", "parsers.py"]
 
 
 def test_tests_mirror_the_packages() -> None:

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from harness.paper.figures import VERDICTS, Role
 from harness.paper.findings import Finding, findings
-from harness.paper.sources import NOT_ATTEMPTED, SCALES, Scale
+from harness.paper.sources import SCALES, Scale
+from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.results.stats import ALPHA, POWER
 
 TITLES = {
@@ -88,16 +89,10 @@ COLUMNS = [
 MEASURED = [c for c in COLUMNS if c not in ("paper Δ", "verdict")]
 
 
-def _num(value: float | None, percent: bool = False) -> str:
-    if value is None or math.isnan(value):
-        return "-"
-    return f"{value * (100 if percent else 1):.4g}"
-
-
 def _pair(values: dict[Role, float], role: Role, percent: bool) -> str:
     if "vanilla" not in values or role not in values:
         return "-"
-    return f"{_num(values['vanilla'], percent)} → {_num(values[role], percent)}"
+    return f"{num(values['vanilla'], percent)} → {num(values[role], percent)}"
 
 
 def _delta(f: Finding) -> str:
@@ -105,8 +100,8 @@ def _delta(f: Finding) -> str:
     if math.isnan(f.gain):
         return "-"
     low, high = f.interval
-    ci = "" if math.isnan(low) else f" [{_num(low, pct)}, {_num(high, pct)}]"
-    return f"{_num(f.gain, pct)}{ci}"
+    ci = "" if math.isnan(low) else f" [{num(low, pct)}, {num(high, pct)}]"
+    return f"{num(f.gain, pct)}{ci}"
 
 
 def _p(f: Finding) -> str:
@@ -150,7 +145,7 @@ def _row(f: Finding) -> list[str]:
         "paper setting": fig.setting or "-",
         "paper": paper,
         "ours": _pair(f.measured.ours, f.role, fig.percent) if f.measured else "-",
-        "paper Δ": _num(gain) if (gain := fig.paper_gain(f.role)) is not None else "-",
+        "paper Δ": num(gain) if (gain := fig.paper_gain(f.role)) is not None else "-",
         "our Δ [95 % CI]": _delta(f),
         "seeds": str(f.seeds),
         "p → adjusted (test)": _p(f),
@@ -158,13 +153,6 @@ def _row(f: Finding) -> list[str]:
         "why": _why(f),
     }
     return [cells[c] for c in (COLUMNS if f.figure.compared else MEASURED)]
-
-
-def _table(columns: list[str], rows: list[list[str]]) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
-
-    return "\n".join([line(columns), line(["---"] * len(columns)), *map(line, rows)])
 
 
 def _quote(claims: list[Finding]) -> str:
@@ -177,8 +165,8 @@ def _quote(claims: list[Finding]) -> str:
     ours = main.measured.ours if main.measured else {}
     return (
         f"{main.figure.source}'s {main.figure.quantity}: {main.source.roles[main.role]} "
-        f"{_num(ours[main.role], pct)} against {main.source.roles['vanilla']} "
-        f"{_num(ours['vanilla'], pct)}, Δ {_delta(main)} ({main.verdict})"
+        f"{num(ours[main.role], pct)} against {main.source.roles['vanilla']} "
+        f"{num(ours['vanilla'], pct)}, Δ {_delta(main)} ({main.verdict})"
     )
 
 
@@ -193,11 +181,11 @@ def headline(found: list[Finding], suite: str | None = None) -> str:
             continue
         claims = [f for f in mine if f.figure.compared]
         counts = Counter(f.verdict for f in claims)
-        tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
+        counted = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
         where = f" that {suite} compares" if suite is not None else ""  # read in the README too
         sentences.append(
             f"At {scale.name} scale, {len(claims)} comparisons of the paper's claims{where}: "
-            f"{tally}{_powered(claims)}; {_quote(claims)}."
+            f"{counted}{_powered(claims)}; {_quote(claims)}."
         )
     return " ".join(sentences)
 
@@ -229,15 +217,6 @@ def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
     return ["", "Plots: " + ", ".join(links) + "."] if links else []
 
 
-def _tally(found: list[Finding]) -> list[str]:
-    claims = [f for f in found if f.figure.compared]
-    return [
-        "| verdict | comparisons |",
-        "| --- | --- |",
-        *(f"| {v} | {sum(f.verdict == v for f in claims)} |" for v in VERDICTS),
-    ]
-
-
 def _rows_line(mine: list[Finding]) -> str:
     """Which suites hold these findings' rows, and where they were trained (as recorded)."""
     names = sorted({f.source.suite for f in mine})
@@ -255,81 +234,11 @@ def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> 
     claims = [_row(f) for f in mine if f.figure.compared]
     measured = [_row(f) for f in mine if not f.figure.compared]
     if claims:
-        parts += ["", _table(COLUMNS, claims)]
+        parts += ["", table(COLUMNS, claims)]
     if measured:
         parts += ["", "Our measurements (the paper makes no claim: no verdict):", ""]
-        parts += [_table(MEASURED, measured)]
+        parts += [table(MEASURED, measured)]
     return [*parts, *_plots(root, mine)]
-
-
-def _power_row(f: Finding) -> list[str] | None:
-    """The power table's row of a claim that passed its gates (None for the others); with
-    one seed an arm there is no spread yet, and the row says so. Each figure twice: a test
-    alone (α) → the test held to the corrected level (`Finding.alpha`)."""
-    c = f.comparison
-    if not f.figure.compared or f.verdict == "not comparable" or c is None:
-        return None
-    effect = f.paper_effect
-    spread = c.sd > 0  # False for nan: one seed, or identical differences
-    pct = f.figure.percent
-    levels = (ALPHA, f.alpha)
-    powers = [p for a in levels if (p := f.paper_power(a)) is not None]  # [] if not sized
-    need = c.seeds_for(effect, alpha=f.alpha) if powers and effect else None
-    return [
-        f"{f.figure.source}: {f.figure.quantity} ({f.role})",
-        str(c.seeds),
-        _num(c.sd, pct) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
-        " → ".join(_num(c.detectable(alpha=a), pct) for a in levels) if spread else "-",
-        _num(abs(effect), pct) if effect else "-",
-        " → ".join(f"{p:.0%}" for p in powers) if powers else "-",
-        str(need) if need is not None else ("> 1000" if powers else "-"),
-    ]
-
-
-def _power(found: list[Finding], heading: str = "## Power: what the seeds could see") -> list[str]:
-    """Per claim that passed its gates: the seed-level spread, the detectable Δ, the paper's
-    Δ, the power it had and the seeds it needs, alone and at the corrected level."""
-    rows = [row for f in found if (row := _power_row(f)) is not None]
-    family = found[0].family if found else 1
-    head = [
-        "claim",
-        "seeds",
-        "spread (sd)",
-        f"Δ detectable at {POWER:.0%} (alone → corrected)",
-        "paper's Δ",
-        "power at it (alone → corrected)",
-        "seeds for it (corrected)",
-    ]
-    return [
-        "",
-        heading,
-        "",
-        "Per claim that passed its gates, in the paper's unit as in the tables above (percent "
-        "where the paper uses it): the seed-level spread observed (of the paired differences, "
-        f"or pooled), the smallest Δ these seeds detect at {POWER:.0%} power (two-sided), the "
-        "paper's Δ, the power the seeds had against it and the seeds per arm it would need at "
-        f"this spread. The detectable Δ and the power are given for a test alone (α = {ALPHA}) "
-        "and for a test held to the level the correction asks of each of the page's "
-        f"{family} tests (α = {ALPHA}/{family}: Bonferroni's level, Holm's first step, so a "
-        "lower bound on the power Holm's method gives); the seeds needed, at that level. "
-        f"`hlm power SUITE --claims {family}` gives the same for any leaderboard, in the "
-        "metric's own unit (fractions where the paper gives percent).",
-        "",
-        _table(head, rows) if rows else "No claim passed its gates.",
-    ]
-
-
-def _not_attempted() -> list[str]:
-    rows = [[where, what, why] for where, what, why in NOT_ATTEMPTED]
-    return [
-        "",
-        "## Not attempted",
-        "",
-        "The paper's results that no suite here compares, and why (QNLI, QQP and MNLI appear "
-        "in Table 1's rows as not comparable: no local train set).",
-        "",
-        _table(["paper", "result", "why"], rows),
-    ]
 
 
 def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> list[str]:
@@ -340,8 +249,8 @@ def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> lis
         some = any(f.machines for f in mine)
         state = "No figure has both arms' rows yet." if some else "No rows committed yet."
         return ["", f"## {title}", "", _rows_line(mine), "", f"{state} {scale.pending}"]
-    power = _power(mine, f"### Power at {scale.name} scale")
-    return _section(title, mine, root, "\n".join(_tally(mine))) + power
+    power = power_section(mine, f"### Power at {scale.name} scale")
+    return _section(title, mine, root, "\n".join(tally(mine))) + power
 
 
 def render(found: list[Finding], root: Path | None = None) -> str:
@@ -362,12 +271,12 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "",
         HOW,
         "",
-        *_tally(cpu),
+        *tally(cpu),
     ]
     for claim, title in TITLES.items():
         mine = [f for f in cpu if f.figure.claim == claim]
         parts += _section(title, mine, root)
-    parts += _power(cpu) + _not_attempted()
+    parts += power_section(cpu) + not_attempted()
     for scale in SCALES:
         parts += _scale_section(scale, found, root) if scale.suites else []
     return "\n".join(parts) + "\n"

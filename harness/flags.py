@@ -1,0 +1,70 @@
+"""The value types of `hlm`'s flags and the flags several verbs share, from argparse alone.
+
+    p.add_argument("--width", type=int_at_least(1))   # "0 is below 1": status 2, no traceback
+    p.add_argument("--effect", type=finite)           # "nan is not a finite number"
+    add_leaderboards(p)                               # --leaderboards ROOT
+    lm_eval_flag(p, "num_fewshot", "-f")              # --num_fewshot, --num-fewshot and -f
+
+A flag's value is checked here once, as argparse parses it, so a bad value is a usage error
+that names the flag, never an error deep inside the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import Any
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """A count flag's type: a whole number of at least `low`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    return parse
+
+
+def finite(text: str) -> float:
+    """A size flag's value: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def add_leaderboards(p: argparse.ArgumentParser) -> None:
+    """--leaderboards: the root folder of the leaderboards a verb reads or writes."""
+    p.add_argument(
+        "--leaderboards",
+        default="leaderboards",
+        help="leaderboard root folder (default: leaderboards)",
+    )
+
+
+def add_trust(p: argparse.ArgumentParser) -> None:
+    """--trust-plugins: the one way a suite's plugin files outside its folder get imported."""
+    p.add_argument(
+        "--trust-plugins",
+        action="store_true",
+        help="let a suite import plugin files from outside its own folder (absolute paths, "
+        "../): their code runs in this process",
+    )
+
+
+def lm_eval_flag(p: argparse.ArgumentParser, name: str, *short: str, **kw: Any) -> None:
+    """A flag under lm-eval's own name (`--num_fewshot`), its short form, and the dashed
+    spelling (`--num-fewshot`) this CLI uses elsewhere; all of them one flag."""
+    dashed = name.replace("_", "-")
+    names = [f"--{name}", *([f"--{dashed}"] if dashed != name else []), *short]
+    p.add_argument(*names, dest=name, **kw)
