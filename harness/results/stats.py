@@ -206,7 +206,8 @@ def per_example(
     seed: int = 0,
 ) -> Evidence | None:
     """a against b on their shared examples: McNemar's exact test for 0/1 scores, a paired
-    bootstrap of the mean difference otherwise; None with fewer than 2 shared examples.
+    bootstrap of the mean difference otherwise (its p at least 2/(rounds + 1), never 0); None
+    with fewer than 2 shared examples.
     `unit` names what one example is in the test's label (the metric's `sample_unit`)."""
     keys = sorted(set(a) & set(b))
     if len(keys) < 2:
@@ -219,7 +220,13 @@ def per_example(
     rng = np.random.default_rng(seed)
     means = d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1)  # (rounds,)
     low, high = (float(q) for q in np.quantile(means, [ALPHA / 2, 1 - ALPHA / 2]))
-    p = min(1.0, 2 * min(float((means <= 0).mean()), float((means >= 0).mean())))
+    # each tail counts the observed sample as one of the resamples, so p >= 2/(rounds + 1):
+    # a bootstrap never gives p = 0 (Davison & Hinkley 1997, sec. 4.2; Phipson & Smyth 2010)
+    tails = [
+        (int((means <= 0).sum()) + 1) / (rounds + 1),
+        (int((means >= 0).sum()) + 1) / (rounds + 1),
+    ]
+    p = min(1.0, 2 * min(tails))
     test = f"paired bootstrap over {len(keys)} {unit} ({rounds} resamples)"
     return Evidence(float(d.mean()), low, high, p, len(keys), test)
 

@@ -140,6 +140,8 @@ def test_per_example_evidence_mcnemar_and_bootstrap() -> None:
     assert boot is not None and boot.test.startswith("paired bootstrap")
     assert boot.low < boot.delta < boot.high and boot.p < 0.01
     assert per_example({"a": 1.0}, {"a": 0.0}) is None
+    far = per_example({k: v + 10.0 for k, v in x.items()}, y, rounds=999)  # no resample near 0
+    assert far is not None and far.p == pytest.approx(2 / 1000)
     batches = per_example(x, y, "evaluation batches")
     assert batches is not None and "over 400 evaluation batches" in batches.test
     sentences = per_example(a, b, "sentences")
