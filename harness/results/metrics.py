@@ -110,6 +110,15 @@ BUILTIN_METRICS = (
         comparable="kind",
         baseline=True,
     ),
+    Metric(
+        "context_gain",
+        True,
+        "nats",
+        "decoders: LM-head cross-entropy on a block's first 16 predictions minus on its second "
+        "half's, how much of the context read the model uses (in-context learning score)",
+        comparable="kind",
+        sample_unit="evaluation batches",
+    ),
     Metric("tokens_per_s", True, "tok/s", "training throughput"),
     Metric("step_ms", False, "ms", "median training-step latency after warm-up"),
     Metric(

@@ -6,7 +6,10 @@ on K; CE after causal fine-tuning) and, where an LM head is meaningful, cross-en
 perplexity through it: every decoder (a headless decoder's tied head is the paper's
 "headless" row) and encoders trained with a vocabulary head. Beside them, the perplexity of
 the training text's unigram model on the same tokens: the bar a model must clear before its
-perplexity says anything.
+perplexity says anything. For decoders (blocks of at least 64 tokens), `context_gain`: the
+head's cross-entropy on a block's first 16 predictions minus on its second half's, how much
+of what it has read the model uses (near 0 for a model that cannot yet copy a word from the
+passage, as LAMBADA asks).
 """
 
 from __future__ import annotations
@@ -26,7 +29,13 @@ from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.tokenizers import load_tokenizer, special_ids
 from zoo.train.checkpoint import load_model
-from zoo.train.evaluate import evaluated_blocks, summarize, validation_batches
+from zoo.train.evaluate import (
+    EARLY_POSITIONS,
+    context_gains,
+    evaluated_blocks,
+    summarize,
+    validation_batches,
+)
 from zoo.train.metadata import find_metadata
 from zoo.train.recipe import resolve_recipe
 from zoo.train.step import TrainModule
@@ -89,8 +98,9 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
     special, batch = special_ids(tokenizer, spec.kind), params.batch_size or batch
     stream = token_streams(text[0], tokenizer, spec.kind).part(text[1])
     blocks = PackedBlocks(stream, seq_len, spec.kind, special)
+    module = TrainModule(model, spec, objective, options)
     scores = validation_batches(
-        TrainModule(model, spec, objective, options),
+        module,
         blocks,
         batch,
         params.batches,
@@ -111,6 +121,11 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
         m["unigram_ppl"] = unigram_perplexity(
             training.counts("main"), scored_tokens(scored, spec.kind, special)
         )
+    if spec.kind == "decoder" and seq_len >= 4 * EARLY_POSITIONS:
+        gains = context_gains(module, blocks, batch, params.batches)
+        names.append("context_gain")
+        m["context_gain"] = sum(gains) / len(gains)
+        per_batch["context_gain"] = {str(i): g for i, g in enumerate(gains)}
     if meta is None:
         return [
             Result(metric=n, value=m[n], samples=per_batch[n] if n in per_batch else None)
@@ -141,7 +156,7 @@ VALIDATION = TaskType(
     description="validation loss / perplexity on held-out text (objective loss, LM-head CE and ppl)",
     run=run_validation,
     params=ValidationParams,
-    metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl"),
+    metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl", "context_gain"),
     hub_tasks={"encoder": "fill-mask", "decoder": "text-generation"},
     gates={"": VALIDATION_GATE},
 )

@@ -2,7 +2,9 @@
 
 Reports the objective's loss (for CWT it depends on K, the selected positions per batch, so it
 is computed at the training micro-batch size) and, for every model, the cross-entropy through
-its (tied or fine-tuned) LM head and the matching perplexity.
+its (tied or fine-tuned) LM head and the matching perplexity. For decoders, `context_gains`
+says how much of the block's context the model uses: the head's cross-entropy on a block's
+first tokens, which see little context, minus on its second half.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from zoo.data.batches import MaskingConfig, PackedBlocks, clm_labels, mlm_mask
+from zoo.data.batches import IGNORE, MaskingConfig, PackedBlocks, clm_labels, mlm_mask
 from zoo.models.spec import ModelSpec
 from zoo.objectives import OBJECTIVES
 from zoo.train.step import TrainModule
 
 EVAL_SEED = 1234
+EARLY_POSITIONS = 16  # the first predicted tokens of a block: at most 16 tokens of context
 
 
 def make_labels(
@@ -101,3 +104,34 @@ def summarize(scores: list[BatchScore]) -> dict[str, float]:
     loss = sum(s.loss for s in scores) / max(1, len(scores))
     ce = sum(s.ce_sum for s in scores) / max(1, sum(s.tokens for s in scores))
     return {"val_loss": loss, "val_ce": ce, "val_ppl": math.exp(min(ce, 50.0))}
+
+
+@torch.no_grad()
+def context_gains(
+    step: TrainModule, blocks: Tensor | PackedBlocks, batch_size: int, max_batches: int
+) -> list[float]:
+    """Per evaluation batch of decoder blocks [B, T] (the batches `validation_batches` reads):
+    the LM head's cross-entropy on the first `EARLY_POSITIONS` predicted tokens of each block
+    minus on the predictions of its second half, in nats. Near 0: the model predicts from the
+    last few tokens only, an n-gram model; larger: it uses what it has read (Olsson et al.'s
+    in-context learning score, signed so that higher is more use)."""
+    model, spec = step.model, step.spec
+    if spec.kind != "decoder":
+        raise ValueError("context_gains reads next-token predictions: decoders only")
+    width = blocks[0:1].shape[1]
+    if width < 4 * EARLY_POSITIONS:
+        raise ValueError(f"blocks of {width} tokens: context_gains needs {4 * EARLY_POSITIONS}")
+    was_training = model.training
+    model.eval()
+    head_ce, device = OBJECTIVES.get("ce"), spec.input_embeddings(model).weight.device
+    out = []
+    for start in range(0, evaluated_blocks(len(blocks), batch_size, max_batches), batch_size):
+        inputs = blocks[start : start + batch_size].to(device)  # (B, T)
+        labels = clm_labels(inputs)  # (B, T): position t predicts token t + 1
+        early, late = labels.clone(), labels.clone()
+        early[:, EARLY_POSITIONS:] = IGNORE  # predictions from 1..16 tokens of context
+        late[:, : width // 2] = IGNORE  # predictions from more than T/2 tokens of context
+        ce = [float(step(inputs, lab, objective=head_ce)["loss"]) for lab in (early, late)]
+        out.append(ce[0] - ce[1])
+    model.train(was_training)
+    return out

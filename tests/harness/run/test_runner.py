@@ -213,6 +213,9 @@ def test_quickstart_suite_end_to_end(isolated) -> None:
     assert unigram[decoders].nunique() == 1, unigram
     # causal fine-tuning recovers the headless decoder's LM head (paper section 3.3)
     assert ppl["pythia-tiny-cwt-ft"] < ppl["pythia-tiny-cwt"]
+    # how much context the decoders use: one value per decoder, none for the encoders
+    gain = final[final["metric"] == "context_gain"].set_index("model")["value"]
+    assert sorted(gain.index) == sorted(decoders) and gain.notna().all(), gain
     thr = df[(df["task"] == "throughput") & (df["metric"] == "speedup_vs_baseline")].set_index(
         "model"
     )["value"]
