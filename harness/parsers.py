@@ -96,6 +96,10 @@ def add_power(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
     p.add_argument(
+        "--metric",
+        help="only this metric (--effect is in one metric's unit: val_ce, not val_ppl)",
+    )
+    p.add_argument(
         "--claims",
         type=int_at_least(1),
         default=1,

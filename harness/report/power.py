@@ -4,6 +4,7 @@
     hlm power paper-cpu-encoder --effect 0.01      # power and seeds for a Δ of 0.01
     hlm power paper-cpu-encoder --claims 41        # each test one of 41 corrected together
     hlm power ablation --baseline bert-tiny-ce --task glue
+    hlm power paper-cpu-wiki-decoder --task validation --metric val_ce --effect 0.14
 
 For every model, sweep point, task and metric it shares with the baseline (a metric with a
 direction, compared only where its `Metric.comparable` scope allows), each arm is reduced to
@@ -30,6 +31,7 @@ from harness.results.significance import comparable
 from harness.results.stats import ALPHA, POWER, compare_seeds
 from harness.suite import last_suite, suite_name
 from zoo.errors import UserError
+from zoo.registry import unknown_name_message
 
 COLUMNS = [
     "model",
@@ -95,14 +97,28 @@ def _level(claims: int) -> str:
     return f"{ALPHA}/{claims} = {ALPHA / claims:.3g}, Bonferroni's level for {claims} claims"
 
 
+def _selected(df: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    """The rows of --task and --metric (all where not given); a metric the board does not
+    hold is an error naming the close ones."""
+    if args.task:
+        df = df[select_task(df["task"], args.task)]
+    if args.metric:
+        known = sorted(df["metric"].unique())
+        if args.metric not in known:
+            raise UserError(
+                f"hlm power {args.suite}: {unknown_name_message('metric', args.metric, known)}"
+            )
+        df = df[df["metric"] == args.metric]
+    return df
+
+
 def cmd_power(args: argparse.Namespace) -> int:
     name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
     df = read_leaderboard(directory)
     if df.empty:
         raise no_results(directory, args.suite)
-    if args.task:
-        df = df[select_task(df["task"], args.task)]
+    df = _selected(df, args)
     suite = last_suite(directory)
     baseline = args.baseline or (suite.baseline if suite is not None else None)
     if baseline is None:

@@ -60,6 +60,12 @@ def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> 
     assert "pass --baseline MODEL" in capsys.readouterr().err
     assert hlm([*args, "--baseline", "nobody"]) == 2
     assert "no rows of the baseline 'nobody'" in capsys.readouterr().err
+    assert hlm([*args, "--baseline", "base", "--metric", "accuracy"]) == 0
+    assert "glue/sst2" in capsys.readouterr().out
+    assert hlm([*args, "--baseline", "base", "--metric", "val_loss"]) == 2  # only new's rows
+    assert "no rows of the baseline 'base'" in capsys.readouterr().err
+    assert hlm([*args, "--baseline", "base", "--metric", "acuracy"]) == 2
+    assert "unknown metric 'acuracy'; did you mean 'accuracy'" in capsys.readouterr().err
     assert board.is_dir()
 
 
