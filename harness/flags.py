@@ -1,7 +1,7 @@
 """The value types of `hlm`'s flags and the flags several verbs share, from argparse alone.
 
     p.add_argument("--width", type=int_at_least(1))   # "0 is below 1": status 2, no traceback
-    p.add_argument("--effect", type=finite)           # "nan is not a finite number"
+    p.add_argument("--effect", type=finite)           # "'nan' is not a finite number"
     add_leaderboards(p)                               # --leaderboards ROOT
     lm_eval_flag(p, "num_fewshot", "-f")              # --num_fewshot, --num-fewshot and -f
 
