@@ -30,7 +30,7 @@ from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.tokenizers import load_tokenizer, special_ids
 from zoo.train.checkpoint import load_model
 from zoo.train.evaluate import (
-    EARLY_POSITIONS,
+    CONTEXT_MIN_TOKENS,
     context_gains,
     evaluated_blocks,
     summarize,
@@ -121,7 +121,7 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
         m["unigram_ppl"] = unigram_perplexity(
             training.counts("main"), scored_tokens(scored, spec.kind, special)
         )
-    if spec.kind == "decoder" and seq_len >= 4 * EARLY_POSITIONS:
+    if spec.kind == "decoder" and seq_len >= CONTEXT_MIN_TOKENS:
         gains = context_gains(module, blocks, batch, params.batches)
         names.append("context_gain")
         m["context_gain"] = sum(gains) / len(gains)

@@ -10,6 +10,7 @@ first tokens, which see little context, minus on its second half.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -22,6 +23,7 @@ from zoo.train.step import TrainModule
 
 EVAL_SEED = 1234
 EARLY_POSITIONS = 16  # the first predicted tokens of a block: at most 16 tokens of context
+CONTEXT_MIN_TOKENS = 4 * EARLY_POSITIONS  # the shortest block `context_gains` reads
 
 
 def make_labels(
@@ -66,6 +68,21 @@ class BatchScore:
         return self.ce_sum / max(1, self.tokens)
 
 
+def _evaluated_chunks(
+    step: TrainModule, blocks: Tensor | PackedBlocks, batch_size: int, max_batches: int
+) -> Iterator[Tensor]:
+    """The batches of `blocks` [B, T] an evaluation reads (`evaluated_blocks`), with the model
+    in eval mode meanwhile and put back in the mode it was found in afterwards."""
+    model = step.model
+    was_training = model.training
+    model.eval()
+    try:
+        for start in range(0, evaluated_blocks(len(blocks), batch_size, max_batches), batch_size):
+            yield blocks[start : start + batch_size]
+    finally:
+        model.train(was_training)
+
+
 @torch.no_grad()
 def validation_batches(
     step: TrainModule,
@@ -80,21 +97,17 @@ def validation_batches(
     run's train module (FSDP's root, which gathers the parameters) or one made around a
     loaded model."""
     model, spec = step.model, step.spec
-    was_training = model.training
-    model.eval()
     gen = torch.Generator().manual_seed(EVAL_SEED)
     head_ce = OBJECTIVES.get("ce")
     device = spec.input_embeddings(model).weight.device
     out = []
-    for start in range(0, evaluated_blocks(len(blocks), batch_size, max_batches), batch_size):
-        chunk = blocks[start : start + batch_size]  # (B, T)
+    for chunk in _evaluated_chunks(step, blocks, batch_size, max_batches):  # (B, T)
         inputs, labels = make_labels(spec, chunk, model.config.vocab_size, special, masking, gen)
         inputs, labels = inputs.to(device), labels.to(device)
-        k = int((labels != -100).sum())
+        k = int((labels != IGNORE).sum())
         loss = float(step(inputs, labels)["loss"])
         ce = float(step(inputs, labels, objective=head_ce)["loss"])
         out.append(BatchScore(loss=loss, ce_sum=ce * k, tokens=k))
-    model.train(was_training)
     return out
 
 
@@ -115,23 +128,20 @@ def context_gains(
     minus on the predictions of its second half, in nats. Near 0: the model predicts from the
     last few tokens only, an n-gram model; larger: it uses what it has read (Olsson et al.'s
     in-context learning score, signed so that higher is more use)."""
-    model, spec = step.model, step.spec
+    spec = step.spec
     if spec.kind != "decoder":
         raise ValueError("context_gains reads next-token predictions: decoders only")
     width = blocks[0:1].shape[1]
-    if width < 4 * EARLY_POSITIONS:
-        raise ValueError(f"blocks of {width} tokens: context_gains needs {4 * EARLY_POSITIONS}")
-    was_training = model.training
-    model.eval()
-    head_ce, device = OBJECTIVES.get("ce"), spec.input_embeddings(model).weight.device
+    if width < CONTEXT_MIN_TOKENS:
+        raise ValueError(f"blocks of {width} tokens: context_gains needs {CONTEXT_MIN_TOKENS}")
+    head_ce, device = OBJECTIVES.get("ce"), spec.input_embeddings(step.model).weight.device
     out = []
-    for start in range(0, evaluated_blocks(len(blocks), batch_size, max_batches), batch_size):
-        inputs = blocks[start : start + batch_size].to(device)  # (B, T)
+    for chunk in _evaluated_chunks(step, blocks, batch_size, max_batches):
+        inputs = chunk.to(device)  # (B, T)
         labels = clm_labels(inputs)  # (B, T): position t predicts token t + 1
         early, late = labels.clone(), labels.clone()
         early[:, EARLY_POSITIONS:] = IGNORE  # predictions from 1..16 tokens of context
         late[:, : width // 2] = IGNORE  # predictions from more than T/2 tokens of context
         ce = [float(step(inputs, lab, objective=head_ce)["loss"]) for lab in (early, late)]
         out.append(ce[0] - ce[1])
-    model.train(was_training)
     return out
