@@ -197,6 +197,13 @@ class Selection:
         return cells
 
 
+def record_suite(out: Path, suite: Suite, cells: list[Cell]) -> None:
+    """Write the suite as run (includes merged: for `hlm leaderboard NAME` and publishing)
+    and its cells into leaderboard folder `out`; rows of other cells are filed away."""
+    (out / "_suite.yaml").write_text(yaml.safe_dump(suite.model_dump(mode="json"), sort_keys=False))
+    write_current_cells(out, [c.cell_id for c in cells])
+
+
 def run_suite(
     path: str | Path,
     force: bool = False,
@@ -215,9 +222,7 @@ def run_suite(
     cells = select.apply(all_cells)
     out = leaderboard_dir(suite.name, root)
     out.mkdir(parents=True, exist_ok=True)
-    # the suite as run (includes merged), for `hlm leaderboard NAME` and for publishing
-    (out / "_suite.yaml").write_text(yaml.safe_dump(suite.model_dump(mode="json"), sort_keys=False))
-    write_current_cells(out, [c.cell_id for c in all_cells])
+    record_suite(out, suite, all_cells)
     remove_temporaries(out)
     remove_dead_artifacts(out)
     done = set() if force else done_cells(out)

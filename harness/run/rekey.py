@@ -1,0 +1,169 @@
+"""Re-keying a leaderboard: rows computed under an older id scheme, filed under the ids the
+current code gives the same cells.
+
+A cell's id hashes its configuration (`harness.run.cells`). When what the hash reads changes
+shape (a field found not to define the weights leaves the pretraining key), every committed
+row keeps its old id, and `hlm run` no longer finds it: it would compute the cell again and
+file the committed rows away as superseded. Re-keying ends that, and changes no result:
+
+- `pair` proves each old cell and a current one are the same computation: the same cell
+  configuration (model, seed, task, sweep point, fine-tuning), and the same pretraining
+  settings on every field the current key reads. The old key's other fields must be ones
+  the current code declares `runtime` (where checkpoints are saved, the device): they never
+  changed the weights.
+- `apply` renames each old cell's files (results, per-example samples, artifacts) and
+  rewrites the id in its rows, nothing else: values, steps, commits, versions and
+  timestamps stay as computed. It can be run again after an interruption.
+
+The old cells come from the old code itself (`tools/rekey_leaderboards.py` exports them
+from a git worktree of the commit that wrote the rows), as JSON lines read by `read_old_cells`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.results.leaderboard import result_files
+from harness.results.samples import SAMPLES
+from harness.run.artifacts import ARTIFACTS
+from harness.run.cells import Cell
+from zoo.errors import UserError
+from zoo.train.config import PretrainConfig
+from zoo.train.roles import names_with_role
+
+
+@dataclass(frozen=True)
+class OldCell:
+    """A cell as the old code expanded it: its id, the configuration the id hashes, and the
+    pretraining settings its pretraining key hashed (None: a checkpoint, no pretraining)."""
+
+    cell_id: str
+    config: dict[str, Any]
+    keyed: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Move:
+    """One cell's new id, and the pretraining key its rows' `config` now names."""
+
+    old: str
+    new: str
+    old_key: str | None
+    new_key: str | None
+
+
+def read_old_cells(path: Path) -> list[OldCell]:
+    """The old cells exported one JSON object a line (`cell_id`, `config`, `keyed`)."""
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            d = json.loads(line)
+            out.append(OldCell(str(d["cell_id"]), dict(d["config"]), d["keyed"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"{path}:{n}: not an exported cell ({exc})") from None
+    return out
+
+
+def _normal(obj: Any) -> Any:
+    """JSON values, as the key hashes see them."""
+    return json.loads(json.dumps(obj, sort_keys=True, default=str))
+
+
+def identity(config: dict[str, Any]) -> str:
+    """A cell configuration without its pretraining key: what both schemes must agree on."""
+    return json.dumps(_normal({k: v for k, v in config.items() if k != "pretrain_key"}))
+
+
+def pretraining_difference(keyed: dict[str, Any] | None, now: PretrainConfig | None) -> str:
+    """Where the old key's pretraining settings and the current config differ on a field the
+    current key reads ('' where none does); the old key's runtime fields are left out."""
+    if keyed is None or now is None:
+        return "" if keyed is None and now is None else "one pretrains and the other does not"
+    runtime = set(names_with_role(PretrainConfig, "runtime"))
+    was = {k: v for k, v in _normal(keyed).items() if k not in runtime}
+    current = _normal(now.key_fields())
+    diffs = [
+        f"{k}: {was[k] if k in was else '(absent)'} -> {current[k] if k in current else '(absent)'}"
+        for k in sorted(set(was) | set(current))
+        if (k in was) != (k in current) or was[k] != current[k]
+    ]
+    return "; ".join(diffs)
+
+
+def pair(old: list[OldCell], new: list[Cell]) -> tuple[list[Move], list[OldCell]]:
+    """The moves of the old cells with a current counterpart, and the old cells without one
+    (the suite changed since: they are superseded at the next run, as any edited cell is).
+    A counterpart whose pretraining differs is an error: the rows are not its rows."""
+    current = {identity(c.config): c for c in new}
+    moves, unpaired = [], []
+    for o in old:
+        ident = identity(o.config)
+        if ident not in current:
+            unpaired.append(o)
+            continue
+        c = current[ident]
+        diff = pretraining_difference(o.keyed, c.pretrain)
+        if diff:
+            raise UserError(
+                f"cell {o.cell_id} ({c.label}, seed {c.seed}, task {c.task.label()}): its "
+                f"pretraining differs from the current cell {c.cell_id}'s ({diff})"
+            )
+        moves.append(Move(o.cell_id, c.cell_id, o.config["pretrain_key"], c.pretrain_key))
+    return moves, unpaired
+
+
+def _result_id(path: Path, old: str, new: str) -> str | None:
+    """The result id `path` has under the new cell id, or None if it is not `old`'s."""
+    stem = path.stem if path.is_file() else path.name
+    cell, dot, rest = stem.partition(".")
+    return None if cell != old else new + dot + rest
+
+
+def _rewrite(path: Path, target: Path, move: Move) -> None:
+    """`path`'s table with the new cell id (and pretraining key in `config`), written
+    atomically to `target`; the old file goes once the new one is in place."""
+    table = pq.read_table(path)
+    n = table.num_rows
+    i = table.schema.get_field_index("cell_id")
+    table = table.set_column(i, table.schema.field(i), pa.array([move.new] * n, pa.string()))
+    if "config" in table.schema.names and move.old_key != move.new_key:
+        j = table.schema.get_field_index("config")
+        old, new = json.dumps(move.old_key), json.dumps(move.new_key)
+        configs = [
+            c.replace(f'"pretrain_key": {old}', f'"pretrain_key": {new}') if c else c
+            for c in table.column(j).to_pylist()
+        ]
+        if any(c and json.loads(c)["pretrain_key"] != move.new_key for c in configs):
+            raise UserError(f"{path}: a row's `config` does not name pretraining key {old}")
+        table = table.set_column(j, table.schema.field(j), pa.array(configs, pa.string()))
+    tmp = target.with_name(f".tmp-{target.name}-pid{os.getpid()}")
+    pq.write_table(table, tmp)
+    os.replace(tmp, target)
+    path.unlink()
+
+
+def apply(directory: Path, moves: list[Move]) -> int:
+    """Rename and rewrite the old cells' result files, samples and artifact folders under
+    the new ids in leaderboard folder `directory`; returns how many were moved."""
+    moved = 0
+    for m in moves:
+        for folder in (directory, directory / SAMPLES):
+            for f in result_files(folder) if folder.is_dir() else []:
+                rid = _result_id(f, m.old, m.new)
+                if rid is not None:
+                    _rewrite(f, folder / f"{rid}.parquet", m)
+                    moved += 1
+        arts = directory / ARTIFACTS
+        for d in sorted(arts.iterdir()) if arts.is_dir() else []:
+            rid = _result_id(d, m.old, m.new)
+            if d.is_dir() and rid is not None:
+                os.replace(d, arts / rid)
+                moved += 1
+    return moved

@@ -1,0 +1,123 @@
+"""Re-keying rows written under an older cell-id scheme: pairs proved equal, files renamed and
+ids rewritten with every value kept, a different pretraining refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.results.leaderboard import read_leaderboard, write_cell
+from harness.results.samples import read_samples, write_samples
+from harness.run.cells import Cell, expand
+from harness.run.rekey import OldCell, apply, pair, read_old_cells
+from harness.suite import load_suite
+from tests.harness.conftest import TINY
+from tests.harness.results.test_leaderboard import row
+from zoo.errors import UserError
+
+# what the old pretraining key read that the current code holds to be runtime
+OLD_RUNTIME = {"save_every": 3, "save_steps": [], "save_at": {}, "device": "auto"}
+
+
+def _cells() -> list[Cell]:
+    return expand(load_suite(TINY))
+
+
+def _old(c: Cell, i: int, **changed: object) -> OldCell:
+    assert c.pretrain is not None
+    keyed = {**c.pretrain.key_fields(), **OLD_RUNTIME, **changed}
+    return OldCell(f"{i:016x}", {**c.config, "pretrain_key": f"old-key-{i}"}, keyed)
+
+
+def test_pair_matches_every_cell_whose_pretraining_is_the_same() -> None:
+    cells = _cells()
+    old = [_old(c, i) for i, c in enumerate(cells)]
+    moves, unpaired = pair(old, cells)
+    assert not unpaired
+    assert [(m.old, m.new, m.old_key, m.new_key) for m in moves] == [
+        (f"{i:016x}", c.cell_id, f"old-key-{i}", c.pretrain_key) for i, c in enumerate(cells)
+    ]
+
+
+def test_pair_refuses_a_pretraining_that_differs_on_a_field_the_key_reads() -> None:
+    c = _cells()[0]
+    with pytest.raises(UserError, match=r"pretraining differs .*\(lr: 0\.5 -> "):
+        pair([_old(c, 0, lr=0.5)], [c])
+    # a field the current config no longer has is not taken for runtime
+    with pytest.raises(UserError, match=r"old_knob: 1 -> \(absent\)"):
+        pair([_old(c, 0, old_knob=1)], [c])
+    # a keyed field the old scheme lacked
+    keyed = _old(c, 0).keyed
+    assert keyed is not None
+    with pytest.raises(UserError, match=r"mlm_probability: \(absent\) -> 0\.15"):
+        pair(
+            [
+                OldCell(
+                    "a",
+                    _old(c, 0).config,
+                    {k: v for k, v in keyed.items() if k != "mlm_probability"},
+                )
+            ],
+            [c],
+        )
+    # one pretrains, the other is a checkpoint
+    with pytest.raises(UserError, match="one pretrains"):
+        pair([OldCell("a", _old(c, 0).config, None)], [c])
+
+
+def test_an_old_cell_whose_configuration_changed_is_left_unpaired() -> None:
+    c = _cells()[0]
+    o = _old(c, 0)
+    other = OldCell(o.cell_id, {**o.config, "seed": 7}, o.keyed)
+    assert pair([other], [c]) == ([], [other])
+
+
+def _write_old(folder: Path, o: OldCell) -> None:
+    for rid, step in ((o.cell_id, 6), (f"{o.cell_id}.step-0000003", 3)):
+        r = row("bert-tiny-ce", "val_loss", 5.0 + step, step=step)
+        r.update(cell_id=o.cell_id, config=json.dumps(o.config, sort_keys=True))
+        write_cell(folder, rid, [r])
+    sample = {"cell_id": o.cell_id, "model": "bert-tiny-ce", "sweep": "{}", "seed": 0}
+    sample.update(step=6, task="validation", metric="val_loss", key="0", value=1.5)
+    write_samples(folder, o.cell_id, [sample])
+    (folder / "_artifacts" / o.cell_id).mkdir(parents=True)
+    (folder / "_artifacts" / o.cell_id / "results.json").write_text("{}")
+
+
+def test_apply_renames_the_files_and_rewrites_only_the_ids(tmp_path: Path) -> None:
+    cells = _cells()
+    old = [_old(c, i) for i, c in enumerate(cells[:2])]
+    for o in old:
+        _write_old(tmp_path, o)
+    before = read_leaderboard(tmp_path)
+    moves, _ = pair(old, cells)
+    assert apply(tmp_path, moves) == 2 * 4  # two result files, samples, artifacts each
+    after = read_leaderboard(tmp_path).sort_values(["cell_id", "step"])
+    before["cell_id"] = before["cell_id"].map({m.old: m.new for m in moves})
+    before = before.sort_values(["cell_id", "step"])
+    assert list(after["cell_id"]) == list(before["cell_id"])
+    key_of = {c.cell_id: c.pretrain_key for c in cells}
+    assert [json.loads(c)["pretrain_key"] for c in after["config"]] == [
+        key_of[c] for c in after["cell_id"]
+    ]
+    kept = [c for c in after.columns if c not in ("cell_id", "config")]
+    assert after[kept].reset_index(drop=True).equals(before[kept].reset_index(drop=True))
+    assert set(read_samples(tmp_path)["cell_id"]) == {c.cell_id for c in cells[:2]}
+    assert sorted(p.name for p in (tmp_path / "_artifacts").iterdir()) == sorted(
+        c.cell_id for c in cells[:2]
+    )
+    assert {p.name for p in tmp_path.glob("*.parquet")} == {
+        f"{c.cell_id}{s}.parquet" for c in cells[:2] for s in ("", ".step-0000003")
+    }
+    assert apply(tmp_path, moves) == 0  # run again: nothing left to move
+
+
+def test_read_old_cells_names_the_bad_line(tmp_path: Path) -> None:
+    f = tmp_path / "cells.jsonl"
+    f.write_text('{"cell_id": "a", "config": {}, "keyed": null}\n{"cell_id": "b"}\n')
+    with pytest.raises(UserError, match=r"cells\.jsonl:2: not an exported cell"):
+        read_old_cells(f)
+    f.write_text('{"cell_id": "a", "config": {"seed": 1}, "keyed": null}\n')
+    assert read_old_cells(f) == [OldCell("a", {"seed": 1}, None)]

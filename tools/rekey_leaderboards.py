@@ -1,0 +1,104 @@
+"""File committed leaderboard rows written under the cell ids of the code before the typed run
+config (commit 0029352) under the ids the current code gives the same cells, so that
+`hlm run` resumes them instead of computing them again and filing them away.
+
+    .venv/bin/python tools/rekey_leaderboards.py paper-cpu-encoder paper-cpu-decoder  # the plan
+    .venv/bin/python tools/rekey_leaderboards.py --apply paper-cpu-encoder            # do it
+
+For each suite: the old code (a git worktree of `--old-commit`) expands the suite as last run
+(`leaderboards/<suite>/_suite.yaml`) and must give exactly the cells of its `_cells.json`; the
+current code expands `suites/<suite>.yaml`; `harness.run.rekey.pair` matches them and refuses
+a pair whose pretraining differs on any field the current key reads. `--apply` then renames
+the files, rewrites the ids in the rows (values untouched) and records the current suite and
+cells, as `hlm run` does. Old cells without a current counterpart are left to be filed away.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.results.leaderboard import CURRENT
+from harness.run.cells import expand
+from harness.run.rekey import apply, pair, read_old_cells
+from harness.run.runner import record_suite
+from harness.suite import load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPORT = ROOT / "tools" / "export_old_cells.py"
+
+
+def _export(old_tree: Path, snapshot: Path, out: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(old_tree)}
+    with out.open("w") as f:
+        subprocess.run(
+            [sys.executable, str(EXPORT), str(snapshot)],
+            env=env,
+            cwd=old_tree,
+            stdout=f,
+            check=True,
+        )
+
+
+def rekey(suite_name: str, old_tree: Path, root: Path, do_apply: bool) -> None:
+    folder = root / suite_name
+    with tempfile.TemporaryDirectory() as tmp:
+        cells_file = Path(tmp) / "cells.jsonl"
+        _export(old_tree, (folder / "_suite.yaml").resolve(), cells_file)
+        old = read_old_cells(cells_file)
+    recorded = set(json.loads((folder / CURRENT).read_text()))
+    if {o.cell_id for o in old} != recorded:
+        sys.exit(f"{folder / CURRENT}: the old code does not give these cells; not re-keyed")
+    suite = load_suite(ROOT / "suites" / f"{suite_name}.yaml")
+    new = expand(suite)
+    moves, unpaired = pair(old, new)
+    fresh = len(new) - len(moves)
+    print(
+        f"{suite_name}: {len(moves)} cells re-keyed, {len(unpaired)} old cells without a "
+        f"current one, {fresh} current cells new"
+    )
+    for o in unpaired:
+        print(f"  no current cell for {o.cell_id} ({o.config['model']}, seed {o.config['seed']})")
+    if do_apply:
+        n = apply(folder, moves)
+        record_suite(folder, suite, new)
+        print(f"  {n} files moved")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("suites", nargs="+", help="suite names (folders of --leaderboards)")
+    p.add_argument("--old-commit", default="0029352^", help="the commit whose code wrote the ids")
+    p.add_argument("--leaderboards", type=Path, default=ROOT / "leaderboards")
+    p.add_argument("--apply", action="store_true", help="move the files (default: the plan)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "old"
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(ROOT),
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                str(tree),
+                args.old_commit,
+            ],
+            check=True,
+        )
+        try:
+            for name in args.suites:
+                rekey(name, tree, args.leaderboards, args.apply)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)])
+
+
+if __name__ == "__main__":
+    main()
