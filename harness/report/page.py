@@ -196,8 +196,9 @@ def write_report(
 ) -> Path:
     """Write the page (default `directory/report.html`, atomically); its path."""
     target = out if out is not None else directory / "report.html"
+    page = build_report(directory, name, sections)  # an unknown suite fails here: no folder made
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".tmp-{target.name}")
-    tmp.write_text(build_report(directory, name, sections), encoding="utf-8")
+    tmp.write_text(page, encoding="utf-8")
     tmp.replace(target)
     return target

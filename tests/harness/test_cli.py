@@ -83,6 +83,13 @@ def test_leaderboard_typos_get_close_match_errors(
         assert f"did you mean {close!r}" in err
 
 
+@pytest.mark.parametrize("verb", ["leaderboard", "plot", "report", "power"])
+def test_a_misspelt_suite_is_named_and_leaves_no_folder(board: Path, capsys, verb: str) -> None:
+    assert hlm([verb, "dmeo", "--leaderboards", str(board)]) == 2
+    assert "no results in" in capsys.readouterr().err
+    assert sorted(p.name for p in board.iterdir()) == ["demo"]
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
