@@ -121,3 +121,17 @@ def test_read_old_cells_names_the_bad_line(tmp_path: Path) -> None:
         read_old_cells(f)
     f.write_text('{"cell_id": "a", "config": {"seed": 1}, "keyed": null}\n')
     assert read_old_cells(f) == [OldCell("a", {"seed": 1}, None)]
+
+
+ROOT = Path(__file__).parents[3]
+COMMITTED = sorted(p.parent.name for p in (ROOT / "leaderboards").glob("*/_cells.json"))
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_every_committed_leaderboard_is_keyed_as_the_code_keys_its_suite(name: str) -> None:
+    """`hlm run` resumes the committed rows only while the code gives the suite's cells the
+    ids they were filed under: a change to what a cell id or a pretraining key hashes must
+    re-key them (as tools/rekey_leaderboards.py did), or it orphans the report's rows."""
+    recorded = json.loads((ROOT / "leaderboards" / name / "_cells.json").read_text())
+    ids = {c.cell_id for c in expand(load_suite(ROOT / "suites" / f"{name}.yaml"))}
+    assert ids == set(recorded)
