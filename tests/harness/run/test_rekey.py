@@ -134,4 +134,9 @@ def test_every_committed_leaderboard_is_keyed_as_the_code_keys_its_suite(name: s
     re-key them (as tools/rekey_leaderboards.py did), or it orphans the report's rows."""
     recorded = json.loads((ROOT / "leaderboards" / name / "_cells.json").read_text())
     ids = {c.cell_id for c in expand(load_suite(ROOT / "suites" / f"{name}.yaml"))}
-    assert ids == set(recorded)
+    assert ids == set(recorded), (
+        f"leaderboards/{name}/_cells.json: {len(ids - set(recorded))} cells of suites/{name}.yaml "
+        f"not recorded, {len(set(recorded) - ids)} recorded cells not in it: an edited suite is "
+        f"run (`hlm run {name}` records its cells first); a change to what the keys hash re-keys "
+        "the committed rows (harness.run.rekey)"
+    )
