@@ -91,13 +91,13 @@ def done_cells(directory: Path) -> set[str]:
     return {p.stem for p in result_files(directory) if file_problem(p) is None}
 
 
-def write_current_cells(directory: Path, cell_ids: list[str]) -> None:
+def write_current_cells(directory: Path, cell_ids: list[str]) -> list[Path]:
     """Record the suite's current cells (atomically), and file the result files of the
-    others away (`file_superseded`)."""
+    others away (`file_superseded`); the files filed away."""
     tmp = directory / f".tmp-cells-pid{os.getpid()}.json"
     tmp.write_text(json.dumps(sorted(set(cell_ids))))
     os.replace(tmp, directory / CURRENT)
-    file_superseded(directory, set(cell_ids))
+    return file_superseded(directory, set(cell_ids))
 
 
 SUPERSEDED = "_superseded"  # result files of cells the suite as last run no longer has
@@ -107,19 +107,21 @@ def _cell_of(path: Path) -> str:
     return path.stem.split(".", 1)[0]  # <cell_id>.parquet or <cell_id>.step-N.parquet
 
 
-def file_superseded(directory: Path, current: set[str]) -> None:
+def file_superseded(directory: Path, current: set[str]) -> list[Path]:
     """Move the result files of cells not in `current` into `_superseded/` (and back those
     that are current again), so that any Parquet reader of the folder (pandas, pyarrow,
-    duckdb, polars: they skip `_`-prefixed names) sees the rows `hlm leaderboard` shows."""
+    duckdb, polars: they skip `_`-prefixed names) sees the rows `hlm leaderboard` shows;
+    the files moved away."""
     old = directory / SUPERSEDED
-    for f in result_files(directory):
-        if _cell_of(f) not in current:
-            old.mkdir(exist_ok=True)
-            os.replace(f, old / f.name)
+    gone = [f for f in result_files(directory) if _cell_of(f) not in current]
+    for f in gone:
+        old.mkdir(exist_ok=True)
+        os.replace(f, old / f.name)
     if old.is_dir():
         for f in result_files(old):
             if _cell_of(f) in current and not (directory / f.name).exists():
                 os.replace(f, directory / f.name)
+    return [old / f.name for f in gone]
 
 
 def current_cells(directory: Path) -> set[str] | None:

@@ -21,6 +21,7 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from harness.results.leaderboard import (
+    SUPERSEDED,
     done_cells,
     file_problem,
     remove_temporaries,
@@ -201,7 +202,15 @@ def record_suite(out: Path, suite: Suite, cells: list[Cell]) -> None:
     """Write the suite as run (includes merged: for `hlm leaderboard NAME` and publishing)
     and its cells into leaderboard folder `out`; rows of other cells are filed away."""
     (out / "_suite.yaml").write_text(yaml.safe_dump(suite.model_dump(mode="json"), sort_keys=False))
-    write_current_cells(out, [c.cell_id for c in cells])
+    gone = write_current_cells(out, [c.cell_id for c in cells])
+    if gone:
+        log.warning(
+            "%d result files of cells %s no longer has (an edited suite, or a change to what "
+            "cell ids hash: see harness.run.rekey) moved to %s; they are no longer its results",
+            len(gone),
+            suite.path,
+            out / SUPERSEDED,
+        )
 
 
 def run_suite(

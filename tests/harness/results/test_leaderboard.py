@@ -125,7 +125,9 @@ def test_stale_cells_stay_on_disk_but_are_not_shown(tmp_path) -> None:
     write_cell(tmp_path, "old", [row("a", "val_loss", 9.0)])
     write_cell(tmp_path, "new", [row("a", "val_loss", 1.0)])
     assert sorted(read_leaderboard(tmp_path)["value"]) == [1.0, 9.0]  # no run recorded yet
-    write_current_cells(tmp_path, ["new"])  # the suite was edited: cell "old" is gone from it
+    # the suite was edited: cell "old" is gone from it, and the file moved is said
+    assert write_current_cells(tmp_path, ["new"]) == [tmp_path / SUPERSEDED / "old.parquet"]
+    assert write_current_cells(tmp_path, ["new"]) == []
     assert list(read_leaderboard(tmp_path)["value"]) == [1.0]
     assert stale_cells(tmp_path) == set() and (tmp_path / SUPERSEDED / "old.parquet").is_file()
     assert sorted(read_leaderboard(tmp_path, include_stale=True)["value"]) == [1.0, 9.0]

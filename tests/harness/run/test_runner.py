@@ -17,7 +17,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from harness.cli import main as hlm
-from harness.results.leaderboard import read_leaderboard
+from harness.results.leaderboard import read_leaderboard, write_cell
 from harness.results.samples import read_samples
 from harness.results.schema import COLUMNS
 from harness.run.runner import Selection, expand, plan_suite, run_suite
@@ -353,3 +353,19 @@ def test_a_suite_that_asks_for_cuda_is_refused_at_once_without_one(isolated, mon
     _check_cuda(plan.suite, validation)  # nothing in them needs a GPU now
     with pytest.raises(UserError, match=r"gpu.yaml: tasks\[1\].params.device: 'cuda'"):
         _check_cuda(plan.suite, plan.todo)
+
+
+def test_recording_an_edited_suite_says_which_rows_it_files_away(tmp_path, caplog) -> None:
+    from harness.run.runner import record_suite
+    from tests.harness.results.test_leaderboard import row
+
+    suite = load_suite(TINY)
+    cells = expand(suite)
+    write_cell(tmp_path, cells[0].cell_id, [row("a", "val_loss", 1.0)])
+    write_cell(tmp_path, "0123456789abcdef", [row("a", "val_loss", 9.0)])  # the suite's old cell
+    record_suite(tmp_path, suite, cells)
+    assert "1 result files of cells" in caplog.text and "_superseded" in caplog.text
+    assert list(read_leaderboard(tmp_path)["value"]) == [1.0]
+    caplog.clear()
+    record_suite(tmp_path, suite, cells)  # nothing more to file away: nothing said
+    assert "result files" not in caplog.text
