@@ -62,6 +62,11 @@ class Finding:
         return ALPHA / max(self.family, 1)
 
     @property
+    def gate_failed(self) -> bool:
+        """A gate of the vanilla model failed: compared, but not tested."""
+        return any(not g.passed for g in self.gates)
+
+    @property
     def comparison(self) -> Comparison | None:
         return None if self.measured is None else self.measured.comparison
 

@@ -45,11 +45,13 @@ def tally(found: list[Finding]) -> list[str]:
 
 
 def power_row(f: Finding) -> list[str] | None:
-    """The power table's row of a claim that passed its gates (None for the others); with
-    one seed an arm there is no spread yet, and the row says so. Each figure twice: a test
-    alone (α) → the test held to the corrected level (`Finding.alpha`)."""
+    """The power table's row of a claim with rows in both arms, tested or held back by a
+    failed gate (said in the row: the seeds' power is what a run that passes would have);
+    None for the others. With one seed an arm there is no spread yet, and the row says so.
+    Each figure twice: a test alone (α) → the test held to the corrected level."""
     c = f.comparison
-    if not f.figure.compared or f.verdict == "not comparable" or c is None:
+    blocked = f.verdict == "not comparable" and f.gate_failed
+    if not f.figure.compared or c is None or (f.verdict == "not comparable" and not blocked):
         return None
     effect = f.paper_effect
     spread = c.sd > 0  # False for nan: one seed, or identical differences
@@ -58,7 +60,8 @@ def power_row(f: Finding) -> list[str] | None:
     powers = [p for a in levels if (p := f.paper_power(a)) is not None]  # [] if not sized
     need = c.seeds_for(effect, alpha=f.alpha) if powers and effect else None
     return [
-        f"{f.figure.source}: {f.figure.quantity} ({f.role})",
+        f"{f.figure.source}: {f.figure.quantity} ({f.role})"
+        + (" — gate failed, not tested" if blocked else ""),
         str(c.seeds),
         num(c.sd, pct) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
         " → ".join(num(c.detectable(alpha=a), pct) for a in levels) if spread else "-",
@@ -71,8 +74,9 @@ def power_row(f: Finding) -> list[str] | None:
 def power_section(
     found: list[Finding], heading: str = "## Power: what the seeds could see"
 ) -> list[str]:
-    """Per claim that passed its gates: the seed-level spread, the detectable Δ, the paper's
-    Δ, the power it had and the seeds it needs, alone and at the corrected level."""
+    """Per claim with rows in both arms (tested, or held back by a failed gate): the
+    seed-level spread, the detectable Δ, the paper's Δ, the power it had and the seeds it
+    needs, alone and at the corrected level."""
     rows = [row for f in found if (row := power_row(f)) is not None]
     family = found[0].family if found else 1
     head = [
@@ -88,8 +92,9 @@ def power_section(
         "",
         heading,
         "",
-        "Per claim that passed its gates, in the paper's unit as in the tables above (percent "
-        "where the paper uses it): the seed-level spread observed (of the paired differences, "
+        "Per claim with rows in both arms, in the paper's unit as in the tables above (percent "
+        "where the paper uses it; a claim whose gate failed was not tested, and its row says "
+        "what its seeds could have seen): the seed-level spread observed (of the paired differences, "
         f"or pooled), the smallest Δ these seeds detect at {POWER:.0%} power (two-sided), the "
         "paper's Δ, the power the seeds had against it and the seeds per arm it would need at "
         f"this spread. The detectable Δ and the power are given for a test alone (α = {ALPHA}) "

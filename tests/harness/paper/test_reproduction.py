@@ -203,6 +203,12 @@ def test_a_vanilla_model_at_its_majority_baseline_is_not_comparable(tmp_path) ->
     assert "gate failed: the vanilla model's glue/sst2 accuracy 0.522" in avg.reason
     assert "needs at least majority + 0.05 = 0.560" in avg.reason
     assert "no claim passes its gates at this scale" in headline(found)
+    # not tested, but the power table still says what its seeds could have seen
+    power = render(found).split("## Power: what the seeds could see")[1]
+    assert (
+        "| Table 1: GLUE average dev, equal tokens (headless) — gate failed, not tested | 3 |"
+        in power
+    )
 
 
 def test_gates_use_the_tasks_own_metric(tmp_path) -> None:
