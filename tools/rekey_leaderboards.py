@@ -16,14 +16,13 @@ cells, as `hlm run` does. Old cells without a current counterpart are left to be
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from harness.results.leaderboard import CURRENT
+from harness.results.leaderboard import CURRENT, current_cells
 from harness.run.cells import expand
 from harness.run.rekey import apply, pair, read_old_cells
 from harness.run.runner import record_suite
@@ -36,13 +35,11 @@ EXPORT = ROOT / "tools" / "export_old_cells.py"
 def _export(old_tree: Path, snapshot: Path, out: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(old_tree)}
     with out.open("w") as f:
-        subprocess.run(
-            [sys.executable, str(EXPORT), str(snapshot)],
-            env=env,
-            cwd=old_tree,
-            stdout=f,
-            check=True,
+        done = subprocess.run(
+            [sys.executable, str(EXPORT), str(snapshot)], env=env, cwd=old_tree, stdout=f
         )
+    if done.returncode != 0:  # its own message is on stderr above
+        sys.exit(f"{snapshot}: the old code cannot expand it (written by newer code: re-keyed?)")
 
 
 def rekey(suite_name: str, old_tree: Path, root: Path, do_apply: bool) -> None:
@@ -51,8 +48,7 @@ def rekey(suite_name: str, old_tree: Path, root: Path, do_apply: bool) -> None:
         cells_file = Path(tmp) / "cells.jsonl"
         _export(old_tree, (folder / "_suite.yaml").resolve(), cells_file)
         old = read_old_cells(cells_file)
-    recorded = set(json.loads((folder / CURRENT).read_text()))
-    if {o.cell_id for o in old} != recorded:
+    if {o.cell_id for o in old} != current_cells(folder):
         sys.exit(f"{folder / CURRENT}: the old code does not give these cells; not re-keyed")
     suite = load_suite(ROOT / "suites" / f"{suite_name}.yaml")
     new = expand(suite)

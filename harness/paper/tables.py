@@ -50,8 +50,8 @@ def power_row(f: Finding) -> list[str] | None:
     None for the others. With one seed an arm there is no spread yet, and the row says so.
     Each figure twice: a test alone (α) → the test held to the corrected level."""
     c = f.comparison
-    blocked = f.verdict == "not comparable" and f.gate_failed
-    if not f.figure.compared or c is None or (f.verdict == "not comparable" and not blocked):
+    blocked = f.verdict == "not comparable"  # compared but not tested: a gate failed
+    if not f.figure.compared or c is None or (blocked and not f.gate_failed):
         return None
     effect = f.paper_effect
     spread = c.sd > 0  # False for nan: one seed, or identical differences

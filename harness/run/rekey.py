@@ -119,11 +119,11 @@ def pair(old: list[OldCell], new: list[Cell]) -> tuple[list[Move], list[OldCell]
     return moves, unpaired
 
 
-def _result_id(path: Path, old: str, new: str) -> str | None:
-    """The result id `path` has under the new cell id, or None if it is not `old`'s."""
-    stem = path.stem if path.is_file() else path.name
-    cell, dot, rest = stem.partition(".")
-    return None if cell != old else new + dot + rest
+def _renamed(name: str, moves: dict[str, Move]) -> tuple[str, Move] | None:
+    """A result id (`<cell>` or `<cell>.step-N`) under its cell's new id, with the move;
+    None for a cell that does not move."""
+    cell, dot, rest = name.partition(".")
+    return (moves[cell].new + dot + rest, moves[cell]) if cell in moves else None
 
 
 def _rewrite(path: Path, target: Path, move: Move) -> None:
@@ -151,19 +151,18 @@ def _rewrite(path: Path, target: Path, move: Move) -> None:
 
 def apply(directory: Path, moves: list[Move]) -> int:
     """Rename and rewrite the old cells' result files, samples and artifact folders under
-    the new ids in leaderboard folder `directory`; returns how many were moved."""
+    the new ids in leaderboard folder `directory` (each folder listed once); returns how
+    many were moved."""
+    by_old = {m.old: m for m in moves}
     moved = 0
-    for m in moves:
-        for folder in (directory, directory / SAMPLES):
-            for f in result_files(folder) if folder.is_dir() else []:
-                rid = _result_id(f, m.old, m.new)
-                if rid is not None:
-                    _rewrite(f, folder / f"{rid}.parquet", m)
-                    moved += 1
-        arts = directory / ARTIFACTS
-        for d in sorted(arts.iterdir()) if arts.is_dir() else []:
-            rid = _result_id(d, m.old, m.new)
-            if d.is_dir() and rid is not None:
-                os.replace(d, arts / rid)
+    for folder in (directory, directory / SAMPLES):
+        for f in result_files(folder) if folder.is_dir() else []:
+            if (found := _renamed(f.stem, by_old)) is not None:
+                _rewrite(f, folder / f"{found[0]}.parquet", found[1])
                 moved += 1
+    arts = directory / ARTIFACTS
+    for d in sorted(arts.iterdir()) if arts.is_dir() else []:
+        if d.is_dir() and (found := _renamed(d.name, by_old)) is not None:
+            os.replace(d, arts / found[0])
+            moved += 1
     return moved
