@@ -20,7 +20,12 @@ ROOT = Path(__file__).parents[1]
 
 
 def _run(
-    tmp_path: Path, budget: int, work: str = "work", start_from: Path | None = None
+    tmp_path: Path,
+    budget: int,
+    work: str = "work",
+    start_from: Path | None = None,
+    suites: str = str(ROOT / "tests" / "harness" / "data" / "tiny.yaml"),
+    models: str = "",
 ) -> subprocess.CompletedProcess[str]:
     """One call of the script, its results in tmp_path/out (emptied first, as on a device)."""
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
@@ -30,7 +35,8 @@ def _run(
         "OUT": str(tmp_path / "out"),
         "GPU_RUN_WORK": str(tmp_path / work),
         "GPU_RUN_FROM": str(start_from or tmp_path / "nothing"),
-        "GPU_RUN_SUITES": str(ROOT / "tests" / "harness" / "data" / "tiny.yaml"),
+        "GPU_RUN_SUITES": suites,
+        "GPU_RUN_MODELS": models,
         "GPU_RUN_BUDGET_S": str(budget),
         "GPU_RUN_BENCH": "0",
         "GPU_RUN_NO_INSTALL": "1",
@@ -51,12 +57,16 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == [
         "leaderboards.tar.gz",
+        "log-tiny.txt",
         "log.txt",
         "machine.txt",
         "status.txt",
     ]
     log = (out / "log.txt").read_text()
-    assert "tiny.yaml seed 0" in log and "tiny.yaml seed 1" in log and "done in" in log
+    # seed by seed, model by model in the suite's order
+    started = re.findall(r"tiny seed (\d) (\S+) \(", log)
+    assert started == [(s, m) for s in "01" for m in ("bert-tiny-ce", "bert-tiny-cwt")], log
+    assert "done in" in log
     assert (out / "status.txt").read_text() == "done\n"
     with tarfile.open(out / "leaderboards.tar.gz") as tar:
         assert any(n.endswith(".parquet") for n in tar.getnames())
@@ -75,9 +85,9 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     # the collected rows: every cell is done, nothing is computed again
     for again in (_run(tmp_path, 900), _run(tmp_path, 900, "fresh-work", start_from=lb)):
         assert again.returncode == 0, again.stderr + again.stdout
-        log = (out / "log.txt").read_text()
+        log = (out / "log-tiny.txt").read_text()
         computed = [int(n) for n in re.findall(r"(\d+) computed", log)]
-        assert len(computed) == 2 and not any(computed), log  # seeds 0 and 1
+        assert len(computed) == 4 and not any(computed), log  # 2 seeds x 2 models
         assert (out / "status.txt").read_text() == "done\n"
 
 
@@ -88,3 +98,27 @@ def test_a_spent_budget_runs_nothing_and_still_packs_the_results(tmp_path: Path)
     assert "budget spent before" in log and "call again" in log
     assert (tmp_path / "out" / "leaderboards.tar.gz").is_file()
     assert (tmp_path / "out" / "status.txt").read_text() == "more\n"
+
+
+@pytest.mark.slow
+def test_two_suites_run_side_by_side_and_models_can_be_chosen(tmp_path: Path) -> None:
+    """Each suite is a lane of its own (both lanes' logs and rows come back); GPU_RUN_MODELS
+    runs only the models it names."""
+    other = tmp_path / "tiny2.yaml"
+    text = (ROOT / "tests" / "harness" / "data" / "tiny.yaml").read_text()
+    other.write_text(text.replace("name: tiny\n", "name: tiny2\n"))
+    suites = f"{ROOT / 'tests' / 'harness' / 'data' / 'tiny.yaml'} {other}"
+    res = _run(tmp_path, budget=900, suites=suites, models="bert-tiny-cwt")
+    assert res.returncode == 0, res.stderr + res.stdout
+    out = tmp_path / "out"
+    assert {"log-tiny.txt", "log-tiny2.txt"} <= {p.name for p in out.iterdir()}
+    log = (out / "log.txt").read_text()
+    for name in ("tiny", "tiny2"):
+        assert re.findall(rf"{name} seed (\d) (\S+) \(", log) == [
+            ("0", "bert-tiny-cwt"),
+            ("1", "bert-tiny-cwt"),
+        ], log
+    with tarfile.open(out / "leaderboards.tar.gz") as tar:
+        folders = {Path(n).parts[1] for n in tar.getnames() if len(Path(n).parts) > 1}
+    assert folders == {"tiny", "tiny2"}
+    assert (out / "status.txt").read_text() == "done\n"

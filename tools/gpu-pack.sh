@@ -32,10 +32,12 @@ grep -v '^\s*#' tools/gpu-wheels.txt | grep -v '^\s*$' | while read -r spec; do
         || { echo "gpu-pack: cannot get $spec" >&2; exit 2; }
 done
 # what travels: the working tree (tracked and untracked-not-ignored files) and the carry
-carry_kib=$(du -sk "$CARRY" | cut -f1)
-tree_kib=$(git ls-files -z -co --exclude-standard | du -c -k --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
-total_mib=$(( (carry_kib + tree_kib + 1023) / 1024 ))
-echo "$CARRY: $(( carry_kib / 1024 )) MiB ($(ls "$CARRY/wheels" | wc -l) wheels); with the working tree's $(( tree_kib / 1024 )) MiB: ${total_mib} MiB"
+# (bytes, not disk blocks: the tree's many small leaderboard files take a block each on disk)
+carry_b=$(du -sb "$CARRY" | cut -f1)
+tree_b=$(git ls-files -z -co --exclude-standard | du -c -b --apparent-size --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+MiB=1048576
+total_mib=$(( (carry_b + tree_b + MiB - 1) / MiB ))
+echo "$CARRY: $(( carry_b / MiB )) MiB ($(ls "$CARRY/wheels" | wc -l) wheels); with the working tree's $(( tree_b / MiB )) MiB: ${total_mib} MiB"
 if [ "$total_mib" -gt 63 ]; then
     echo "gpu-pack: ${total_mib} MiB would travel, over the 64 MiB a call carries: pack fewer enwiki files (GPU_ENWIKI_FILES, now $N)" >&2
     exit 2

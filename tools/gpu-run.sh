@@ -15,16 +15,23 @@
 # collected before and only a cell in flight starts again.
 #
 # Each call installs the carried wheels once (the machine has torch and transformers, not
-# pydantic or lm-eval), unpacks the carried data once as $HLM_DATA_ROOT, then runs each suite
-# seed by seed (`hlm run SUITE --seed N`) until the budget is spent. Once every seed is done,
-# a call with at least GPU_RUN_BENCH_MIN_S seconds left (default 240) runs the GPU benchmark
+# pydantic or lm-eval) and unpacks the carried data once as $HLM_DATA_ROOT. Each suite is a
+# lane: the lanes run side by side (small models leave most of an H100 idle between kernels,
+# and the evaluations are mostly CPU work), each running its suite seed by seed and, within a
+# seed, model by model in the suite's order (`hlm run SUITE --seed N --model M`), so a suite
+# lists first what matters first (an untrained twin before the models its gate compares).
+# GPU_RUN_MODELS, a list of model labels, runs only those. The lanes stop GPU_RUN_BENCH_S
+# seconds (default 150) before the budget ends; then, on a quiet GPU, the benchmark runs
 # (bench.json: the headless bert-base bf16 step's MFU beside the vanilla one, and the rest of
-# `hlm bench --device cuda`). Into $OUT (default ./gpu-results): leaderboards.tar.gz (every
-# row so far), log.txt, machine.txt, status.txt ("done"; "more": call again; "failed": a seed
-# failed, its log says why) and bench.json.
+# `hlm bench --device cuda`; its rows are also logged one by one, so a benchmark cut off by
+# the budget leaves those it measured in log.txt), once: a later call finds it done.
+# Into $OUT (default ./gpu-results): leaderboards.tar.gz (every row so far of the suites run),
+# log.txt, log-SUITE.txt for each lane, machine.txt, status.txt ("done"; "more": call again;
+# "failed": a cell failed, its lane's log says why) and bench.json.
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
-# GPU_RUN_BUDGET_S, GPU_RUN_BENCH=0 to skip the benchmark, GPU_RUN_WORK (default .gpu-work),
+# GPU_RUN_MODELS, GPU_RUN_BUDGET_S, GPU_RUN_BENCH_S, GPU_RUN_BENCH=0 to skip the benchmark,
+# GPU_RUN_BENCH_ARGS (more `hlm bench` flags, e.g. --quick), GPU_RUN_WORK (default .gpu-work),
 # GPU_RUN_FROM (the leaderboards a fresh work folder starts from; default leaderboards),
 # GPU_RUN_NO_INSTALL=1 where the packages and $HLM_DATA_ROOT are there already (a toy run on
 # a CPU: tests/test_gpu_run.py).
@@ -36,6 +43,7 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 PY=${PYTHON:-python3}
 SUITES=${GPU_RUN_SUITES:-"suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml"}
+ONLY=" ${GPU_RUN_MODELS:-} "
 BUDGET=${GPU_RUN_BUDGET_S:-480}
 WORK=${GPU_RUN_WORK:-.gpu-work}
 mkdir -p "$WORK"
@@ -60,47 +68,68 @@ export HLM_RUNS_DIR=${HLM_RUNS_DIR:-$WORK/runs}
 LB="$WORK/leaderboards"
 FROM=${GPU_RUN_FROM:-leaderboards}
 { date -u; nvidia-smi 2>/dev/null || echo "no nvidia-smi"; "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"; } > "$OUT/machine.txt"
-left() { echo $((BUDGET - $(date +%s) + start)); }
-more=0 failed=0
-for suite in $SUITES; do
-    named=$("$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name, *s.seeds)" "$suite") \
-        || { say "$suite does not load (above): stopped"; exit 2; }
-    read -r name seeds <<< "$named"
+BENCH=${GPU_RUN_BENCH:-1}
+[ -s "$WORK/bench.json" ] && BENCH=0  # measured in an earlier call
+reserve=0
+[ "$BENCH" != 0 ] && reserve=${GPU_RUN_BENCH_S:-150}
+left() { echo $((BUDGET - $(date +%s) + start)); }   # of the call
+lane_left() { echo $(($(left) - reserve)); }          # of the lanes
+
+lane() {  # SUITE: its seeds, model by model; its outcome into $WORK/lanes/NAME
+    local suite=$1 named name seeds models seed model status
+    named=$("$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models))" "$suite") \
+        || { say "$suite does not load (above): stopped"; return 2; }
+    { read -r name; read -r seeds; read -r models; } <<< "$named"
     if [ ! -d "$LB/$name" ] && [ -d "$FROM/$name" ]; then  # a fresh machine: the rows collected before
         mkdir -p "$LB" && cp -r "$FROM/$name" "$LB/$name"
     fi
+    echo "$name" > "$WORK/lanes/$name.name"
+    local llog="$OUT/log-$name.txt" outcome=done
     for seed in $seeds; do
-        if [ "$(left)" -le 60 ]; then
-            say "budget spent before $suite seed $seed: call again to go on"
-            more=1
-            break 2
-        fi
-        say "$suite seed $seed ($(left) s left)"
-        status=0
-        timeout --signal=TERM --kill-after=60 "$(left)" "$PY" -m harness.cli run "$suite" \
-            --seed "$seed" --leaderboards "$LB" --no-progress >> "$LOG" 2>&1 || status=$?
-        if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then  # the budget's timeout
-            say "$suite seed $seed cut off by the budget (its finished cells are kept; call again to go on)"
-            more=1
-            break 2
-        elif [ "$status" -ne 0 ]; then  # its log says why; a later call retries only its failed cells
-            say "$suite seed $seed failed with status $status (see above)"
-            failed=1
-        fi
+        for model in $models; do
+            if [ "$ONLY" != "  " ] && [[ "$ONLY" != *" $model "* ]]; then continue; fi
+            if [ "$(lane_left)" -le 60 ]; then
+                say "$name: budget spent before seed $seed $model: call again to go on"
+                outcome=more
+                break 2
+            fi
+            say "$name seed $seed $model ($(lane_left) s left)"
+            status=0
+            timeout --signal=TERM --kill-after=60 "$(lane_left)" "$PY" -m harness.cli run "$suite" \
+                --seed "$seed" --model "$model" --leaderboards "$LB" --no-progress >> "$llog" 2>&1 || status=$?
+            if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then  # the budget's timeout
+                say "$name seed $seed $model cut off by the budget (its finished cells are kept; call again to go on)"
+                outcome=more
+                break 2
+            elif [ "$status" -ne 0 ]; then  # its log says why; a later call retries only its failed cells
+                say "$name seed $seed $model failed with status $status (see log-$name.txt)"
+                outcome=failed
+            fi
+        done
     done
-done
-if [ "$more" = 0 ] && [ "${GPU_RUN_BENCH:-1}" != 0 ]; then
-    if [ -s "$WORK/bench.json" ]; then
-        say "the benchmark ran in an earlier call (bench.json)"
-    elif [ "$(left)" -ge "${GPU_RUN_BENCH_MIN_S:-240}" ]; then
-        timeout "$(left)" "$PY" -m harness.cli bench --device cuda --json > "$WORK/bench.json" 2>> "$LOG" \
-            || { say "the benchmark ended with status $?"; rm -f "$WORK/bench.json"; }
+    echo "$outcome" > "$WORK/lanes/$name.status"
+}
+
+rm -rf "$WORK/lanes" && mkdir -p "$WORK/lanes"
+for suite in $SUITES; do lane "$suite" & done
+wait
+outcomes=$(cat "$WORK"/lanes/*.status 2>/dev/null || echo failed)
+if [ "$BENCH" != 0 ]; then
+    say "the benchmark, on a quiet GPU ($(left) s left)"
+    # shellcheck disable=SC2086  # GPU_RUN_BENCH_ARGS is a list of flags
+    if timeout --signal=TERM --kill-after=10 "$(($(left) > 10 ? $(left) : 10))" "$PY" -m harness.cli bench \
+            --device cuda --json ${GPU_RUN_BENCH_ARGS:-} > "$WORK/bench.json.tmp" 2>> "$LOG"; then
+        mv "$WORK/bench.json.tmp" "$WORK/bench.json"
     else
-        say "every seed is done; the benchmark waits for a call with ${GPU_RUN_BENCH_MIN_S:-240} s left"
-        more=1
+        say "the benchmark ended with status $? (the rows it measured are in this log): call again to measure it whole"
+        rm -f "$WORK/bench.json.tmp"
+        outcomes="$outcomes more"
     fi
 fi
 if [ -s "$WORK/bench.json" ]; then cp "$WORK/bench.json" "$OUT/bench.json"; fi
-tar -C "$WORK" -czf "$OUT/leaderboards.tar.gz" leaderboards 2>/dev/null || tar -czf "$OUT/leaderboards.tar.gz" -T /dev/null
-if [ "$more" = 1 ]; then echo more; elif [ "$failed" = 1 ]; then echo failed; else echo done; fi > "$OUT/status.txt"
+names=$(cd "$WORK/lanes" && cat ./*.name 2>/dev/null || true)
+parts=()
+for n in $names; do [ -d "$LB/$n" ] && parts+=("leaderboards/$n"); done
+tar -C "$WORK" -czf "$OUT/leaderboards.tar.gz" "${parts[@]}" 2>/dev/null || tar -czf "$OUT/leaderboards.tar.gz" -T /dev/null
+if [[ "$outcomes" == *more* ]]; then echo more; elif [[ "$outcomes" == *failed* ]]; then echo failed; else echo done; fi > "$OUT/status.txt"
 say "$(cat "$OUT/status.txt") in $(( $(date +%s) - start )) s; results in $OUT"
