@@ -10,7 +10,9 @@ DEST=${GPU_COLLECT_INTO:-leaderboards}
 [ -f "$RESULTS/leaderboards.tar.gz" ] || { echo "gpu-collect: no $RESULTS/leaderboards.tar.gz" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-tar -C "$tmp" -xzf "$RESULTS/leaderboards.tar.gz"
+# not the claims of the cells a call was computing, nor the half-written files of a cell the
+# budget cut off: only finished rows, samples and artifacts
+tar -C "$tmp" -xzf "$RESULTS/leaderboards.tar.gz" --exclude='_claims' --exclude='.tmp-*' --exclude='.lock'
 mkdir -p "$DEST"
 if [ -d "$tmp/leaderboards" ]; then
     cp -r "$tmp/leaderboards/." "$DEST/"

@@ -241,6 +241,23 @@ def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> 
     return [*parts, *_plots(root, mine)]
 
 
+def _gates_so_far(mine: list[Finding]) -> list[str]:
+    """Where only the vanilla models have rows: their gates, each once, so that a reader sees
+    whether the comparisons would count once the other arm runs."""
+    seen: dict[tuple[str, str], bool] = {}
+    for f in mine:
+        for g in f.gates:
+            seen.setdefault((f.source.roles["vanilla"], g.text), g.passed)
+    if not seen:
+        return []
+    rows = [[f"`{m}`", text, "passed" if ok else "failed"] for (m, text), ok in seen.items()]
+    lead = (
+        "The vanilla models' gates on the rows so far (a claim is compared once the other arm "
+        "has rows, and only where its gate passes):"
+    )
+    return ["", lead, "", table(["vanilla model", "gate", ""], rows)]
+
+
 def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> list[str]:
     """The figures a scale other than CPU compares (`harness.paper.sources.SCALES`)."""
     mine = [f for f in found if f.scale == scale.name]
@@ -248,7 +265,8 @@ def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> lis
     if not any(f.measured is not None for f in mine):
         some = any(f.machines for f in mine)
         state = "No figure has both arms' rows yet." if some else "No rows committed yet."
-        return ["", f"## {title}", "", _rows_line(mine), "", f"{state} {scale.pending}"]
+        head = ["", f"## {title}", "", _rows_line(mine), "", f"{state} {scale.pending}"]
+        return head + _gates_so_far(mine)
     power = power_section(mine, f"### Power at {scale.name} scale")
     return _section(title, mine, root, "\n".join(tally(mine))) + power
 
