@@ -106,3 +106,21 @@ def test_a_fine_tuned_models_run_label_names_its_causal_fine_tuning_steps() -> N
     )
     assert run_label(rows, "a-ce", source) == "a-ce (3600 steps, 14.7M tokens)"
     assert "10,000 causal fine-tuning steps" in source.differs and "100 " not in source.differs
+
+
+def test_a_scale_whose_vanilla_arm_alone_has_rows_shows_its_gates(tmp_path) -> None:
+    """While the headless arm waits, the page says whether the vanilla model's gates pass, each
+    gate once, so a reader knows whether the comparison will count."""
+    ce = encoder_rows(
+        tmp_path / "ce", 0.53, 0.0, "paper-gpu-encoder", arms=("ce",), hardware="cuda x1"
+    )
+    page = render(findings(ce)).split("## At GPU scale: bert-small and")[1].split("\n## ")[0]
+    assert "No figure has both arms' rows yet." in page
+    gates = page.split("The vanilla models' gates on the rows so far")[1]
+    sst2 = [line for line in gates.splitlines() if "glue/sst2 accuracy" in line]
+    assert sst2 == [  # the mean over the three seeds
+        "| `bert-small-ce` | glue/sst2 accuracy 0.532 (needs at least majority + 0.05 = 0.560) "
+        "| failed |"
+    ]
+    stsb = [line for line in gates.splitlines() if "glue/stsb pearson" in line]
+    assert len(stsb) == 1 and stsb[0].endswith("| passed |")
