@@ -122,3 +122,16 @@ def test_two_suites_run_side_by_side_and_models_can_be_chosen(tmp_path: Path) ->
         folders = {Path(n).parts[1] for n in tar.getnames() if len(Path(n).parts) > 1}
     assert folders == {"tiny", "tiny2"}
     assert (out / "status.txt").read_text() == "done\n"
+
+
+def test_a_suite_that_does_not_load_fails_its_lane_and_the_call(tmp_path: Path) -> None:
+    """The other lane still runs (here: no model chosen, so nothing to compute), and the call
+    says failed, not done."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nmodels: 3\n")
+    suites = f"{ROOT / 'tests' / 'harness' / 'data' / 'tiny.yaml'} {bad}"
+    res = _run(tmp_path, budget=900, suites=suites, models="no-such-model")
+    assert res.returncode == 0, res.stderr + res.stdout
+    log = (tmp_path / "out" / "log.txt").read_text()
+    assert f"{bad} does not load (above): its lane stopped" in log
+    assert (tmp_path / "out" / "status.txt").read_text() == "failed\n"

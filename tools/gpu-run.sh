@@ -78,7 +78,7 @@ lane_left() { echo $(($(left) - reserve)); }          # of the lanes
 lane() {  # SUITE: its seeds, model by model; its outcome into $WORK/lanes/NAME
     local suite=$1 named name seeds models seed model status
     named=$("$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models))" "$suite") \
-        || { say "$suite does not load (above): stopped"; return 2; }
+        || { say "$suite does not load (above): its lane stopped"; echo failed > "$WORK/lanes/$(basename "$suite").status"; return 2; }
     { read -r name; read -r seeds; read -r models; } <<< "$named"
     if [ ! -d "$LB/$name" ] && [ -d "$FROM/$name" ]; then  # a fresh machine: the rows collected before
         mkdir -p "$LB" && cp -r "$FROM/$name" "$LB/$name"
