@@ -75,15 +75,14 @@ reserve=0
 left() { echo $((BUDGET - $(date +%s) + start)); }   # of the call
 lane_left() { echo $(($(left) - reserve)); }          # of the lanes
 
-lane() {  # SUITE: its seeds, model by model; its outcome into $WORK/lanes/NAME
+lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) into $WORK/lanes/NAME
     local suite=$1 named name seeds models seed model status
     named=$("$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models))" "$suite") \
-        || { say "$suite does not load (above): its lane stopped"; echo failed > "$WORK/lanes/$(basename "$suite").status"; return 2; }
+        || { say "$suite does not load (above): its lane stopped"; echo failed > "$WORK/lanes/$(basename "$suite")"; return 2; }
     { read -r name; read -r seeds; read -r models; } <<< "$named"
     if [ ! -d "$LB/$name" ] && [ -d "$FROM/$name" ]; then  # a fresh machine: the rows collected before
         mkdir -p "$LB" && cp -r "$FROM/$name" "$LB/$name"
     fi
-    echo "$name" > "$WORK/lanes/$name.name"
     local llog="$OUT/log-$name.txt" outcome=done
     for seed in $seeds; do
         for model in $models; do
@@ -107,13 +106,13 @@ lane() {  # SUITE: its seeds, model by model; its outcome into $WORK/lanes/NAME
             fi
         done
     done
-    echo "$outcome" > "$WORK/lanes/$name.status"
+    echo "$outcome" > "$WORK/lanes/$name"
 }
 
 rm -rf "$WORK/lanes" && mkdir -p "$WORK/lanes"
 for suite in $SUITES; do lane "$suite" & done
 wait
-outcomes=$(cat "$WORK"/lanes/*.status 2>/dev/null || echo failed)
+outcomes=$(cat "$WORK"/lanes/* 2>/dev/null || echo failed)
 if [ "$BENCH" != 0 ]; then
     say "the benchmark, on a quiet GPU ($(left) s left)"
     # shellcheck disable=SC2086  # GPU_RUN_BENCH_ARGS is a list of flags
@@ -127,9 +126,11 @@ if [ "$BENCH" != 0 ]; then
     fi
 fi
 if [ -s "$WORK/bench.json" ]; then cp "$WORK/bench.json" "$OUT/bench.json"; fi
-names=$(cd "$WORK/lanes" && cat ./*.name 2>/dev/null || true)
-parts=()
-for n in $names; do [ -d "$LB/$n" ] && parts+=("leaderboards/$n"); done
+parts=()  # the leaderboards of this call's suites (a suite that did not load has none)
+for lane_file in "$WORK"/lanes/*; do
+    n=$(basename "$lane_file")
+    if [ -d "$LB/$n" ]; then parts+=("leaderboards/$n"); fi
+done
 tar -C "$WORK" -czf "$OUT/leaderboards.tar.gz" "${parts[@]}" 2>/dev/null || tar -czf "$OUT/leaderboards.tar.gz" -T /dev/null
 if [[ "$outcomes" == *more* ]]; then echo more; elif [[ "$outcomes" == *failed* ]]; then echo failed; else echo done; fi > "$OUT/status.txt"
 say "$(cat "$OUT/status.txt") in $(( $(date +%s) - start )) s; results in $OUT"

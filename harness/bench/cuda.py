@@ -89,12 +89,12 @@ def bench_losses(quick: bool) -> list[Row]:
         fns = {i: (lambda i=i, h=h, e=e: cwt_loss(h, e, impl=i).backward()) for i in impls}
         t = interleaved({i: _timed(f) for i, f in fns.items()}, warmup=2, reps=5)
         flops = 3 * 2.0 * k * k * d
+        at_k: list[Row] = []
         for i in impls:
-            rows.append(Row(f"cuda cwt K={k} D={d} {i}: ms/step", 1000 * t.best[i], "ms"))
-            rows.append(Row(f"cuda cwt K={k} {i}: TFLOP/s", flops / t.best[i] / 1e12, "TFLOP/s"))
-            rows.append(Row(f"cuda cwt K={k} {i}: peak extra memory", cuda_peak_mb(fns[i]), "MiB"))
-        rows.append(spread_row(f"cuda cwt K={k}", t))
-        _logged(rows[-(3 * len(impls) + 1) :])
+            at_k.append(Row(f"cuda cwt K={k} D={d} {i}: ms/step", 1000 * t.best[i], "ms"))
+            at_k.append(Row(f"cuda cwt K={k} {i}: TFLOP/s", flops / t.best[i] / 1e12, "TFLOP/s"))
+            at_k.append(Row(f"cuda cwt K={k} {i}: peak extra memory", cuda_peak_mb(fns[i]), "MiB"))
+        rows += _logged([*at_k, spread_row(f"cuda cwt K={k}", t)])
     # vanilla CE at the masked positions of a bert-base batch (256 x 128 x 15%), V = 50k
     k, v = (2048, 50_304) if quick else (4915, 50_304)
     g = torch.Generator(device=DEV).manual_seed(0)
@@ -107,13 +107,13 @@ def bench_losses(quick: bool) -> list[Row]:
     ce_impls = ["plain", "chunked", *_externals()]
     ce_fns = {i: _ce_step(batch, i) for i in ce_impls}
     t = interleaved({i: _timed(f) for i, f in ce_fns.items()}, warmup=2, reps=5)
-    measured = len(rows)
+    ce_rows: list[Row] = []
     for i in ce_impls:
-        rows.append(Row(f"cuda ce K={k} V={v} {i}: ms/step", 1000 * t.best[i], "ms"))
-        rows.append(
+        ce_rows.append(Row(f"cuda ce K={k} V={v} {i}: ms/step", 1000 * t.best[i], "ms"))
+        ce_rows.append(
             Row(f"cuda ce K={k} V={v} {i}: peak extra memory", cuda_peak_mb(ce_fns[i]), "MiB")
         )
-    return rows[:measured] + _logged(rows[measured:])
+    return rows + _logged(ce_rows)
 
 
 def _step_rows(
@@ -168,25 +168,25 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
     preset, batch = ("bert-small", 32) if quick else ("bert-base", 64)
     tag = f"cuda {preset} V=50k b={batch} s=128 bf16"
     rows, best, st = _step_rows(tag, preset, 50_304, batch, 128, enc)
-    measured = len(rows)
     fair = min(v for k, v in best.items() if k.startswith("vanilla"))
     head = min(best["headless"], best["headless-sparse"], best["headless-compiled"])
-    rows.append(Row(f"{tag}: headless speed-up over hf-default", best["hf-default"] / head, "x"))
-    rows.append(Row(f"{tag}: headless speed-up over the fastest vanilla", fair / head, "x"))
     pred = st["vanilla"].flops / st["headless"].flops
-    rows.append(Row(f"{tag}: FLOP-predicted speed-up over vanilla", pred, "x"))
-    rows.append(
-        Row(f"{tag}: headless MFU (bf16 roofline)", st["headless"].flops / head / bf16_peak, "x")
+    rows += _logged(
+        [
+            Row(f"{tag}: headless speed-up over hf-default", best["hf-default"] / head, "x"),
+            Row(f"{tag}: headless speed-up over the fastest vanilla", fair / head, "x"),
+            Row(f"{tag}: FLOP-predicted speed-up over vanilla", pred, "x"),
+            Row(
+                f"{tag}: headless MFU (bf16 roofline)", st["headless"].flops / head / bf16_peak, "x"
+            ),
+            Row(f"{tag}: headless speed-up / FLOP-predicted", fair / head / pred, "x"),
+            Row(
+                f"{tag}: torch.compile speed-up of headless",
+                best["headless"] / best["headless-compiled"],
+                "x",
+            ),
+        ]
     )
-    rows.append(Row(f"{tag}: headless speed-up / FLOP-predicted", fair / head / pred, "x"))
-    rows.append(
-        Row(
-            f"{tag}: torch.compile speed-up of headless",
-            best["headless"] / best["headless-compiled"],
-            "x",
-        )
-    )
-    _logged(rows[measured:])
     if not quick:
         rows += larger_step(preset, bf16_peak)
     dec: dict[str, Variant] = {
@@ -199,18 +199,18 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
     dbatch = 4 if quick else 16
     dtag = f"cuda pythia-70m V=50k b={dbatch} s=512 bf16"
     drows, dbest, dst = _step_rows(dtag, "pythia-70m", 50_304, dbatch, 512, dec)
-    rows += drows
-    measured = len(rows)
     dfair = min(v for k, v in dbest.items() if k.startswith("vanilla"))
     dhead = min(dbest["headless"], dbest["headless-compiled"])
     dpred = dst["vanilla"].flops / dst["headless"].flops
-    rows.append(Row(f"{dtag}: headless speed-up over the fastest vanilla", dfair / dhead, "x"))
-    rows.append(Row(f"{dtag}: FLOP-predicted speed-up", dpred, "x"))
-    rows.append(Row(f"{dtag}: headless speed-up / FLOP-predicted", dfair / dhead / dpred, "x"))
-    rows.append(
-        Row(f"{dtag}: headless MFU (bf16 roofline)", dst["headless"].flops / dhead / bf16_peak, "x")
+    dmfu = dst["headless"].flops / dhead / bf16_peak
+    rows += drows + _logged(
+        [
+            Row(f"{dtag}: headless speed-up over the fastest vanilla", dfair / dhead, "x"),
+            Row(f"{dtag}: FLOP-predicted speed-up", dpred, "x"),
+            Row(f"{dtag}: headless speed-up / FLOP-predicted", dfair / dhead / dpred, "x"),
+            Row(f"{dtag}: headless MFU (bf16 roofline)", dmfu, "x"),
+        ]
     )
-    _logged(rows[measured:])
     flat: dict[str, Variant] = {f"V={v}": Variant("cwt", sparse=True) for v in (8_000, 120_000)}
     ftimes: dict[str, float] = {}
     for name, c in flat.items():
@@ -219,15 +219,10 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
             f"cuda {preset} headless-sparse {name}", preset, vocab, batch, 128, {name: c}
         )
         ftimes[name] = b[name]
-    rows.append(
-        Row(
-            f"cuda {preset} headless-sparse step time V=120k / V=8k",
-            ftimes["V=120000"] / ftimes["V=8000"],
-            "x",
-        )
+    ratio = ftimes["V=120000"] / ftimes["V=8000"]
+    return rows + _logged(
+        [Row(f"cuda {preset} headless-sparse step time V=120k / V=8k", ratio, "x")]
     )
-    _logged(rows[-1:])
-    return rows
 
 
 def run_cuda_bench(quick: bool = False, parts: tuple[str, ...] = ("cwt", "steps")) -> list[Row]:

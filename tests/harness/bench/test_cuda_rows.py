@@ -31,3 +31,36 @@ def test_the_larger_step_reports_the_faster_headless_steps_mfu(monkeypatch) -> N
     # the compiled step is the faster: 2e12 FLOP in 10 ms = 200 TFLOP/s of 800
     assert rows[f"{tag}: headless MFU (bf16 roofline)"] == pytest.approx(0.25)
     assert rows[f"{tag}: headless speed-up over vanilla (eager)"] == pytest.approx(3.0)
+
+
+def _stub_steps(monkeypatch) -> list[tuple[str, int]]:
+    """`_step_rows` stubbed: every variant 10 ms a step at 2 TFLOP; returns the calls made."""
+    calls: list[tuple[str, int]] = []
+
+    def fake_step_rows(tag, preset, vocab, batch, seq, configs):
+        calls.append((preset, batch))
+        st = {k: SimpleNamespace(flops=2.0e12) for k in configs}
+        return [cuda.Row(f"{tag}: measured", 1.0, "ms")], {k: 0.010 for k in configs}, st
+
+    monkeypatch.setattr(cuda, "_step_rows", fake_step_rows)
+    return calls
+
+
+def test_the_step_benchmark_derives_its_rows_in_order_and_the_larger_step_is_not_quick(
+    monkeypatch,
+) -> None:
+    calls = _stub_steps(monkeypatch)
+    names = [r.name for r in cuda.bench_steps(quick=False, bf16_peak=800e12)]
+    # the table, the larger step, then the headless-sparse step at V = 8k and V = 120k
+    bert = [batch for preset, batch in calls if preset == "bert-base"]
+    assert bert == [64, 256, 64, 64]
+    mfu = [n for n in names if n.endswith("headless MFU (bf16 roofline)")]
+    assert mfu == [
+        "cuda bert-base V=50k b=64 s=128 bf16: headless MFU (bf16 roofline)",
+        "cuda bert-base V=50k b=256 s=128 bf16: headless MFU (bf16 roofline)",
+        "cuda pythia-70m V=50k b=16 s=512 bf16: headless MFU (bf16 roofline)",
+    ]
+    assert names[-1] == "cuda bert-base headless-sparse step time V=120k / V=8k"
+    quick_calls = _stub_steps(monkeypatch)
+    cuda.bench_steps(quick=True, bf16_peak=800e12)
+    assert all(batch != 256 for _, batch in quick_calls)
