@@ -130,7 +130,7 @@ def footnote(agg: Any, baseline: str) -> str:
     return (
         f"\n† better than the baseline `{baseline}` at Holm-adjusted p < 0.05 over every "
         f"comparison in this table (two-sided; the pretraining seed is the unit; tests: {how}); "
-        "values are mean ± std over seeds at the latest step. A metric comparable only within "
+        "values are mean ± std over seeds at the final checkpoint. A metric comparable only within "
         "one objective (a loss over in-batch negatives) is not compared across objectives."
     )
 
@@ -139,7 +139,7 @@ def _at_budget(df: Any, text: str) -> Any:
     """The rows at budget `text` (tokens=T...), after printing which checkpoint each came from."""
     from tabulate import tabulate
 
-    from harness.results.leaderboard import at_budget, budget_checkpoints, parse_budget
+    from harness.results.budgets import at_budget, budget_checkpoints, parse_budget
 
     measure, value = parse_budget(text)
     table = budget_checkpoints(df, measure, value)

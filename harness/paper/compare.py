@@ -27,8 +27,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.paper.figures import Role
-from harness.paper.sources import Source, final_values
-from harness.results.leaderboard import latest_step
+from harness.paper.sources import Source, final_values, waiting
+from harness.results.leaderboard import final_rows
 from harness.results.metrics import metric_info
 from harness.results.stats import (
     Comparison,
@@ -90,7 +90,7 @@ def _at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
 
 def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
     """What we ran for `model`: its last checkpoint's step and tokens (over its seeds)."""
-    d = latest_step(_at_steps(rows, model, source))
+    d = final_rows(_at_steps(rows, model, source))
     if d.empty or d["step"].isna().all():
         return model
     step, tokens = int(d["step"].max()), d["tokens_seen"].max()
@@ -138,7 +138,7 @@ def _equal_time(
     """Per seed: `role` at its last checkpoint; vanilla at the checkpoint nearest the step
     it reaches in the same time (`role`'s steps x the side-by-side speed ratio's inverse)."""
     ratio, where = speed
-    mine = latest_step(_at_steps(rows, source.roles[role], source)).set_index("seed")
+    mine = final_rows(_at_steps(rows, source.roles[role], source)).set_index("seed")
     base = _at_steps(rows, source.roles["vanilla"], source)
     if mine.empty or base.empty:
         return mine["value"], pd.Series(dtype=float), ""
@@ -239,6 +239,11 @@ def _final(
     else:
         mine = final_values(rows, source.roles[role], source.task, source.metric)
         base = final_values(rows, source.roles["vanilla"], source.task, source.metric)
+        left = (
+            waiting(rows, source.roles[r], source.task, source.metric) for r in (role, "vanilla")
+        )
+        detail = "; ".join(x for x in left if x)
+        detail = f"left out: {detail}" if detail else ""
     shared = mine.index.intersection(base.index)
     if not shared.empty:  # a seed only one arm has yet (a run in progress) is left out
         mine, base = mine[shared], base[shared]

@@ -244,13 +244,14 @@ def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> 
 def _gates_so_far(mine: list[Finding]) -> list[str]:
     """Where only the vanilla models have rows: their gates, each once, so that a reader sees
     whether the comparisons would count once the other arm runs."""
-    seen: dict[tuple[str, str], bool] = {}
+    seen: dict[tuple[str, str], str] = {}
     for f in mine:
         for g in f.gates:
-            seen.setdefault((f.source.roles["vanilla"], g.text), g.passed)
+            state = "passed" if g.passed else "no row yet" if math.isnan(g.value) else "failed"
+            seen.setdefault((f.source.roles["vanilla"], g.text), state)
     if not seen:
         return []
-    rows = [[f"`{m}`", text, "passed" if ok else "failed"] for (m, text), ok in seen.items()]
+    rows = [[f"`{m}`", text, state] for (m, text), state in seen.items()]
     lead = (
         "The vanilla models' gates on the rows so far (a claim is compared once the other arm "
         "has rows, and only where its gate passes):"

@@ -30,7 +30,7 @@ from harness.paper.compare import Measured, SuiteRows, measure, speed_ratio
 from harness.paper.figures import PAPER, PaperFigure, Role, Verdict, verdict
 from harness.paper.sources import SCALES, Parts, Source
 from harness.results.gates import GateCheck
-from harness.results.leaderboard import current_cells, latest_step, read_leaderboard
+from harness.results.leaderboard import current_cells, final_rows, read_leaderboard
 from harness.results.samples import read_samples
 from harness.results.stats import ALPHA, POWER, Comparison, holm
 
@@ -119,7 +119,7 @@ def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, floa
         & rows["task"].str.startswith(parts.prefix)
         & (rows["metric"] == parts.metric)
     ]
-    return {str(k): float(v) for k, v in latest_step(d).groupby("task")["value"].mean().items()}
+    return {str(k): float(v) for k, v in final_rows(d).groupby("task")["value"].mean().items()}
 
 
 def _parts_detail(rows: pd.DataFrame, source: Source, role: Role) -> str:

@@ -20,17 +20,31 @@ import pandas as pd
 
 from harness.paper.figures import PaperFigure, Role
 from harness.results.gates import Gate, GateCheck
-from harness.results.leaderboard import latest_step
+from harness.results.leaderboard import final_rows, unfinished
 from harness.tasks import TASKS
 
 At = Literal["final", "equal-time", "along", "sweep"]
 Unit = Literal["seed", "measurement"]
 
 
+def _of(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.DataFrame:
+    return rows[(rows["model"] == model) & (rows["task"] == task) & (rows["metric"] == metric)]
+
+
 def final_values(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.Series:
-    """`metric` of `model` on `task` at each seed's last checkpoint, one value per seed."""
-    d = rows[(rows["model"] == model) & (rows["task"] == task) & (rows["metric"] == metric)]
-    return latest_step(d).groupby("seed")["value"].mean()
+    """`metric` of `model` on `task` at each seed's final checkpoint, one value per seed (a
+    seed whose final checkpoint is not evaluated yet has none: `waiting`)."""
+    return final_rows(_of(rows, model, task, metric)).groupby("seed")["value"].mean()
+
+
+def waiting(rows: pd.DataFrame, model: str, task: str, metric: str) -> str:
+    """The seeds of `model` with `task` rows along pretraining but none of the final
+    checkpoint yet (a cell cut off mid-way), in words; empty where there are none."""
+    return "; ".join(
+        f"seed {int(key[2])}: {model}'s {task} has steps {', '.join(map(str, steps))} only, "
+        "not its final checkpoint yet"
+        for key, steps in unfinished(_of(rows, model, task, metric)).items()
+    )
 
 
 def gate(task_type: str, sub: str = "") -> Gate:
@@ -49,7 +63,9 @@ class Check:
         mine = final_values(rows, model, self.task, self.gate.metric)
         if mine.empty:
             nan = float("nan")
-            return GateCheck(False, nan, nan, f"{self.task}: no `{self.gate.metric}` row")
+            later = waiting(rows, model, self.task, self.gate.metric)
+            why = f" of the final checkpoint ({later})" if later else ""
+            return GateCheck(False, nan, nan, f"{self.task}: no `{self.gate.metric}` row{why}")
 
         def baseline(metric: str) -> float | None:
             values = final_values(rows, model, self.task, metric)

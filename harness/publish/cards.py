@@ -5,7 +5,7 @@ Both are written with huggingface_hub's own card classes, so `ModelCard.load`,
 holds only the model's own scores on benchmarks with a Hub dataset: each under the Hub task
 type its task type names (`TaskType.hub_tasks`) and the dataset id and config it names
 (`TaskType.hub_datasets`: `nyu-mll/glue` `sst2`, `EleutherAI/lambada_openai`, ...), averaged
-over seeds at the latest step. Trivial baselines (majority), best-epoch picks (@best),
+over seeds at the final checkpoint. Trivial baselines (majority), best-epoch picks (@best),
 averages, validation on a local corpus, throughput and analyses stay in the card's table. A
 headless checkpoint without a trained head gets no fill-mask or generation widget: its
 pipeline tag is feature extraction, and the card says what the model is for.
@@ -24,7 +24,7 @@ import yaml
 from tabulate import tabulate
 
 from harness.report.tables import render
-from harness.results.leaderboard import aggregate, latest_step, read_leaderboard
+from harness.results.leaderboard import aggregate, final_rows, read_leaderboard
 from harness.results.metrics import metric_info
 from harness.results.schema import column_table
 from harness.suite import Suite, last_suite, overrides
@@ -105,14 +105,14 @@ def _hub_entry(row: Mapping[Any, Any], kind: str) -> tuple[str, str, str] | None
 
 def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
     """One EvalResult per benchmark and metric the model itself scored (mean over seeds,
-    latest step), each under its Hub dataset id; the Hub groups them into one block per task
+    final checkpoint), each under its Hub dataset id; the Hub groups them into one block per task
     and dataset. Everything else stays in the card's table."""
     from huggingface_hub import EvalResult
 
     if rows.empty:
         return []
     values: dict[tuple[str, str, tuple[str, str, str]], list[float]] = {}
-    for r in latest_step(rows).to_dict("records"):
+    for r in final_rows(rows).to_dict("records"):
         entry = _hub_entry(r, meta.kind)
         if entry is not None:
             values.setdefault((str(r["task"]), str(r["metric"]), entry), []).append(r["value"])
@@ -174,7 +174,7 @@ def _config_block(meta: CheckpointMetadata) -> list[str]:
 def _results_table(rows: pd.DataFrame) -> list[str]:
     if rows.empty:
         return ["No leaderboard rows were found for this checkpoint.", ""]
-    latest = latest_step(rows)
+    latest = final_rows(rows)
     table = latest[["suite", "task", "metric", "value", "seed", "step"]].sort_values(
         ["suite", "task", "metric", "seed"]
     )
@@ -294,7 +294,7 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
         "",
         *suite_summary(suite, df),
         "",
-        "## Results (mean ± std over seeds, latest step)",
+        "## Results (mean ± std over seeds, final checkpoint)",
         "",
         render(aggregate(df), "md"),
         "",

@@ -26,7 +26,7 @@ from harness.report.plots import make_plots
 from harness.results.leaderboard import (
     aggregate,
     current_cells,
-    latest_step,
+    final_rows,
     no_results,
     pivot,
     pivot_means,
@@ -129,7 +129,7 @@ def _provenance(df: pd.DataFrame) -> str:
     shas = sorted({s for s in df["git_sha"].dropna() if s}) or ["(not recorded)"]
     versions = sorted({v for v in df["versions"].dropna()})
     latest = (
-        latest_step(df)
+        final_rows(df)
         .groupby("model")[["step", "tokens_seen", "train_flops", "train_seconds"]]
         .max()
     )
@@ -172,10 +172,10 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
     mark = (
         f'<p class="note">† better than the baseline <code>{html.escape(baseline)}'
         "</code> at Holm-adjusted p &lt; 0.05 over the page's comparisons (two-sided, the "
-        "pretraining seed as the unit); values are mean ± std over seeds at the latest step. "
+        "pretraining seed as the unit); values are mean ± std over seeds at the final checkpoint. "
         "Click a header to sort.</p>"
         if baseline
-        else '<p class="note">mean ± std over seeds at the latest step. Click a header to sort.</p>'
+        else '<p class="note">mean ± std over seeds at the final checkpoint. Click a header to sort.</p>'
     )
     description = html.escape(suite.description.strip()) if suite is not None else ""
     extra = "".join(section(directory, name) for section in sections)

@@ -27,7 +27,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from harness.results.leaderboard import aggregate, latest_step, preset_kind
+from harness.results.leaderboard import aggregate, final_rows, preset_kind
 from harness.results.metrics import METRICS, direction, metric_info
 
 
@@ -162,8 +162,8 @@ def _numeric_sweep(column: pd.Series) -> pd.Series:
 
 def sweep_series(df: pd.DataFrame, key: str, metric: str) -> dict[str, pd.DataFrame]:
     """One line per model (never merged across models that share an objective): the mean and
-    std over seeds of `metric` at each value `x` of sweep key `key` (latest step)."""
-    d = latest_step(df[df["metric"] == metric]).copy()
+    std over seeds of `metric` at each value `x` of sweep key `key` (final checkpoint)."""
+    d = final_rows(df[df["metric"] == metric]).copy()
     d["x"] = [_point_value(s, key) for s in d["sweep"]]  # type: ignore[assignment]
     d = d[d["x"].notna()]
     return {
@@ -188,7 +188,7 @@ def _sweep_panels(d: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
 
 def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
     """One figure per sweep key: a panel per task and metric (four to a row), a line per
-    model over the key's values (mean and std over seeds at the latest step)."""
+    model over the key's values (mean and std over seeds at the final checkpoint)."""
     files, colors = [], colors or palette(df)
     points = [json.loads(s) for s in df["sweep"].unique()]
     keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})

@@ -65,6 +65,9 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
 
 
 CURRENT = "_cells.json"
+# read-time column of `read_leaderboard`: the row is of its cell's final checkpoint, not of one
+# along pretraining (an `every:` / `at:` point); not stored, it comes from the file's name
+FINAL = "final_checkpoint"
 
 
 # the columns a file must have to be a result file at all (later columns read as null)
@@ -162,7 +165,9 @@ def stale_cells(directory: Path) -> set[str]:
 
 def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFrame:
     """Every row of the suite's current cells (and of superseded ones, in `_superseded/` or
-    not yet moved there, with `include_stale`)."""
+    not yet moved there, with `include_stale`), with the read-time column `final_checkpoint`:
+    whether the row is of its cell's final checkpoint (`<cell_id>.parquet`) or of one along
+    pretraining (`<cell_id>.step-N.parquet`)."""
     stale = set() if include_stale else stale_cells(directory)
     older = result_files(directory / SUPERSEDED) if include_stale else []
     tables = []
@@ -177,9 +182,11 @@ def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFra
         if table is None:
             warnings.warn(f"{f}: skipped, {problem}", stacklevel=2)
         else:
-            tables.append(table)
+            final = pa.array([f.stem == _cell_of(f)] * len(table), pa.bool_())
+            tables.append(table.append_column(FINAL, final))
     if not tables:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
+        empty = {c: pd.Series(dtype=object) for c in COLUMNS}
+        return pd.DataFrame({**empty, FINAL: pd.Series(dtype=bool)})
     return pa.concat_tables(tables).to_pandas()
 
 
@@ -200,63 +207,42 @@ def read_cell_file(path: Path) -> pa.Table:
     return table.select(SCHEMA.names).cast(SCHEMA)
 
 
-MEASURES = {
-    "steps": "step",
-    "tokens": "tokens_seen",
-    "flops": "train_flops",
-    "seconds": "train_seconds",
-}
+def final_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Per model / sweep point / seed / task / metric, the row of the run's final checkpoint
+    (the newest one among rows of the same step: a stable sort on step, then timestamp).
 
-
-def parse_budget(text: str) -> tuple[str, float]:
-    """`tokens=2e6` -> ("tokens", 2e6); a bad name or value is a close-match error."""
-    name, _, value = text.partition("=")
-    check_name("budget", name, list(MEASURES))
-    try:
-        number = float(value)
-    except ValueError:
-        raise UserError(f"--at {text}: expected NAME=NUMBER, e.g. tokens=2e6") from None
-    if not number > 0:
-        raise UserError(f"--at {text}: the budget must be > 0")
-    return name, number
-
-
-def at_budget(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
-    """Per model / sweep point / seed / task / metric, the row of the first checkpoint whose
-    `measure` (steps, tokens, flops, seconds) reached `value`: evaluated there, not
-    interpolated. Models that never reached it have no row."""
-    column = MEASURES[measure]
-    d = df[df[column] >= value].sort_values([column, "timestamp"], kind="mergesort")
-    return d.groupby(["model", "sweep", "seed", "task", "metric"], dropna=False).head(1)
-
-
-def budget_checkpoints(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
-    """Which checkpoint each model's row at the budget comes from (step and all measures);
-    `reached: False` for a model that never reached it."""
-    cols = ["model", "sweep", "seed", "step", "tokens_seen", "train_flops", "train_seconds"]
-    picked = at_budget(df, measure, value)[cols].drop_duplicates()
-    missing = set(zip(df["model"], df["sweep"], strict=True)) - set(
-        zip(picked["model"], picked["sweep"], strict=True)
-    )
-    gone = pd.DataFrame(
-        [{"model": m, "sweep": s} for m, s in sorted(missing)], columns=["model", "sweep"]
-    )
-    return pd.concat([picked.assign(reached=True), gone.assign(reached=False)], ignore_index=True)
-
-
-def latest_step(df: pd.DataFrame) -> pd.DataFrame:
-    """Keep, per model / sweep point / seed / task / metric, the row of the latest step (the
-    newest one among rows of the same step: a stable sort on step, then timestamp)."""
+    Rows of checkpoints along pretraining (`final_checkpoint` false) are left out, so a task
+    whose final checkpoint is not evaluated yet (a cell cut off mid-way) has no row here
+    rather than an earlier checkpoint's standing in for it: a comparison never sets one
+    arm's step 776 beside the other's 1550. A frame without the column (built by hand, not
+    read by `read_leaderboard`) keeps each group's latest step."""
     if df.empty:
         return df
+    if FINAL in df.columns:
+        df = df[df[FINAL].fillna(True).astype(bool)]
     key = ["model", "sweep", "seed", "task", "metric"]
     d = df.assign(_step=df["step"].fillna(-1))
     d = d.sort_values(["_step", "timestamp"], kind="mergesort")
     return d.groupby(key, dropna=False).tail(1).drop(columns="_step")
 
 
+def unfinished(df: pd.DataFrame) -> dict[tuple[Any, ...], list[int]]:
+    """The (model, sweep, seed, task, metric) groups with rows along pretraining but none of
+    the final checkpoint yet, each with the steps it has (sorted)."""
+    if df.empty or FINAL not in df.columns:
+        return {}
+    key = ["model", "sweep", "seed", "task", "metric"]
+    final = df[FINAL].astype(bool)
+    done = set(df[final].set_index(key).index)
+    return {
+        keys: sorted(int(x) for x in g["step"])
+        for keys, g in df[~final].groupby(key, dropna=False)
+        if keys not in done
+    }
+
+
 def aggregate(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std and n over seeds, per model / sweep point / task / metric (latest step),
+    """Mean, std and n over seeds, per model / sweep point / task / metric (final checkpoint),
     with the value of each seed (`by_seed`: one per pretraining seed, the mean of its rows),
     the objective and the model kind (for `Metric.comparable`)."""
     cols = [
@@ -275,7 +261,7 @@ def aggregate(df: pd.DataFrame) -> pd.DataFrame:
     ]
     if df.empty:
         return pd.DataFrame(columns=cols)
-    d = latest_step(df)
+    d = final_rows(df)
     keys = ["model", "sweep", "task", "metric"]
     per_seed = d.groupby([*keys, "seed"], dropna=False, sort=False)["value"].mean().reset_index()
     g = per_seed.groupby(keys, dropna=False, sort=False)

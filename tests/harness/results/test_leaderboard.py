@@ -133,16 +133,37 @@ def test_stale_cells_stay_on_disk_but_are_not_shown(tmp_path) -> None:
     assert sorted(read_leaderboard(tmp_path, include_stale=True)["value"]) == [1.0, 9.0]
 
 
-def test_latest_step_prefers_the_newest_row_of_a_step() -> None:
+def test_final_rows_prefer_the_newest_row_of_a_step() -> None:
     import pandas as pd
 
-    from harness.results.leaderboard import latest_step
+    from harness.results.leaderboard import final_rows
 
     old, new = row("a", "val_loss", 9.0), row("a", "val_loss", 1.0)
     old["timestamp"] = datetime(2020, 1, 1, tzinfo=UTC)
     for order in ([new, old], [old, new]):
         df = pd.DataFrame(order)
-        assert list(latest_step(df)["value"]) == [1.0]
+        assert list(final_rows(df)["value"]) == [1.0]
+
+
+def test_a_task_cut_off_before_its_final_checkpoint_has_no_final_row(tmp_path) -> None:
+    """Rows of a checkpoint along pretraining (`<cell>.step-N.parquet`) never stand in for the
+    final one: a cell cut off after step 5 of 10 shows nothing in the aggregate, and
+    `unfinished` says which steps it has."""
+    from harness.results.leaderboard import FINAL, final_rows, unfinished
+
+    write_cell(tmp_path, "a", [row("a", "val_ppl", 50.0, step=10)])
+    write_cell(tmp_path, "a.step-0000005", [row("a", "val_ppl", 80.0, step=5)])
+    write_cell(tmp_path, "b.step-0000005", [row("b", "val_ppl", 70.0, step=5)])
+    df = read_leaderboard(tmp_path)
+    assert sorted(zip(df["model"], df[FINAL], strict=True)) == [
+        ("a", False),
+        ("a", True),
+        ("b", False),
+    ]
+    assert list(final_rows(df)["value"]) == [50.0]
+    assert list(aggregate(df)["model"]) == ["a"]
+    assert unfinished(df) == {("b", "{}", 0, "validation", "val_ppl"): [5]}
+    assert FINAL in read_leaderboard(tmp_path / "none").columns  # an empty folder's frame too
 
 
 def test_a_file_written_before_a_column_existed_still_reads(tmp_path) -> None:
@@ -158,3 +179,15 @@ def test_a_file_written_before_a_column_existed_still_reads(tmp_path) -> None:
     )
     df = read_leaderboard(tmp_path)
     assert list(df["value"]) == [2.0] and df["negatives"].isna().all()
+
+
+def test_a_matched_budget_reads_the_checkpoint_it_picks_along_pretraining(tmp_path) -> None:
+    from harness.results.budgets import at_budget
+
+    write_cell(tmp_path, "a", [{**row("a", "val_ppl", 50.0, step=10), "tokens_seen": 1000}])
+    write_cell(
+        tmp_path, "a.step-0000005", [{**row("a", "val_ppl", 80.0, step=5), "tokens_seen": 500}]
+    )
+    df = read_leaderboard(tmp_path)
+    assert list(aggregate(at_budget(df, "tokens", 500))["mean"]) == [80.0]
+    assert list(aggregate(df)["mean"]) == [50.0]

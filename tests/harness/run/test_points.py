@@ -102,7 +102,7 @@ def test_leaderboard_at_a_matched_budget(isolated: Path, capsys) -> None:
     assert hlm(["leaderboard", str(suite), "--leaderboards", str(lb), "--at", "tokens=512"]) == 0
     out = capsys.readouterr().out
     assert "each model at tokens = 512, from the first checkpoint that reached it" in out
-    from harness.results.leaderboard import budget_checkpoints
+    from harness.results.budgets import budget_checkpoints
 
     picked = budget_checkpoints(df, "tokens", 512).set_index("model")
     assert picked.loc["bert-tiny-cwt", "step"] == 2 and picked.loc["bert-tiny-ce", "step"] == 4

@@ -1,0 +1,56 @@
+"""Which checkpoint a comparison at the final checkpoint reads: never one along pretraining."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.paper.findings import findings
+from harness.results.leaderboard import write_cell
+from tests.harness.paper.rows import by_key, paper_row
+
+SUITE = "paper-cpu-decoder"
+
+
+def _validation(model: str, seed: int, val_ce: float, step: int) -> list[dict]:
+    """A decoder's validation rows at `step`: its CE, its perplexity and the unigram bar."""
+    rows = [
+        paper_row(model, "validation", "val_ce", val_ce, seed, step),
+        paper_row(model, "validation", "val_ppl", 2.718**val_ce, seed, step),
+        paper_row(model, "validation", "unigram_ppl", 1000.0, seed, step),
+    ]
+    return [{**r, "suite": SUITE, "preset": "pythia-tiny"} for r in rows]
+
+
+def _decoder_rows(root: Path) -> Path:
+    """Seeds 0-2 of vanilla and headless+ft at step 2000, headless+ft worse by 0.3 (+0.01 x
+    seed); vanilla's seed 0 was cut off after its step-1000 checkpoint, whose CE (6.0) would
+    turn the comparison round if it stood in for the final one."""
+    d = root / SUITE
+    for seed in range(3):
+        write_cell(d, f"ft{seed}", _validation("pythia-tiny-cwt-ft", seed, 5.1 + 0.01 * seed, 2000))
+        if seed:
+            write_cell(d, f"ce{seed}", _validation("pythia-tiny-ce", seed, 4.8, 2000))
+    write_cell(d, "ce0.step-0001000", _validation("pythia-tiny-ce", 0, 6.0, 1000))
+    return root
+
+
+def test_a_seed_cut_off_before_its_final_checkpoint_is_left_out_and_said(tmp_path) -> None:
+    found = by_key(findings(_decoder_rows(tmp_path)), "table3: validation loss")
+    assert found.measured is not None
+    assert found.measured.seeds == (1, 2)
+    assert abs(found.measured.comparison.delta - 0.315) < 1e-9  # seeds 1 and 2 only
+    assert found.measured.detail == (
+        "left out: seed 0: pythia-tiny-ce's validation has steps 1000 only, "
+        "not its final checkpoint yet"
+    )
+
+
+def test_a_gate_on_a_cut_off_run_waits_for_its_final_row(tmp_path) -> None:
+    d = tmp_path / SUITE
+    write_cell(d, "ft0", _validation("pythia-tiny-cwt-ft", 0, 5.1, 2000))
+    write_cell(d, "ce0.step-0001000", _validation("pythia-tiny-ce", 0, 6.0, 1000))
+    found = by_key(findings(tmp_path), "table3: validation loss")
+    assert found.verdict == "not comparable"
+    assert "validation: no `val_ppl` row of the final checkpoint (seed 0: pythia-tiny-ce's" in (
+        found.reason
+    )
