@@ -41,6 +41,13 @@ class Variant:
     prune_last_layer: bool = True
     fast_dropout: bool = True
     compile: bool = False  # the training step's module through torch.compile
+    # with `compile`: its "reduce-overhead" mode, which replays the step's kernels as CUDA
+    # graphs on a GPU (one launch for the whole forward and backward; inductor alone on a CPU)
+    cuda_graphs: bool = False
+
+    def __post_init__(self) -> None:
+        if self.cuda_graphs and not self.compile:
+            raise ValueError("Variant(cuda_graphs=True) needs compile=True: torch.compile graphs")
 
 
 def synthetic_batch(
@@ -97,7 +104,8 @@ class Stepper:
             self.model, spec, self.objective, variant.loss, variant.prune_last_layer
         )
         if variant.compile:
-            self.module = torch.compile(self.module)  # type: ignore[assignment]
+            mode = "reduce-overhead" if variant.cuda_graphs else None
+            self.module = torch.compile(self.module, mode=mode)  # type: ignore[assignment]
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.opt = make_optimizer(
             self.model, spec, self.objective, _recipe(batch, seq), variant.sparse
@@ -120,6 +128,8 @@ class Stepper:
     def step(self) -> float:
         """One training step; its wall seconds (CUDA-synchronised on a GPU)."""
         t = time.perf_counter()
+        if self.variant.cuda_graphs:  # a new step: the last replay's outputs may be overwritten
+            torch.compiler.cudagraph_mark_step_begin()
         self.opt.zero_grad(set_to_none=True)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.variant.bf16):
             if self.variant.hf_default:

@@ -53,14 +53,26 @@ def test_the_step_benchmark_derives_its_rows_in_order_and_the_larger_step_is_not
     names = [r.name for r in cuda.bench_steps(quick=False, bf16_peak=800e12)]
     # the table, the larger step, then the headless-sparse step at V = 8k and V = 120k
     bert = [batch for preset, batch in calls if preset == "bert-base"]
-    assert bert == [64, 256, 64, 64]
-    mfu = [n for n in names if n.endswith("headless MFU (bf16 roofline)")]
+    assert bert == [64, 256, 256, 64, 64]
+    mfu = [n for n in names if n.endswith("MFU (bf16 roofline)")]
     assert mfu == [
         "cuda bert-base V=50k b=64 s=128 bf16: headless MFU (bf16 roofline)",
         "cuda bert-base V=50k b=256 s=128 bf16: headless MFU (bf16 roofline)",
+        "cuda bert-base V=50k b=256 s=128 bf16: headless-compiled-cuda-graphs MFU (bf16 roofline)",
         "cuda pythia-70m V=50k b=16 s=512 bf16: headless MFU (bf16 roofline)",
     ]
     assert names[-1] == "cuda bert-base headless-sparse step time V=120k / V=8k"
     quick_calls = _stub_steps(monkeypatch)
     cuda.bench_steps(quick=True, bf16_peak=800e12)
     assert all(batch != 256 for _, batch in quick_calls)
+
+
+def test_a_cuda_graphs_step_that_fails_to_compile_leaves_the_rows_after_it(monkeypatch) -> None:
+    def failing(tag, preset, vocab, batch, seq, configs):
+        raise RuntimeError("BackendCompilerFailed: no graph")
+
+    monkeypatch.setattr(cuda, "_step_rows", failing)
+    (row,) = cuda.graphed_step("bert-base", bf16_peak=800e12)
+    assert row.name == (
+        "cuda bert-base V=50k b=256 s=128 bf16 headless-compiled-cuda-graphs: failed (RuntimeError)"
+    )
