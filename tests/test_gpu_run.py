@@ -103,20 +103,19 @@ def test_a_spent_budget_runs_nothing_and_still_packs_the_results(tmp_path: Path)
 @pytest.mark.slow
 def test_two_suites_run_side_by_side_and_models_can_be_chosen(tmp_path: Path) -> None:
     """Each suite is a lane of its own (both lanes' logs and rows come back); GPU_RUN_MODELS
-    runs only the models it names."""
+    runs only the models it names, in its order within each seed."""
     other = tmp_path / "tiny2.yaml"
     text = (ROOT / "tests" / "harness" / "data" / "tiny.yaml").read_text()
     other.write_text(text.replace("name: tiny\n", "name: tiny2\n"))
     suites = f"{ROOT / 'tests' / 'harness' / 'data' / 'tiny.yaml'} {other}"
-    res = _run(tmp_path, budget=900, suites=suites, models="bert-tiny-cwt")
+    res = _run(tmp_path, budget=900, suites=suites, models="bert-tiny-cwt no-such bert-tiny-ce")
     assert res.returncode == 0, res.stderr + res.stdout
     out = tmp_path / "out"
     assert {"log-tiny.txt", "log-tiny2.txt"} <= {p.name for p in out.iterdir()}
     log = (out / "log.txt").read_text()
     for name in ("tiny", "tiny2"):
         assert re.findall(rf"{name} seed (\d) (\S+) \(", log) == [
-            ("0", "bert-tiny-cwt"),
-            ("1", "bert-tiny-cwt"),
+            (s, m) for s in "01" for m in ("bert-tiny-cwt", "bert-tiny-ce")
         ], log
     with tarfile.open(out / "leaderboards.tar.gz") as tar:
         folders = {Path(n).parts[1] for n in tar.getnames() if len(Path(n).parts) > 1}

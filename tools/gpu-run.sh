@@ -20,7 +20,8 @@
 # and the evaluations are mostly CPU work), each running its suite seed by seed and, within a
 # seed, model by model in the suite's order (`hlm run SUITE --seed N --model M`), so a suite
 # lists first what matters first (an untrained twin before the models its gate compares).
-# GPU_RUN_MODELS, a list of model labels, runs only those. The lanes stop GPU_RUN_BENCH_S
+# GPU_RUN_MODELS, a list of model labels, runs only those, in its order (within each seed), so
+# a lease can put first an arm that has no rows yet. The lanes stop GPU_RUN_BENCH_S
 # seconds (default 150) before the budget ends; then, on a quiet GPU, the benchmark runs
 # (bench.json: the headless bert-base bf16 step's MFU beside the vanilla one, and the rest of
 # `hlm bench --device cuda`; its rows are also logged one by one, so a benchmark cut off by
@@ -84,9 +85,13 @@ lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) i
         mkdir -p "$LB" && cp -r "$FROM/$name" "$LB/$name"
     fi
     local llog="$OUT/log-$name.txt" outcome=done
+    if [ "$ONLY" != "  " ]; then  # the models named, in the order named
+        local m chosen=""
+        for m in $ONLY; do [[ " $models " == *" $m "* ]] && chosen+="$m "; done
+        models=$chosen
+    fi
     for seed in $seeds; do
         for model in $models; do
-            if [ "$ONLY" != "  " ] && [[ "$ONLY" != *" $model "* ]]; then continue; fi
             if [ "$(lane_left)" -le 60 ]; then
                 say "$name: budget spent before seed $seed $model: call again to go on"
                 outcome=more
