@@ -187,3 +187,13 @@ def test_installed_plugins_load_through_their_entry_point(tmp_path, monkeypatch,
     )
     (tmp_path / "hlm_ep_broken-0.1.dist-info" / "entry_points.txt").unlink()
     assert hlm(["ls"]) == 0 and "ep-cwt" in capsys.readouterr().out
+
+
+def test_leaderboard_names_a_cell_cut_off_before_its_final_checkpoint(board: Path, capsys) -> None:
+    write_cell(board / "demo", "c2.step-0000005", [row("c", "val_ppl", 9.0, step=5)])
+    assert hlm(["leaderboard", "demo", "--leaderboards", str(board)]) == 0
+    out = capsys.readouterr().out
+    table, note = out.split("not shown: ")
+    assert "| c " not in table and "| a " in table
+    assert note.split()[:4] == ["c", "seed", "0", "validation"]
+    assert "(steps 5 only; its final checkpoint is not evaluated yet" in note.replace("\n", " ")
