@@ -17,7 +17,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from harness.cli import main as hlm
-from harness.results.leaderboard import read_leaderboard, write_cell
+from harness.results.leaderboard import FINAL, read_leaderboard, write_cell
 from harness.results.samples import read_samples
 from harness.results.schema import COLUMNS
 from harness.run.runner import Selection, expand, plan_suite, run_suite
@@ -37,11 +37,12 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
     s1 = run_suite(TINY, root=lb, progress=False)
     assert (s1.total, s1.skipped, s1.computed, s1.failed) == (8, 0, 8, [])
     df = read_leaderboard(lb / "tiny")
-    assert list(df.columns) == COLUMNS
+    assert list(df.columns) == [*COLUMNS, FINAL]  # the stored columns, then the read-time one
     assert set(df["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"} and set(df["seed"]) == {0, 1}
     val = df[df["task"] == "validation"]
-    # along pretraining: steps 3 and 6, with tokens seen
+    # along pretraining: steps 3 and 6, with tokens seen; step 6 is the final checkpoint
     assert sorted(val["step"].unique()) == [3, 6]
+    assert set(zip(val["step"], val[FINAL], strict=True)) == {(3, False), (6, True)}
     assert set(val[val["step"] == 6]["tokens_seen"]) == {6 * 4 * 32}
     assert set(val[val["model"] == "bert-tiny-cwt"]["metric"]) == {
         "val_loss"
