@@ -236,14 +236,15 @@ def _final(
         if speed is None:
             return None
         mine, base, detail = _equal_time(rows, source, role, speed)
+        waits: tuple[Role, ...] = (role,)  # vanilla: the checkpoint nearest equal time, any
     else:
         mine = final_values(rows, source.roles[role], source.task, source.metric)
         base = final_values(rows, source.roles["vanilla"], source.task, source.metric)
-        left = (
-            waiting(rows, source.roles[r], source.task, source.metric) for r in (role, "vanilla")
-        )
-        detail = "; ".join(x for x in left if x)
-        detail = f"left out: {detail}" if detail else ""
+        waits = (role, "vanilla")
+    left = "; ".join(
+        x for r in waits if (x := waiting(rows, source.roles[r], source.task, source.metric))
+    )
+    detail = "; ".join(x for x in (detail, f"left out: {left}" if left else "") if x)
     shared = mine.index.intersection(base.index)
     if not shared.empty:  # a seed only one arm has yet (a run in progress) is left out
         mine, base = mine[shared], base[shared]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.paper.findings import findings
 from harness.results.leaderboard import write_cell
-from tests.harness.paper.rows import by_key, paper_row
+from tests.harness.paper.rows import by_key, encoder_rows, paper_row
 
 SUITE = "paper-cpu-decoder"
 
@@ -53,4 +53,23 @@ def test_a_gate_on_a_cut_off_run_waits_for_its_final_row(tmp_path) -> None:
     assert found.verdict == "not comparable"
     assert "validation: no `val_ppl` row of the final checkpoint (seed 0: pythia-tiny-ce's" in (
         found.reason
+    )
+
+
+def test_equal_time_leaves_out_a_headless_seed_cut_off_and_says_so(tmp_path) -> None:
+    """cwt's seed 2 stopped after step 2000 (its rows move to a `.step-` file): equal time
+    compares seeds 0 and 1, and the detail names the one left out."""
+    import pandas as pd
+
+    board = encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02) / "paper-cpu-encoder"
+    rows = pd.read_parquet(board / "rows.parquet")
+    cut = (rows["model"] == "bert-tiny-cwt") & (rows["seed"] == 2)
+    rows = rows.astype(object).where(rows.notna(), None)  # a null is None again, not NaN
+    write_cell(board, "rows", rows[~cut].to_dict("records"))
+    write_cell(board, "cwt2.step-0002000", rows[cut & (rows["step"] == 2000)].to_dict("records"))
+    timed = by_key(findings(tmp_path), "table1-time: GLUE average")
+    assert timed.measured is not None and timed.measured.seeds == (0, 1)
+    assert timed.measured.detail.endswith(
+        "left out: seed 2: bert-tiny-cwt's glue/average has steps 2000 only, "
+        "not its final checkpoint yet"
     )
