@@ -88,7 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from harness.report.tables import WIDTH, render, select_task
+    from harness.report.tables import WIDTH, not_shown, render, select_task
     from harness.results.leaderboard import (
         aggregate,
         current_cells,
@@ -124,19 +124,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         for line in not_shown(df):
             print(textwrap.fill(line, width))
     return 0
-
-
-def not_shown(df: Any) -> list[str]:
-    """One line per cell cut off before its final checkpoint: left out of the table above."""
-    from harness.results.leaderboard import row_label, unfinished
-
-    left = unfinished(df)
-    seen = sorted({(m, sw, s, t): steps for (m, sw, s, t, _), steps in left.items()}.items())
-    return [
-        f"not shown: {row_label(m, sw)} seed {s} {t} (steps {', '.join(map(str, steps))} only; "
-        "its final checkpoint is not evaluated yet: `hlm run` finishes it)"
-        for (m, sw, s, t), steps in seen
-    ]
 
 
 def footnote(agg: Any, baseline: str) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.report.plots import make_plots
+from harness.report.tables import not_shown
 from harness.results.leaderboard import (
     aggregate,
     current_cells,
@@ -177,6 +178,7 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
         if baseline
         else '<p class="note">mean ± std over seeds at the final checkpoint. Click a header to sort.</p>'
     )
+    mark += "".join(f'<p class="note">{html.escape(line)}</p>' for line in not_shown(df))
     description = html.escape(suite.description.strip()) if suite is not None else ""
     extra = "".join(section(directory, name) for section in sections)
     return (

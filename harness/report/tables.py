@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 from tabulate import tabulate
 
-from harness.results.leaderboard import pivot
+from harness.results.leaderboard import pivot, row_label, unfinished
 from zoo.registry import check_name
 
 WIDTH = 120
@@ -99,3 +99,14 @@ def select_task(tasks: Any, name: str) -> Any:
         return tasks == name
     check_name("task", name, sorted({*known, *families}))
     return tasks.str.startswith(name + "/")
+
+
+def not_shown(df: pd.DataFrame) -> list[str]:
+    """One line per cell cut off before its final checkpoint (`unfinished`), which the
+    tables of final-checkpoint rows leave out: its model, seed, task and steps so far."""
+    cells = {(m, sw, s, t): steps for (m, sw, s, t, _), steps in unfinished(df).items()}
+    return [
+        f"not shown: {row_label(m, sw)} seed {s} {t} (steps {', '.join(map(str, steps))} only; "
+        "its final checkpoint is not evaluated yet: `hlm run` finishes it)"
+        for (m, sw, s, t), steps in sorted(cells.items())
+    ]

@@ -82,6 +82,17 @@ def test_the_page_holds_tables_figures_and_no_outside_resource(tmp_path: Path, c
     assert "Provenance" in page_path.read_text()
 
 
+def test_the_page_names_a_cell_cut_off_before_its_final_checkpoint(tmp_path: Path) -> None:
+    d = _leaderboard(tmp_path)
+    write_cell(d, "late.step-0000004", [row("late", "val_loss", 9.0, step=4)])
+    assert hlm(["report", "board", "--leaderboards", str(tmp_path / "lb")]) == 0
+    text = (d / "report.html").read_text()
+    assert "not shown: late seed 0 validation (steps 4 only; its final checkpoint" in text
+    page = Page()
+    page.feed(text)
+    assert len(page.tables[0]["rows"]) == 4  # the three models with a final row, no "late"
+
+
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
