@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,14 +82,21 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     assert got.returncode == 0, got.stderr
     rows = read_leaderboard(lb / "tiny")
     assert set(rows["seed"]) == {0, 1} and set(rows["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
-    # the next call on the same machine, and a first call on a fresh machine that starts from
-    # the collected rows: every cell is done, nothing is computed again
-    for again in (_run(tmp_path, 900), _run(tmp_path, 900, "fresh-work", start_from=lb)):
+    # the next call on the same machine (GPU_RUN_MODELS naming the models in the other order:
+    # that order, within each seed), and a first call on a fresh machine that starts from the
+    # collected rows: every cell is done, nothing is computed again
+    named = "bert-tiny-cwt bert-tiny-ce"
+    calls: list[dict[str, Any]] = [{"models": named}, {"work": "fresh-work", "start_from": lb}]
+    for i, call in enumerate(calls):  # each call empties out/ first: check it before the next
+        again = _run(tmp_path, 900, **call)
         assert again.returncode == 0, again.stderr + again.stdout
         log = (out / "log-tiny.txt").read_text()
         computed = [int(n) for n in re.findall(r"(\d+) computed", log)]
         assert len(computed) == 4 and not any(computed), log  # 2 seeds x 2 models
         assert (out / "status.txt").read_text() == "done\n"
+        order = named.split() if i == 0 else ["bert-tiny-ce", "bert-tiny-cwt"]
+        started = re.findall(r"tiny seed (\d) (\S+) \(", (out / "log.txt").read_text())
+        assert started == [(s, m) for s in "01" for m in order]
 
 
 def test_a_spent_budget_runs_nothing_and_still_packs_the_results(tmp_path: Path) -> None:
@@ -103,19 +111,20 @@ def test_a_spent_budget_runs_nothing_and_still_packs_the_results(tmp_path: Path)
 @pytest.mark.slow
 def test_two_suites_run_side_by_side_and_models_can_be_chosen(tmp_path: Path) -> None:
     """Each suite is a lane of its own (both lanes' logs and rows come back); GPU_RUN_MODELS
-    runs only the models it names, in its order within each seed."""
+    runs only the models it names (its order: the test above)."""
     other = tmp_path / "tiny2.yaml"
     text = (ROOT / "tests" / "harness" / "data" / "tiny.yaml").read_text()
     other.write_text(text.replace("name: tiny\n", "name: tiny2\n"))
     suites = f"{ROOT / 'tests' / 'harness' / 'data' / 'tiny.yaml'} {other}"
-    res = _run(tmp_path, budget=900, suites=suites, models="bert-tiny-cwt no-such bert-tiny-ce")
+    res = _run(tmp_path, budget=900, suites=suites, models="no-such bert-tiny-cwt")
     assert res.returncode == 0, res.stderr + res.stdout
     out = tmp_path / "out"
     assert {"log-tiny.txt", "log-tiny2.txt"} <= {p.name for p in out.iterdir()}
     log = (out / "log.txt").read_text()
     for name in ("tiny", "tiny2"):
         assert re.findall(rf"{name} seed (\d) (\S+) \(", log) == [
-            (s, m) for s in "01" for m in ("bert-tiny-cwt", "bert-tiny-ce")
+            ("0", "bert-tiny-cwt"),
+            ("1", "bert-tiny-cwt"),
         ], log
     with tarfile.open(out / "leaderboards.tar.gz") as tar:
         folders = {Path(n).parts[1] for n in tar.getnames() if len(Path(n).parts) > 1}
