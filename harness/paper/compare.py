@@ -27,7 +27,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.paper.figures import Role
-from harness.paper.sources import Source, final_values, waiting
+from harness.paper.sources import Source, final_values, rows_of, waiting
 from harness.results.leaderboard import final_rows
 from harness.results.metrics import metric_info
 from harness.results.stats import (
@@ -82,9 +82,7 @@ class Measured:
 
 
 def _at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
-    d = rows[
-        (rows["model"] == model) & (rows["task"] == source.task) & (rows["metric"] == source.metric)
-    ]
+    d = rows_of(rows, model, source.task, source.metric)
     return d.sort_values("timestamp").drop_duplicates(["seed", "step", "sweep"], keep="last")
 
 

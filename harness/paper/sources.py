@@ -27,14 +27,15 @@ At = Literal["final", "equal-time", "along", "sweep"]
 Unit = Literal["seed", "measurement"]
 
 
-def _of(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.DataFrame:
+def rows_of(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.DataFrame:
+    """`model`'s rows of `task` and `metric`, every checkpoint."""
     return rows[(rows["model"] == model) & (rows["task"] == task) & (rows["metric"] == metric)]
 
 
 def final_values(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.Series:
     """`metric` of `model` on `task` at each seed's final checkpoint, one value per seed (a
     seed whose final checkpoint is not evaluated yet has none: `waiting`)."""
-    return final_rows(_of(rows, model, task, metric)).groupby("seed")["value"].mean()
+    return final_rows(rows_of(rows, model, task, metric)).groupby("seed")["value"].mean()
 
 
 def waiting(rows: pd.DataFrame, model: str, task: str, metric: str) -> str:
@@ -43,7 +44,7 @@ def waiting(rows: pd.DataFrame, model: str, task: str, metric: str) -> str:
     return "; ".join(
         f"seed {int(key[2])}: {model}'s {task} has steps {', '.join(map(str, steps))} only, "
         "not its final checkpoint yet"
-        for key, steps in unfinished(_of(rows, model, task, metric)).items()
+        for key, steps in unfinished(rows_of(rows, model, task, metric)).items()
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.results.leaderboard import FINAL
+from harness.results.leaderboard import FINAL, GROUP
 from zoo.errors import UserError
 from zoo.registry import check_name
 
@@ -37,7 +37,7 @@ def at_budget(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
     checkpoint the budget picks, final or not, so they no longer carry `final_checkpoint`."""
     column = MEASURES[measure]
     d = df[df[column] >= value].sort_values([column, "timestamp"], kind="mergesort")
-    picked = d.groupby(["model", "sweep", "seed", "task", "metric"], dropna=False).head(1)
+    picked = d.groupby(GROUP, dropna=False).head(1)
     return picked.drop(columns=FINAL, errors="ignore")
 
 

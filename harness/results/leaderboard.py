@@ -68,6 +68,8 @@ CURRENT = "_cells.json"
 # read-time column of `read_leaderboard`: the row is of its cell's final checkpoint, not of one
 # along pretraining (an `every:` / `at:` point); not stored, it comes from the file's name
 FINAL = "final_checkpoint"
+# what one value of a leaderboard stands for: a model (at a sweep point) and seed, on a metric
+GROUP = ["model", "sweep", "seed", "task", "metric"]
 
 
 # the columns a file must have to be a result file at all (later columns read as null)
@@ -219,11 +221,10 @@ def final_rows(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return df
     if FINAL in df.columns:
-        df = df[df[FINAL].fillna(True).astype(bool)]
-    key = ["model", "sweep", "seed", "task", "metric"]
+        df = df[df[FINAL].astype(bool)]
     d = df.assign(_step=df["step"].fillna(-1))
     d = d.sort_values(["_step", "timestamp"], kind="mergesort")
-    return d.groupby(key, dropna=False).tail(1).drop(columns="_step")
+    return d.groupby(GROUP, dropna=False).tail(1).drop(columns="_step")
 
 
 def unfinished(df: pd.DataFrame) -> dict[tuple[Any, ...], list[int]]:
@@ -231,12 +232,11 @@ def unfinished(df: pd.DataFrame) -> dict[tuple[Any, ...], list[int]]:
     the final checkpoint yet, each with the steps it has (sorted)."""
     if df.empty or FINAL not in df.columns:
         return {}
-    key = ["model", "sweep", "seed", "task", "metric"]
     final = df[FINAL].astype(bool)
-    done = set(df[final].set_index(key).index)
+    done = set(df[final].set_index(GROUP).index)
     return {
         keys: sorted(int(x) for x in g["step"])
-        for keys, g in df[~final].groupby(key, dropna=False)
+        for keys, g in df[~final].groupby(GROUP, dropna=False)
         if keys not in done
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from harness.paper.findings import findings
@@ -15,7 +16,7 @@ def _validation(model: str, seed: int, val_ce: float, step: int) -> list[dict]:
     """A decoder's validation rows at `step`: its CE, its perplexity and the unigram bar."""
     rows = [
         paper_row(model, "validation", "val_ce", val_ce, seed, step),
-        paper_row(model, "validation", "val_ppl", 2.718**val_ce, seed, step),
+        paper_row(model, "validation", "val_ppl", math.exp(val_ce), seed, step),
         paper_row(model, "validation", "unigram_ppl", 1000.0, seed, step),
     ]
     return [{**r, "suite": SUITE, "preset": "pythia-tiny"} for r in rows]
