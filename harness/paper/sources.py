@@ -135,6 +135,10 @@ DEC: dict[Role, str] = {
 ENCODER_SANE = (Check("glue/sst2", gate("glue", "sst2")), Check("glue/stsb", gate("glue", "stsb")))
 DECODER_SANE = (Check("validation", gate("validation")),)
 LAMBADA_SANE = (*DECODER_SANE, Check("lm_eval/hlm_lambada", gate("lm_eval", "hlm_lambada")))
+LAMBADA_PPL_SANE = (
+    *DECODER_SANE,
+    Check("lm_eval/hlm_lambada", gate("lm_eval", "hlm_lambada/perplexity")),
+)
 GLUE_PROTOCOL = (
     "ours: fine-tuned 3 epochs on at most 4000 training examples per task, dev sets as given; "
     "the paper: full training sets (Appendix E)"
@@ -229,7 +233,12 @@ OTHER: dict[str, Source] = {
         DECODER, "validation", "val_ce", DEC, checks=DECODER_SANE, differs=FINETUNE_PROTOCOL
     ),
     "table3: LAMBADA perplexity": Source(
-        DECODER, "lm_eval/hlm_lambada", "perplexity", DEC, checks=LAMBADA_SANE
+        DECODER,
+        "lm_eval/hlm_lambada",
+        "perplexity",
+        DEC,
+        checks=LAMBADA_PPL_SANE,
+        differs=FINETUNE_PROTOCOL,
     ),
     "table3: LAMBADA accuracy": Source(
         DECODER, "lm_eval/hlm_lambada", "acc", DEC, checks=LAMBADA_SANE, differs=FINETUNE_PROTOCOL

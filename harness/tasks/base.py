@@ -73,8 +73,9 @@ class TaskType:
     # the Hub dataset (id, config) each sub-task it reports evaluates on ("" for the task
     # itself); a sub-task not named (a local corpus, an average) stays out of model-indexes
     hub_datasets: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # the sanity gate of each sub-task it reports ("" for the task itself): the task's own
-    # metric against chance, a bar the paper's own models pass (`harness.results.gates`)
+    # the sanity gate of each sub-task it reports ("" for the task itself; "sub/metric" where
+    # one of a sub-task's metrics needs its own bar): the task's own metric against chance, a
+    # bar the paper's own models pass (`harness.results.gates`)
     gates: dict[str, Gate] = field(default_factory=dict)
 
 

@@ -25,9 +25,10 @@ from unittest import mock
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.results.gates import Gate
+from harness.results.gates import VALIDATION, Gate
 from harness.results.leaderboard import git_sha
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
 from zoo.registry import check_name
@@ -195,6 +196,51 @@ def parse_results(results: dict[str, Any]) -> list[Result]:
     return out
 
 
+def continuation_ids(tokenizer: Any, context: str, continuation: str) -> list[int]:
+    """The tokens lm-eval scores as `continuation` after `context` for a causal model
+    (`TemplateLM._encode_pair`): the context's trailing spaces move to the continuation, the
+    pair is encoded whole and the context's own tokens are cut off its front."""
+    n_spaces = len(context) - len(context.rstrip())
+    if n_spaces:
+        context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
+    return tokenizer.encode(context + continuation)[len(tokenizer.encode(context)) :]
+
+
+def loglikelihood_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """One (context, continuation) per document of a task's logged samples, where each
+    document is one loglikelihood request (LAMBADA's), else none (a multiple-choice task)."""
+    by_doc: dict[Any, tuple[str, str]] = {}
+    for row in rows:
+        args = row["arguments"]
+        if len(args) != 1 or len(args[0]) != 2 or not all(isinstance(a, str) for a in args[0]):
+            return []
+        by_doc[row["doc_id"]] = (args[0][0], args[0][1])
+    return list(by_doc.values())
+
+
+def unigram_rows(results: dict[str, Any], checkpoint: Path) -> list[Result]:
+    """`unigram_ppl` of each task lm-eval reports a `perplexity` for: the add-one unigram
+    model of the checkpoint's training text on the same targets (`harness.tasks.unigram`),
+    the bar the model's perplexity is gated on; none where its training text is not recorded."""
+    from zoo.tokenizers import load_tokenizer
+
+    ppl_tasks = [t for t, metrics in results["results"].items() if "perplexity,none" in metrics]
+    if not ppl_tasks or not checkpoint.is_dir():  # a Hub id: its training text is not known
+        return []
+    tokenizer = load_tokenizer(str(checkpoint))
+    counts = training_counts(checkpoint, tokenizer)
+    if counts is None:
+        return []
+    out = []
+    for task in ppl_tasks:
+        pairs = loglikelihood_pairs(results["samples"][task])
+        if pairs:
+            targets = [continuation_ids(tokenizer, c, t) for c, t in pairs]
+            value = target_perplexity(counts, targets)
+            out.append(Result("unigram_ppl", value, task=f"lm_eval/{task}", higher_is_better=False))
+    return out
+
+
 def run_lm_eval(ctx: TaskContext) -> list[Result]:
     import lm_eval
     from lm_eval.tasks import TaskManager
@@ -237,7 +283,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     keep_outputs(results, ctx.artifacts, p.log_samples)
     if tracker is not None:
         save_as_lm_eval(tracker, results, p.log_samples)
-    return parse_results(results)
+    return parse_results(results) + unigram_rows(results, ctx.checkpoint)
 
 
 def _tracker(p: LMEvalParams, suite_dir: Path) -> Any:
@@ -268,10 +314,21 @@ def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
     ]
 
 
-# the shipped local tasks' gates; BoolQ has none: the paper's own vanilla decoder scores
-# 47.8 % (Table 4), below both chance and the majority answer, so no bar on it would hold
+# the shipped local tasks' gates, by sub-task, or by sub-task/metric where a metric needs its
+# own bar; BoolQ has none: the paper's own vanilla decoder scores 47.8 % (Table 4), below
+# both chance and the majority answer, so no bar on it would hold
 LM_EVAL_GATES = {
     "hlm_lambada": Gate("acc", 0.0, 0.01, paper="19.52 % (Table 3)"),
+    # LAMBADA's perplexity, by the bar of a validation perplexity (at most half the unigram
+    # model's on the same tokens): a model that scores no target word exactly can still put
+    # far more probability on them than token frequencies do
+    "hlm_lambada/perplexity": Gate(
+        "perplexity",
+        "unigram_ppl",
+        factor=VALIDATION.factor,
+        paper="170.23 (Table 3), where the unigram model's is in the millions (2.1e7 with "
+        "English Wikipedia's counts at a 16k vocabulary)",
+    ),
     "hlm_pubmedqa": Gate("acc", 1 / 3, 0.02, paper="43.8 % (Table 4); three answers"),
     # below 50 % a model prefers the anti-stereotypical sentence: no bias to compare
     "hlm_crows_pairs_english": Gate("pct_stereotype", 0.5, paper="57.3 % (Table 4)"),

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.results.gates import VALIDATION as VALIDATION_GATE
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.unigram import unigram_perplexity
 from zoo.data.batches import MaskingConfig, PackedBlocks
 from zoo.data.cache import CorpusSpec, Part, token_streams
 from zoo.errors import UserError
@@ -70,14 +71,6 @@ def scored_tokens(blocks: torch.Tensor, kind: str, special: dict[str, int]) -> n
         return blocks[:, 1:].flatten().numpy()
     ids = blocks.flatten()
     return ids[~torch.isin(ids, torch.tensor(list(special.values())))].numpy()
-
-
-def unigram_perplexity(counts: np.ndarray, scored: np.ndarray) -> float:
-    """Perplexity on `scored` ids of the add-one unigram model with token `counts` [V] (the
-    training text's, counted when its token cache was built): the bar a language model must
-    clear to have learnt more than token frequencies."""
-    log_p = np.log((counts + 1.0) / (counts.sum() + len(counts)))  # (V,)
-    return float(np.exp(-log_p[scored].mean()))
 
 
 def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> list[Result]:

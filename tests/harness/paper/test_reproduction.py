@@ -227,6 +227,42 @@ def test_gates_use_the_tasks_own_metric(tmp_path) -> None:
     assert any("glue/mrpc f1 0.85" in g.text and g.passed for g in mrpc.gates)
 
 
+def _decoder_board(root: Path, unigram: float) -> list:
+    """The findings of a paper-cpu-decoder board whose vanilla model passes its validation
+    gate but scores no LAMBADA target exactly; its LAMBADA perplexity (2e6, headless 4e6)
+    set against the unigram model's `unigram` on the same targets."""
+    rows = []
+    for seed in range(3):
+        for model, ppl in (("pythia-tiny-ce", 2e6), ("pythia-tiny-cwt", 4e6 + 1e5 * seed)):
+            rows += [
+                paper_row(model, "validation", "val_ppl", 300.0, seed),
+                paper_row(model, "validation", "unigram_ppl", 1000.0, seed),
+                paper_row(model, "lm_eval/hlm_lambada", "acc", 0.0, seed),
+                paper_row(model, "lm_eval/hlm_lambada", "perplexity", ppl, seed),
+                paper_row(model, "lm_eval/hlm_lambada", "unigram_ppl", unigram, seed),
+            ]
+    write_cell(root / "paper-cpu-decoder", "rows", rows)
+    return findings(root)
+
+
+def test_lambada_perplexity_is_gated_on_the_unigram_model_not_on_accuracy(tmp_path) -> None:
+    """A model that scores no target word exactly can still put far more probability on the
+    targets than token frequencies do: LAMBADA's perplexity is compared once it is at most
+    half the unigram model's; its accuracy still needs accuracy above chance."""
+    found = _decoder_board(tmp_path / "above", unigram=2e7)
+    ppl = by_key(found, "table3: LAMBADA perplexity")
+    assert ppl.verdict == "reproduced", ppl.reason  # the paper's headless is worse too
+    assert any(
+        "perplexity 2e+06 (needs at most 0.5 x unigram_ppl = 1e+07)" in g.text and g.passed
+        for g in ppl.gates
+    ), [g.text for g in ppl.gates]
+    acc = by_key(found, "table3: LAMBADA accuracy")
+    assert acc.verdict == "not comparable" and "hlm_lambada acc 0 (needs" in acc.reason
+    near = by_key(_decoder_board(tmp_path / "near", unigram=3e6), "table3: LAMBADA perplexity")
+    assert near.verdict == "not comparable"
+    assert "perplexity 2e+06 (needs at most 0.5 x unigram_ppl = 1.5e+06)" in near.reason
+
+
 def test_the_readme_headline_is_rewritten_between_its_markers(tmp_path) -> None:
     root = encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02)
     readme = tmp_path / "README.md"

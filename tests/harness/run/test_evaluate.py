@@ -30,6 +30,10 @@ def test_evaluate_prints_the_table_and_adds_rows(
     assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_lambada", *common]) == 0
     df = read_leaderboard(lb / "adhoc")  # both evaluations are current
     assert {"lm_eval/hlm_boolq", "lm_eval/hlm_lambada"} <= set(df["task"])
+    # LAMBADA's perplexity comes with its bar: the training text's unigram model on the
+    # same targets; BoolQ (multiple choice, no perplexity) with none
+    bars = df[df["metric"] == "unigram_ppl"]
+    assert list(bars["task"]) == ["lm_eval/hlm_lambada"] and (bars["value"] > 1).all()
     kept = sorted((lb / "adhoc" / "_artifacts").glob("*/lm_eval_results.json"))
     assert len(kept) == 2 and json.loads(kept[0].read_text())["lm_eval_version"]
     dest = tmp_path / "raw"

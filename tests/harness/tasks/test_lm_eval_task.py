@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.tasks.lm_eval_task import LMEvalParams, device_and_dtype
+from harness.tasks.lm_eval_task import (
+    LMEvalParams,
+    continuation_ids,
+    device_and_dtype,
+    loglikelihood_pairs,
+)
 from zoo.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -90,3 +95,28 @@ def test_shipped_tasks_score_against_the_labels_of_the_local_files(
     truth = Counter(str(d[label]).lower() for d in docs)
     assert {choices[name]: n for name, n in gold.items()} == truth
     assert len(gold) >= 2  # both answers occur
+
+
+def test_continuation_tokens_are_those_lm_eval_scores(tiny_decoder: Path) -> None:
+    """Parity with lm-eval's own split of a (context, continuation) pair (`_encode_pair`),
+    trailing spaces of the context included: the unigram bar scores the same tokens."""
+    from lm_eval.models.huggingface import HFLM
+
+    lm = HFLM(pretrained=str(tiny_decoder), device="cpu", batch_size=1)
+    pairs = [
+        ("the cat sat on the", " mat"),
+        ("she handed him the letter and said", " goodbye"),
+        ("a context that ends in spaces  ", "word"),
+        ("numbers 12 and", " 345678"),
+    ]
+    for context, continuation in pairs:
+        _, theirs = lm._encode_pair(context, continuation)
+        assert continuation_ids(lm.tokenizer, context, continuation) == theirs, context
+
+
+def test_loglikelihood_pairs_are_one_per_document() -> None:
+    one = {"arguments": [("context", " target")], "filter": "none"}
+    rows = [{**one, "doc_id": 0}, {**one, "doc_id": 0, "filter": "other"}, {**one, "doc_id": 1}]
+    assert loglikelihood_pairs(rows) == [("context", " target")] * 2
+    choices = {"doc_id": 0, "arguments": [("q", " yes"), ("q", " no")]}  # multiple choice
+    assert loglikelihood_pairs([choices]) == []
