@@ -98,8 +98,9 @@ def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
     return device, dtype
 
 
-# lm-eval's modules that draw progress bars with no switch of their own
-BAR_MODULES = ("lm_eval.api.task", "lm_eval.api.model", "lm_eval.models.huggingface")
+# lm-eval's modules that draw progress bars with no switch of their own; its metrics module
+# imports tqdm inside the function that bootstraps a perplexity's stderr: tqdm's own name
+BAR_MODULES = ("lm_eval.api.task", "lm_eval.api.model", "lm_eval.models.huggingface", "tqdm")
 
 
 @contextmanager

@@ -11,14 +11,19 @@ The counts are the training text's, counted when its token cache was built (`zoo
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 from transformers import PreTrainedTokenizerBase
 
 from zoo.data.cache import token_streams
+from zoo.errors import UserError
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
+
+log = logging.getLogger(__name__)
 
 
 def unigram_log_probs(counts: np.ndarray) -> np.ndarray:
@@ -42,9 +47,15 @@ def target_perplexity(counts: np.ndarray, targets: list[list[int]]) -> float:
 
 def training_counts(checkpoint: Path, tokenizer: PreTrainedTokenizerBase) -> np.ndarray | None:
     """Token counts [V] of the text `checkpoint` was pretrained on, by the config its metadata
-    records; None for a checkpoint without that record (a Hub model, an older checkpoint)."""
+    records; None, with a warning where the record is there, for a checkpoint without it (a
+    Hub model, an older checkpoint) or whose text cannot be read here."""
     meta = find_metadata(checkpoint) if checkpoint.is_dir() else None
     if meta is None or not meta.config:
         return None
-    config = PretrainConfig.model_validate({**meta.config, "output_dir": ""})
-    return token_streams(config.training_text().train, tokenizer, meta.kind).counts("main")
+    try:
+        config = PretrainConfig.model_validate({**meta.config, "output_dir": ""})
+        text = config.training_text().train
+        return token_streams(text, tokenizer, meta.kind).counts("main")
+    except (ValidationError, UserError) as exc:
+        log.warning("%s: no unigram bar, its training text cannot be read: %s", checkpoint, exc)
+        return None

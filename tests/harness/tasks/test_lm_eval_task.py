@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from harness.tasks.lm_eval_task import (
+    BAR_MODULES,
     LMEvalParams,
     continuation_ids,
     device_and_dtype,
+    lm_eval_bars,
     loglikelihood_pairs,
 )
 from zoo.errors import UserError
@@ -120,3 +122,21 @@ def test_loglikelihood_pairs_are_one_per_document() -> None:
     assert loglikelihood_pairs(rows) == [("context", " target")] * 2
     choices = {"doc_id": 0, "arguments": [("q", " yes"), ("q", " no")]}  # multiple choice
     assert loglikelihood_pairs([choices]) == []
+
+
+def test_lm_eval_bars_are_hidden_unless_asked_for() -> None:
+    """Inside a suite's cell bar, none of lm-eval's own: those of its modules, and the one it
+    draws while bootstrapping a perplexity's stderr (tqdm imported inside the function)."""
+    import importlib
+
+    def drawn() -> list[bool]:
+        from tqdm import tqdm as imported_late  # as lm_eval.api.metrics imports it
+
+        modules = [importlib.import_module(m) for m in BAR_MODULES]
+        bars = [m.tqdm(range(1)) for m in modules] + [imported_late(range(1))]
+        return [not bar.disable for bar in bars]
+
+    with lm_eval_bars(shown=False):
+        assert not any(drawn())
+    with lm_eval_bars(shown=True):
+        assert all(drawn())

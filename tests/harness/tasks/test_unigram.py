@@ -53,3 +53,20 @@ def test_training_counts_are_those_of_the_text_the_checkpoint_records(
     shutil.copytree(tiny_decoder, bare)
     (bare / "hlm_metadata.json").unlink()
     assert training_counts(bare, tokenizer) is None
+
+
+def test_a_training_text_that_cannot_be_read_gives_no_bar_and_says_why(
+    tiny_decoder: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A checkpoint copied from a machine with other data: evaluated all the same, without
+    the bar (its evaluation is not lost to it), and the log says why."""
+    moved = tmp_path / "moved"
+    shutil.copytree(tiny_decoder, moved)
+    meta_file = moved / "hlm_metadata.json"
+    meta = json.loads(meta_file.read_text())
+    meta["config"]["corpus"] = ["no-such-corpus"]
+    meta_file.write_text(json.dumps(meta))
+    with caplog.at_level("WARNING", logger="harness.tasks.unigram"):
+        assert training_counts(moved, load_tokenizer(str(moved))) is None
+    assert "no unigram bar, its training text cannot be read" in caplog.text
+    assert "no-such-corpus" in caplog.text
