@@ -105,7 +105,8 @@ BUILTIN_METRICS = (
         "unigram_ppl",
         None,
         "",
-        "perplexity of the training text's add-one unigram model on the validation tokens",
+        "perplexity of the training text's add-one unigram model on the tokens the model's "
+        "perplexity is scored on (validation text; an lm-eval task's targets)",
         log_scale=True,
         comparable="kind",
         baseline=True,

@@ -238,7 +238,7 @@ def unigram_rows(results: dict[str, Any], checkpoint: Path) -> list[Result]:
         if pairs:
             targets = [continuation_ids(tokenizer, c, t) for c, t in pairs]
             value = target_perplexity(counts, targets)
-            out.append(Result("unigram_ppl", value, task=f"lm_eval/{task}", higher_is_better=False))
+            out.append(Result("unigram_ppl", value, task=f"lm_eval/{task}"))
     return out
 
 
