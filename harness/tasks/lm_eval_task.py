@@ -207,12 +207,20 @@ def continuation_ids(tokenizer: Any, context: str, continuation: str) -> list[in
     return tokenizer.encode(context + continuation)[len(tokenizer.encode(context)) :]
 
 
+def request_args(arguments: Any) -> list[tuple[Any, ...]]:
+    """A logged sample's requests as argument tuples: lm-eval logs them as a list of tuples,
+    and its EvaluationTracker rewrites them in place as {"gen_args_0": {"arg_0": ..}, ..}."""
+    if isinstance(arguments, dict):
+        return [tuple(a[f"arg_{i}"] for i in range(len(a))) for a in arguments.values()]
+    return [tuple(a) for a in arguments]
+
+
 def loglikelihood_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """One (context, continuation) per document of a task's logged samples, where each
     document is one loglikelihood request (LAMBADA's), else none (a multiple-choice task)."""
     by_doc: dict[Any, tuple[str, str]] = {}
     for row in rows:
-        args = row["arguments"]
+        args = request_args(row["arguments"])
         if len(args) != 1 or len(args[0]) != 2 or not all(isinstance(a, str) for a in args[0]):
             return []
         by_doc[row["doc_id"]] = (args[0][0], args[0][1])
@@ -281,10 +289,11 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
         )
     if results is None:
         raise UserError("lm-eval returned no results")
+    rows = parse_results(results) + unigram_rows(results, ctx.checkpoint)
     keep_outputs(results, ctx.artifacts, p.log_samples)
     if tracker is not None:
         save_as_lm_eval(tracker, results, p.log_samples)
-    return parse_results(results) + unigram_rows(results, ctx.checkpoint)
+    return rows
 
 
 def _tracker(p: LMEvalParams, suite_dir: Path) -> Any:

@@ -122,6 +122,9 @@ def test_loglikelihood_pairs_are_one_per_document() -> None:
     assert loglikelihood_pairs(rows) == [("context", " target")] * 2
     choices = {"doc_id": 0, "arguments": [("q", " yes"), ("q", " no")]}  # multiple choice
     assert loglikelihood_pairs([choices]) == []
+    # as lm-eval's EvaluationTracker rewrites them in place when it saves the samples
+    saved = {"doc_id": 0, "arguments": {"gen_args_0": {"arg_0": "context", "arg_1": " target"}}}
+    assert loglikelihood_pairs([saved]) == [("context", " target")]
 
 
 def test_lm_eval_bars_are_hidden_unless_asked_for() -> None:
