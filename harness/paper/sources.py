@@ -134,11 +134,9 @@ DEC: dict[Role, str] = {
 }
 ENCODER_SANE = (Check("glue/sst2", gate("glue", "sst2")), Check("glue/stsb", gate("glue", "stsb")))
 DECODER_SANE = (Check("validation", gate("validation")),)
-LAMBADA_SANE = (*DECODER_SANE, Check("lm_eval/hlm_lambada", gate("lm_eval", "hlm_lambada")))
-LAMBADA_PPL_SANE = (
-    *DECODER_SANE,
-    Check("lm_eval/hlm_lambada", gate("lm_eval", "hlm_lambada/perplexity")),
-)
+LAMBADA = "lm_eval/hlm_lambada"
+LAMBADA_SANE = (*DECODER_SANE, Check(LAMBADA, gate("lm_eval", "hlm_lambada")))
+LAMBADA_PPL_SANE = (*DECODER_SANE, Check(LAMBADA, gate("lm_eval", "hlm_lambada/perplexity")))
 GLUE_PROTOCOL = (
     "ours: fine-tuned 3 epochs on at most 4000 training examples per task, dev sets as given; "
     "the paper: full training sets (Appendix E)"
@@ -233,15 +231,10 @@ OTHER: dict[str, Source] = {
         DECODER, "validation", "val_ce", DEC, checks=DECODER_SANE, differs=FINETUNE_PROTOCOL
     ),
     "table3: LAMBADA perplexity": Source(
-        DECODER,
-        "lm_eval/hlm_lambada",
-        "perplexity",
-        DEC,
-        checks=LAMBADA_PPL_SANE,
-        differs=FINETUNE_PROTOCOL,
+        DECODER, LAMBADA, "perplexity", DEC, checks=LAMBADA_PPL_SANE, differs=FINETUNE_PROTOCOL
     ),
     "table3: LAMBADA accuracy": Source(
-        DECODER, "lm_eval/hlm_lambada", "acc", DEC, checks=LAMBADA_SANE, differs=FINETUNE_PROTOCOL
+        DECODER, LAMBADA, "acc", DEC, checks=LAMBADA_SANE, differs=FINETUNE_PROTOCOL
     ),
     "table4: BoolQ zero-shot accuracy": _zero_shot("hlm_boolq", "acc"),
     "table4: CrowS-Pairs stereotype share": _zero_shot("hlm_crows_pairs_english", "pct_stereotype"),
@@ -272,7 +265,7 @@ OTHER: dict[str, Source] = {
         "paper-cpu-vocab", "throughput", "speedup_vs_baseline", ENC, "sweep", unit="measurement"
     ),
     "figure7: batch sweep: LAMBADA accuracy": Source(
-        "paper-cpu-batch", "lm_eval/hlm_lambada", "acc", DEC, "sweep", LAMBADA_SANE
+        "paper-cpu-batch", LAMBADA, "acc", DEC, "sweep", LAMBADA_SANE
     ),
     "figure7: batch sweep: validation loss": Source(
         "paper-cpu-batch",
