@@ -47,8 +47,8 @@ def target_perplexity(counts: np.ndarray, targets: list[list[int]]) -> float:
 
 def training_counts(checkpoint: Path, tokenizer: PreTrainedTokenizerBase) -> np.ndarray | None:
     """Token counts [V] of the text `checkpoint` was pretrained on, by the config its metadata
-    records; None, with a warning where the record is there, for a checkpoint without it (a
-    Hub model, an older checkpoint) or whose text cannot be read here."""
+    records; None for a checkpoint without that record (a Hub model, an older checkpoint),
+    and, with a warning, for one whose recorded text cannot be read here."""
     meta = find_metadata(checkpoint) if checkpoint.is_dir() else None
     if meta is None or not meta.config:
         return None
