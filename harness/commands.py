@@ -133,8 +133,8 @@ def footnote(agg: Any, baseline: str) -> str:
     return (
         f"\n† better than the baseline `{baseline}` at Holm-adjusted p < 0.05 over every "
         f"comparison in this table (two-sided; the pretraining seed is the unit; tests: {how}); "
-        "values are mean ± std over seeds at the final checkpoint. A metric comparable only within "
-        "one objective (a loss over in-batch negatives) is not compared across objectives."
+        "values are mean ± std over seeds at the final checkpoint. A metric comparable only "
+        "within one objective (a loss over in-batch negatives) is not compared across objectives."
     )
 
 

@@ -176,7 +176,8 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
         "pretraining seed as the unit); values are mean ± std over seeds at the final checkpoint. "
         "Click a header to sort.</p>"
         if baseline
-        else '<p class="note">mean ± std over seeds at the final checkpoint. Click a header to sort.</p>'
+        else '<p class="note">mean ± std over seeds at the final checkpoint. Click a header '
+        "to sort.</p>"
     )
     mark += "".join(f'<p class="note">{html.escape(line)}</p>' for line in not_shown(df))
     description = html.escape(suite.description.strip()) if suite is not None else ""

@@ -4,8 +4,9 @@ A task type declares a gate per sub-task in its metadata (`TaskType.gates`; GLUE
 come from their `TaskData`): the task's own metric (MCC for CoLA, F1 for MRPC, Pearson for
 STS-B, accuracy for the balanced sets) against what chance scores on that metric, with a
 margin; a sub-task whose metrics need different bars has one per metric (LAMBADA: accuracy
-against chance, perplexity against the unigram model's). Every bar is one the paper's own model passes; each gate says so (`paper`), and a
-test checks it against the paper's published numbers.
+against chance, perplexity against the unigram model's). Every bar is one the paper's own
+model passes; each gate says so (`paper`), and a test checks it against the paper's
+published numbers.
 
 Chance is a number (0 for a correlation, 1/3 for three balanced classes) or a baseline metric
 the task reports in the same rows (`majority`: the majority class's share; `unigram_ppl`: the
