@@ -37,7 +37,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             suite = load_suite(path)
             cells = expand(suite)
             print(
-                f"{path}: ok ({len(suite.models)} models, {len(suite.tasks)} tasks, {len(cells)} cells)"
+                f"{path}: ok ({len(suite.models)} models, {len(suite.tasks)} tasks, "
+                f"{len(cells)} cells)"
             )
         except SuiteError as exc:
             problems += exc.problems

@@ -325,8 +325,9 @@ def add_bench(p: argparse.ArgumentParser) -> None:
         "--device",
         choices=["cpu", "cuda"],
         default="cpu",
-        help="cpu (default): the goals of docs/PERFORMANCE.md, fp32; cuda: the same comparisons on a GPU under "
-        "bf16 autocast, with cut-cross-entropy / Liger kernels where installed (INFO rows)",
+        help="cpu (default): the goals of docs/PERFORMANCE.md, fp32; cuda: the same comparisons "
+        "on a GPU under bf16 autocast, with cut-cross-entropy / Liger kernels where installed "
+        "(INFO rows)",
     )
     p.set_defaults(func="harness.commands:cmd_bench")
 

@@ -2,10 +2,11 @@
 
 Per token of the body: 2 x (non-embedding matmul parameters, from the family's own block
 description: `ModelSpec.layer_params`, with its key / value heads and feed-forward matrices)
-+ 4 x T x D per layer (QK^T and attention x V). With the encoder's last layer pruned to Q query rows (`last_layer_queries`),
-that layer computes keys and values for every token but the rest only for the Q rows. The
-loss term for K selected positions is the objective's own declared cost (`Objective.flops`):
-CE 2 K D V (+ 2 K D^2 for BERT's head transform); CWT / NCE 2 K^2 D; CE+CWT both.
++ 4 x T x D per layer (QK^T and attention x V). With the encoder's last layer pruned to Q
+query rows (`last_layer_queries`), that layer computes keys and values for every token but
+the rest only for the Q rows. The loss term for K selected positions is the objective's own
+declared cost (`Objective.flops`): CE 2 K D V (+ 2 K D^2 for BERT's head transform);
+CWT / NCE 2 K^2 D; CE+CWT both.
 """
 
 from __future__ import annotations

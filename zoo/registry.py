@@ -5,7 +5,9 @@
     @PRESETS.register("bert-tiny")
     def bert_tiny(vocab_size: int = 4096) -> BertSpec: ...
 
-    OBJECTIVES.add("cwt", Objective("cwt", cwt_objective, needs_head=False, flops=contrastive_flops))
+    OBJECTIVES.add(
+        "cwt", Objective("cwt", cwt_objective, needs_head=False, flops=contrastive_flops)
+    )
     OBJECTIVES.get("cwtt")   # UserError: unknown objective 'cwtt'; did you mean 'cwt'? (known: ...)
 
 Registration happens in the module that defines the registry's built-ins, which the package

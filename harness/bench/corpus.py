@@ -2,8 +2,8 @@
 as the corpus grows.
 
 - tokenisation throughput (MB of text per second, all cores of the machine), the tokenizer's
-  batch encoding alone beside it, and the cache's bytes per token and per byte of text, from a cold build of the shipped English corpus
-  (`corpus/` under $HLM_DATA_ROOT, about 9 MB);
+  batch encoding alone beside it, and the cache's bytes per token and per byte of text, from a
+  cold build of the shipped English corpus (`corpus/` under $HLM_DATA_ROOT, about 9 MB);
 - the peak RSS of a whole `hlm pretrain` (tokenizer training, tokenisation, a few steps) in a
   fresh process with an empty cache, on the shipped corpus and on 20 copies of it; the goal:
   20x the corpus within 1.2x the memory. A second run over the 20x corpus reads the cache

@@ -85,7 +85,8 @@ def _speedup_rows(tag: str, st: dict[str, Stepper], t: Timing) -> list[Row]:
             0.9,
         ),
         Row(
-            f"{tag}: headless-sparse speed-up over hf-default at equal machine speed (ratio of roofline costs)",
+            f"{tag}: headless-sparse speed-up over hf-default at equal machine speed (ratio of "
+            "roofline costs)",
             t.roofline_cost("hf-default") / t.roofline_cost("headless-sparse"),
             "x",
         ),

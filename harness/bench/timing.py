@@ -1,12 +1,12 @@
 """Result rows, the sampled matmul roofline and interleaved timing for `hlm bench`.
 
 Timing on a shared machine: the variants of one comparison are stepped round-robin (after a
-warm-up), and each is timed by its best repetition; with `settle`, rounds continue (up to a
-cap) until every variant's best has been reproduced within a few percent. Contention from other tenants only ever
-slows a step down, so the minimum is the estimate of the machine's own speed (as `timeit`
-advises); the median is kept for the spread row. The fp32 `torch.mm` roofline is sampled
-between consecutive steps (12 products back to back, about half a second), and each MFU is
-a step's FLOP/s over the roofline measured around that very step (median over repetitions).
+warm-up), and each is timed by its best repetition; with `settle`, rounds continue (up to a cap)
+until every variant's best has been reproduced within a few percent. Contention from other
+tenants only ever slows a step down, so the minimum is the estimate of the machine's own speed
+(as `timeit` advises); the median is kept for the spread row. The fp32 `torch.mm` roofline is
+sampled between consecutive steps (12 products back to back, about half a second), and each MFU
+is a step's FLOP/s over the roofline measured around that very step (median over repetitions).
 """
 
 from __future__ import annotations

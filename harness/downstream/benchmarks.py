@@ -159,8 +159,8 @@ GLUE: dict[str, TaskData] = {
             None,
             None,
             hub_eval=("validation_matched", "validation_mismatched"),
-            notes="evaluated on matched + mismatched concatenated; no local files: use source: hub or "
-            "train_files / eval_files (GLUE TSVs: sentence1, sentence2, gold_label)",
+            notes="evaluated on matched + mismatched concatenated; no local files: use source: "
+            "hub or train_files / eval_files (GLUE TSVs: sentence1, sentence2, gold_label)",
         ),
         _glue(
             "rte",
@@ -244,7 +244,8 @@ XNLI_GATE = Gate("accuracy", 1 / 3, 0.02, paper="43.16 % to 74.03 % per language
 
 
 def xnli(lang: str) -> TaskData:
-    """Locally only the dev files are labelled: train on 80% of the premises, evaluate on the rest."""
+    """Locally only the dev files are labelled: train on 80% of the premises, evaluate on the
+    rest."""
     return TaskData(
         name=lang,
         benchmark="xnli",

@@ -215,7 +215,8 @@ def load_examples(
         names = files or (list(local.files) if local else [])
         if not names:
             raise UserError(
-                f"{task.benchmark}/{task.name}: no local {split} files are known ({task.notes or 'none staged'}); "
+                f"{task.benchmark}/{task.name}: no local {split} files are known "
+                f"({task.notes or 'none staged'}); "
                 f"use source: hub or give {split}_files"
             )
         reader = local.reader if local else (user_reader or jsonl_reader)
@@ -238,8 +239,8 @@ def load_examples(
             ds = load_dataset(dataset, config, split=s)
         except Exception as exc:  # offline, unknown id, no access
             raise UserError(
-                f"{task.benchmark}/{task.name}: cannot load {dataset}/{config} split {s} from the Hub "
-                f"({type(exc).__name__}: {exc}); use source: local with local files"
+                f"{task.benchmark}/{task.name}: cannot load {dataset}/{config} split {s} "
+                f"from the Hub ({type(exc).__name__}: {exc}); use source: local with local files"
             ) from None
         out.extend(task.to_example(dict(row), task) for row in ds)
     return out

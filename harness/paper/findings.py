@@ -165,7 +165,8 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
     if f.source.unavailable:
         return f"no rows: {f.source.unavailable}"
     if rows.empty:
-        return f"no rows: nothing committed in leaderboards/{f.source.suite} (`hlm run {f.source.suite}`)"
+        suite = f.source.suite
+        return f"no rows: nothing committed in leaderboards/{suite} (`hlm run {suite}`)"
     vanilla = f.source.roles["vanilla"]
     if not ((rows["model"] == vanilla) & (rows["task"] == f.source.task)).any():
         return (
@@ -201,7 +202,8 @@ def _judge(f: Finding, blocked: str | None) -> None:
     if f.verdict == "reproduced":
         f.reason = f"{f.role} {said} than vanilla, as the paper has it ({p})"
     elif f.verdict == "contradicted":
-        f.reason = f"{f.role} {'worse' if paper_better else 'better'} than vanilla, where the paper has it {said} ({p})"
+        found = "worse" if paper_better else "better"
+        f.reason = f"{f.role} {found} than vanilla, where the paper has it {said} ({p})"
     else:
         f.reason = f"not significant after correction ({p}); {_power_text(f)}"
 

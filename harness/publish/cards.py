@@ -77,7 +77,8 @@ def purpose(meta: CheckpointMetadata) -> str:
             "softmax over the vocabulary: for text generation, fine-tune it causally first "
             "(`hlm finetune-causal`), as the paper does."
         )
-    return f"A {meta.kind} language model with a trained head, for {FAMILIES.get(meta.family).pipeline_tag}."
+    tag = FAMILIES.get(meta.family).pipeline_tag
+    return f"A {meta.kind} language model with a trained head, for {tag}."
 
 
 def pipeline_tag(meta: CheckpointMetadata) -> str:
@@ -157,7 +158,8 @@ def _facts(meta: CheckpointMetadata) -> list[str]:
         f"| training FLOPs | {meta.train_flops:.3e} |",
         f"| wall seconds | {meta.wall_seconds:.1f} |",
         f"| seed | {meta.seed} |",
-        f"| recipe | lr {r.lr}, {r.schedule} schedule, warm-up {r.warmup_steps}, weight decay {r.weight_decay} |",
+        f"| recipe | lr {r.lr}, {r.schedule} schedule, warm-up {r.warmup_steps}, weight decay "
+        f"{r.weight_decay} |",
         f"| versions | {', '.join(f'{k} {v}' for k, v in meta.versions.items())} |",
     ]
 

@@ -97,7 +97,8 @@ def _upload(
     token = _token()
     if token is None:
         raise UserError(
-            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (use --write-to DIR to only write the files)"
+            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (use --write-to DIR to "
+            "only write the files)"
         )
     api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)
     try:
@@ -115,7 +116,8 @@ def _upload(
     except Exception as exc:  # HTTP errors, refused connections (httpx), bad answers: all retryable
         raise UserError(
             _scrub(
-                f"upload to {repo} failed ({type(exc).__name__}: {exc}); nothing local was changed; retry: {retry}",
+                f"upload to {repo} failed ({type(exc).__name__}: {exc}); nothing local was "
+                f"changed; retry: {retry}",
                 token,
             )
         ) from None
@@ -135,7 +137,8 @@ def publish_model(
     endpoint: str | None = None,
     card: CardOptions | None = None,
 ) -> str:
-    """Stage and upload a checkpoint folder with its card; returns the commit id (or the dry-run folder)."""
+    """Stage and upload a checkpoint folder with its card; returns the commit id (or the dry-run
+    folder)."""
     ckpt = Path(checkpoint)
     if not (ckpt / "config.json").is_file():
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")

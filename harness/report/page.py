@@ -137,10 +137,8 @@ def _provenance(df: pd.DataFrame) -> str:
     budgets = latest.reset_index().to_html(
         index=False, na_rep="", float_format=lambda x: f"{x:.3g}"
     )
-    libs = "".join(
-        f"<li><code>{html.escape(', '.join(f'{k} {v}' for k, v in json.loads(v).items()))}</code></li>"
-        for v in versions
-    )
+    pinned = (", ".join(f"{k} {v}" for k, v in json.loads(v).items()) for v in versions)
+    libs = "".join(f"<li><code>{html.escape(line)}</code></li>" for line in pinned)
     return (
         f"<p>headless-zoo commit{'s' if len(shas) > 1 else ''}: "
         f"{', '.join(f'<code>{html.escape(s)}</code>' for s in shas)}</p>"

@@ -1,4 +1,5 @@
-"""Parquet leaderboards: one file per finished cell (rows typed by `harness.results.schema`), aggregation and tables.
+"""Parquet leaderboards: one file per finished cell (rows typed by `harness.results.schema`),
+aggregation and tables.
 
 `leaderboards/<suite>/<cell_id>.parquet` holds the rows of one cell. Files are written under a
 dot-prefixed temporary name and renamed, so a crash never leaves a half file and two runs at

@@ -55,7 +55,8 @@ def model_args(args: argparse.Namespace) -> dict[str, str]:
         if key not in MODEL_ARGS:
             raise SuiteError(
                 [
-                    f"--model_args: {key!r} is not taken by hlm evaluate (it takes {', '.join(MODEL_ARGS)})"
+                    f"--model_args: {key!r} is not taken by hlm evaluate (it takes "
+                    f"{', '.join(MODEL_ARGS)})"
                 ]
             )
         out[key] = value

@@ -94,7 +94,8 @@ def check_models(suite: Suite) -> list[str]:
             problems += _preset_problems(suite, m, src, key)
         if m.label() in labels:
             problems.append(
-                f"{src}: {key}.name: duplicate model label {m.label()!r} (also models[{labels[m.label()]}])"
+                f"{src}: {key}.name: duplicate model label {m.label()!r} (also "
+                f"models[{labels[m.label()]}])"
             )
         labels[m.label()] = i
         problems += _recipe_source_problems(m.recipe, src, f"{key}.recipe")
@@ -122,7 +123,8 @@ def check_baseline(suite: Suite) -> list[str]:
     if suite.baseline is None or suite.baseline in labels:
         return []
     return [
-        f"{suite.path}: baseline: {suite.baseline!r} is not a model label (labels: {', '.join(labels)})"
+        f"{suite.path}: baseline: {suite.baseline!r} is not a model label (labels: "
+        f"{', '.join(labels)})"
     ]
 
 
@@ -163,12 +165,14 @@ def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
             problems.append(f"{src}: {key}.metrics[{j}]: {METRICS.unknown_message(metric)}")
         elif tt.metrics and metric not in tt.metrics:
             problems.append(
-                f"{src}: {key}.metrics[{j}]: {task.type!r} does not produce {metric!r} (it gives {', '.join(tt.metrics)})"
+                f"{src}: {key}.metrics[{j}]: {task.type!r} does not produce {metric!r} (it gives "
+                f"{', '.join(tt.metrics)})"
             )
     for j, label in enumerate(task.models or []):
         if label not in labels:
             problems.append(
-                f"{src}: {key}.models[{j}]: {label!r} is not a model label (labels: {', '.join(labels)})"
+                f"{src}: {key}.models[{j}]: {label!r} is not a model label (labels: "
+                f"{', '.join(labels)})"
             )
     for i, kind in enumerate(kinds):
         applies = task.models is None or labels[i] in task.models
@@ -189,11 +193,13 @@ def _along_problems(suite: Suite, t: int) -> list[str]:
         return []
     if not TASKS.get(task.type).needs_checkpoint:
         return [
-            f"{key}.{k}: {task.type!r} reads no checkpoint, so it has none to evaluate along pretraining"
+            f"{key}.{k}: {task.type!r} reads no checkpoint, so it has none to evaluate along "
+            "pretraining"
             for k in asked
         ]
     return [
-        f"{key}.{asked[0]}: models[{i}] ({m.label()}) is an existing checkpoint, with no pretraining to follow"
+        f"{key}.{asked[0]}: models[{i}] ({m.label()}) is an existing checkpoint, with no "
+        "pretraining to follow"
         for i, m in enumerate(suite.models)
         if m.checkpoint is not None and (task.models is None or m.label() in task.models)
     ]

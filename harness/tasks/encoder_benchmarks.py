@@ -286,7 +286,8 @@ def hub_datasets(tasks: dict[str, TaskData]) -> dict[str, tuple[str, str]]:
 
 GLUE_TASK = TaskType(
     name="glue",
-    description="GLUE fine-tuning (balanced or plain CE): CoLA mcc, STS-B spearman, MRPC/QQP acc+F1, acc elsewhere",
+    description="GLUE fine-tuning (balanced or plain CE): CoLA mcc, STS-B spearman, "
+    "MRPC/QQP acc+F1, acc elsewhere",
     run=_benchmark_runner("glue", GLUE, GLUE_DEFAULT),
     params=FinetuneParams,
     kinds=("encoder",),
@@ -307,7 +308,8 @@ SUPERGLUE_TASK = TaskType(
 )
 SYNTHETIC_TASK = TaskType(
     name="synthetic",
-    description="CoLA-like acceptability (subject-verb agreement) in the embedded synthetic language: no download",
+    description="CoLA-like acceptability (subject-verb agreement) in the embedded synthetic "
+    "language: no download",
     run=_benchmark_runner("synthetic", SYNTHETIC, ["agreement"]),
     params=FinetuneParams,
     kinds=("encoder",),
@@ -316,7 +318,8 @@ SYNTHETIC_TASK = TaskType(
 )
 XNLI_TASK = TaskType(
     name="xnli",
-    description="XNLI: translate-train or English-only zero-shot transfer, accuracy per language and average",
+    description="XNLI: translate-train or English-only zero-shot transfer, "
+    "accuracy per language and average",
     run=run_xnli,
     params=XNLIParams,
     kinds=("encoder",),

@@ -353,7 +353,8 @@ LM_EVAL_HUB_DATASETS = {
 }
 LM_EVAL_TASK = TaskType(
     name="lm_eval",
-    description="lm-eval (0.4) zero/few-shot tasks on a decoder checkpoint (model=hf), every metric with stderr",
+    description="lm-eval (0.4) zero/few-shot tasks on a decoder checkpoint (model=hf), "
+    "every metric with stderr",
     run=run_lm_eval,
     params=LMEvalParams,
     kinds=("decoder",),

@@ -138,7 +138,8 @@ def _check(p: SynonymParams, suite_dir: Path) -> list[tuple[str, str]]:
 
 SYNONYMS = TaskType(
     name="synonyms",
-    description="cosine of WordNet synonyms' input embeddings (paper Appendix A / Fig. 8), with the per-pair distribution",
+    description="cosine of WordNet synonyms' input embeddings (paper Appendix A / Fig. 8), "
+    "with the per-pair distribution",
     run=run_synonyms,
     params=SynonymParams,
     metrics=("synonym_cosine", "synonym_pairs", "random_pair_cosine", "synonym_margin"),

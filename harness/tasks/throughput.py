@@ -217,7 +217,8 @@ def _run_throughput(ctx: TaskContext) -> list[Result]:
 
 THROUGHPUT = TaskType(
     name="throughput",
-    description="training tokens/s, step latency, FLOPs, MFU and peak memory, with ratios to a baseline objective",
+    description="training tokens/s, step latency, FLOPs, MFU and peak memory, "
+    "with ratios to a baseline objective",
     run=run_throughput,
     params=ThroughputParams,
     metrics=(

@@ -146,7 +146,8 @@ def run_validation(ctx: TaskContext) -> list[Result]:
 
 VALIDATION = TaskType(
     name="validation",
-    description="validation loss / perplexity on held-out text (objective loss, LM-head CE and ppl)",
+    description="validation loss / perplexity on held-out text "
+    "(objective loss, LM-head CE and ppl)",
     run=run_validation,
     params=ValidationParams,
     metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl", "context_gain"),

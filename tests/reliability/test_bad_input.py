@@ -1,11 +1,11 @@
 """Every bad input gets a clean error: exit status 2, the file or flag and the key named, no
 traceback, nothing written.
 
-The first tests are the known cases, one by one. The fuzzer then draws, seeded
-(`derandomize`), 25 cases a test under `make test` and 200 under `make fuzz`: pretraining configs (a bad value at one or two keys, or
-damaged YAML text), `hlm pretrain` flags, and suites (every section, through `hlm validate` and
-`hlm run`). Bad values come from `tests.reliability.bad_values`, which reads what each field
-declares, never what the validator accepts.
+The first tests are the known cases, one by one. The fuzzer then draws, seeded (`derandomize`),
+25 cases a test under `make test` and 200 under `make fuzz`: pretraining configs (a bad value at
+one or two keys, or damaged YAML text), `hlm pretrain` flags, and suites (every section, through
+`hlm validate` and `hlm run`). Bad values come from `tests.reliability.bad_values`, which reads
+what each field declares, never what the validator accepts.
 """
 
 from __future__ import annotations

@@ -68,7 +68,8 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
         "    loss.calls += 1\n"
         "    return out\n"
         "loss.calls = 0\n"
-        "OBJECTIVES.add('test-nan-after-6', Objective('test-nan-after-6', loss, needs_head=False, flops=contrastive_flops))\n"
+        "OBJECTIVES.add('test-nan-after-6', Objective('test-nan-after-6', loss, needs_head=False, "
+        "flops=contrastive_flops))\n"
     )
     cfg = PretrainConfig(
         preset="pythia-tiny",
@@ -237,7 +238,8 @@ def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:
 def test_cli_pretrain_from_yaml(tmp_path, capsys) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text(
-        f"preset: pythia-tiny\nobjective: cwt\noutput_dir: {tmp_path / 'run'}\nsteps: 3\nbatch_size: 2\nseq_len: 32\nvocab_size: 400\ncorpus: [synthetic:100]\n"
+        f"preset: pythia-tiny\nobjective: cwt\noutput_dir: {tmp_path / 'run'}\n"
+        "steps: 3\nbatch_size: 2\nseq_len: 32\nvocab_size: 400\ncorpus: [synthetic:100]\n"
     )
     assert hlm(["pretrain", "--config", str(cfg), "--no-progress", "--steps", "4"]) == 0
     assert json.loads((tmp_path / "run/final/hlm_metadata.json").read_text())["steps"] == 4

@@ -36,7 +36,8 @@ def test_plugin_registers_objective_from_user_file(tmp_path) -> None:
         "from zoo.objectives import OBJECTIVES, Objective, contrastive_flops\n"
         "def loss(batch, options):\n"
         "    return {'loss': (batch.hidden ** 2).mean()}\n"
-        "OBJECTIVES.add('test-l2', Objective('test-l2', loss, needs_head=False, flops=contrastive_flops))\n"
+        "OBJECTIVES.add('test-l2', Objective('test-l2', loss, needs_head=False, "
+        "flops=contrastive_flops))\n"
     )
     load_plugin(plugin)
     load_plugin(plugin)  # idempotent

@@ -94,7 +94,8 @@ def test_a_plugin_objective_takes_its_own_options_from_the_config(tmp_path: Path
     f = tmp_path / "c.yaml"
     plugin = ROOT / "examples" / "cosine_cwt.py"
     f.write_text(
-        f"preset: bert-tiny\nobjective: cosine-cwt\noutput_dir: x\nplugins: [{plugin}]\nloss: {{temperature: 0.1}}\n"
+        f"preset: bert-tiny\nobjective: cosine-cwt\noutput_dir: x\nplugins: [{plugin}]\nloss: "
+        f"{{temperature: 0.1}}\n"
     )
     cfg = load_config(str(f), {})
     assert type(cfg.loss).__name__ == "CosineOptions" and cfg.loss.temperature == 0.1
@@ -103,7 +104,8 @@ def test_a_plugin_objective_takes_its_own_options_from_the_config(tmp_path: Path
     )
     assert type(default.loss).__name__ == "CosineOptions" and default.loss.temperature == 0.05
     f.write_text(
-        f"preset: bert-tiny\nobjective: cosine-cwt\noutput_dir: x\nplugins: [{plugin}]\nloss: {{temperature: -1}}\n"
+        f"preset: bert-tiny\nobjective: cosine-cwt\noutput_dir: x\nplugins: [{plugin}]\nloss: "
+        f"{{temperature: -1}}\n"
     )
     with pytest.raises(UserError, match=r"loss: temperature: Input should be greater than 0"):
         load_config(str(f), {})
@@ -128,7 +130,8 @@ def test_an_unreachable_vocabulary_is_an_error_or_a_loud_warning(tmp_path: Path)
     big = dict(TINY, vocab_size=20_000, corpus=["synthetic:100"])
     with pytest.raises(
         UserError,
-        match=r"^vocab_size: the tokenizer trained on synthetic:100 reaches only \d+ entries, not 20000",
+        match=r"^vocab_size: the tokenizer trained on synthetic:100 reaches only \d+ entries, "
+        "not 20000",
     ):
         pretrain(
             PretrainConfig(

@@ -4,7 +4,9 @@ Add your own from a file of yours (no package edit), then pass ``--plugins my_ob
 
     from zoo.objectives import OBJECTIVES, Objective, contrastive_flops
 
-    OBJECTIVES.add("my-obj", Objective("my-obj", my_loss, needs_head=False, flops=contrastive_flops))
+    OBJECTIVES.add(
+        "my-obj", Objective("my-obj", my_loss, needs_head=False, flops=contrastive_flops)
+    )
 
 An objective with options of its own declares them as a `LossOptions` subclass
 (``options=MyOptions``); a suite or config sets them under ``loss:``.

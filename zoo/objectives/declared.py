@@ -162,14 +162,16 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             DeferredLoss(f"{losses}:ce_loss"),
             needs_head=True,
             flops=vocab_ce_flops,
-            description="classical LM: cross-entropy over the vocabulary through the weight-tied head",
+            description="classical LM: cross-entropy over the vocabulary "
+            "through the weight-tied head",
         ),
         Objective(
             "cwt",
             DeferredLoss(f"{losses}:cwt_objective"),
             needs_head=False,
             flops=contrastive_flops,
-            description="headless: Contrastive Weight Tying with in-batch negatives (no vocabulary projection)",
+            description="headless: Contrastive Weight Tying with in-batch negatives "
+            "(no vocabulary projection)",
         ),
         Objective(
             "ce+cwt",
@@ -184,7 +186,8 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             needs_head=False,
             flops=contrastive_flops,
             needs_output_embeddings=True,
-            description="ablation: contrastive against a separate target-embedding matrix (no weight tying)",
+            description="ablation: contrastive against a separate target-embedding matrix "
+            "(no weight tying)",
         ),
     ):
         registry.add(obj.name, obj)

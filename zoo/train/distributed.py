@@ -95,7 +95,8 @@ class DistContext:
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` where a GPU is visible, else ``cpu``; ``cuda`` without one is an error."""
+    """``auto`` -> ``cuda`` where a GPU is visible, else ``cpu``; ``cuda`` without one is an
+    error."""
     from zoo.errors import UserError
 
     if device == "auto":

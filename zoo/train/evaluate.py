@@ -34,7 +34,8 @@ def make_labels(
     masking: MaskingConfig,
     generator: torch.Generator,
 ) -> tuple[Tensor, Tensor]:
-    """(inputs, labels) for a batch of blocks [B, T]: MLM masking for encoders, shift for decoders."""
+    """(inputs, labels) for a batch of blocks [B, T]: MLM masking for encoders, shift for
+    decoders."""
     if spec.kind == "encoder":
         return mlm_mask(
             blocks,

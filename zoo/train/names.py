@@ -78,6 +78,7 @@ def resolve_checkpoint(text: str, runs: Path | None = None) -> str:
         kept = sorted(p.name for p in (run / "checkpoints").glob("step-*"))
         raise UserError(
             f"{text}: run {name} ({run}) has no {folder.relative_to(run)} "
-            f"(it has: {', '.join([*kept, *(['final'] if (run / 'final').is_dir() else [])]) or 'none'})"
+            "(it has: "
+            f"{', '.join([*kept, *(['final'] if (run / 'final').is_dir() else [])]) or 'none'})"
         )
     return str(folder)

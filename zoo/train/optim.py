@@ -64,7 +64,8 @@ def make_optimizer(
     if sparse_embeddings:
         if objective.needs_head or objective.needs_output_embeddings:
             raise UserError(
-                f"sparse_embeddings needs a headless objective: {objective.name!r} uses the embedding "
+                f"sparse_embeddings needs a headless objective: {objective.name!r} uses the "
+                "embedding "
                 "matrix densely (tied head / output matrix)"
             )
         emb = spec.input_embeddings(model)

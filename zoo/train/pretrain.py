@@ -6,12 +6,12 @@ Two named stages: `zoo.train.setup.setup` (kernels, model, tokenizer, data, opti
 state) and `zoo.train.loop.fit` (the steps, evaluation, checkpoints, stopping rule).
 
 Output folder layout:
-    config.yaml               the configuration as given (hlm pretrain --config reads it back)
-    resolved.yaml             the numbers the preset's recipe filled in, kind, vocabulary
-    tokenizer/                the tokenizer (trained on the corpus unless one was given)
-    metrics.jsonl             one JSON line per log / eval step (step, loss, lr, tokens/s, peak RSS)
-    checkpoints/step-N/       HF checkpoint + training_state.pt + sharded/ (every `save_every` steps)
-    final/                    HF checkpoint at the end (AutoModelForMaskedLM / ForCausalLM)
+    config.yaml          the configuration as given (hlm pretrain --config reads it back)
+    resolved.yaml        the numbers the preset's recipe filled in, kind, vocabulary
+    tokenizer/           the tokenizer (trained on the corpus unless one was given)
+    metrics.jsonl        one JSON line per log / eval step (step, loss, lr, tokens/s, peak RSS)
+    checkpoints/step-N/  HF checkpoint + training_state.pt + sharded/ (every `save_every` steps)
+    final/               HF checkpoint at the end (AutoModelForMaskedLM / ForCausalLM)
 """
 
 from __future__ import annotations

@@ -137,13 +137,13 @@ def test_suite_validation_of_downstream_tasks(tmp_path, data_root) -> None:
     assert any("tasks[2].params.languages[1]: unknown XNLI language 'klingon'" in g for g in got)
     # an encoder is never handed to lm-eval's causal path; a decoder never fine-tuned on GLUE
     assert any(
-        "tasks[3].type: 'lm_eval' applies to decoder models, but models[0] (bert-tiny-cwt) is an encoder (restrict"
-        in g
+        "tasks[3].type: 'lm_eval' applies to decoder models, but models[0] (bert-tiny-cwt) is an "
+        "encoder (restrict" in g
         for g in got
     )
     assert any(
-        "tasks[0].type: 'glue' applies to encoder models, but models[1] (pythia-tiny-cwt) is a decoder (restrict"
-        in g
+        "tasks[0].type: 'glue' applies to encoder models, but models[1] (pythia-tiny-cwt) is a "
+        "decoder (restrict" in g
         for g in got
     )
 

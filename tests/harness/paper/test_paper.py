@@ -1,5 +1,5 @@
-"""The paper's figures (`harness.paper.figures`): typed once, each with a metric that has a direction,
-labels that say what the paper ran apart from ours, and the symmetric verdict rule."""
+"""The paper's figures (`harness.paper.figures`): typed once, each with a metric that has a
+direction, labels that say what the paper ran apart from ours, and the symmetric verdict rule."""
 
 from __future__ import annotations
 

@@ -38,7 +38,10 @@ model = AutoModelForMaskedLM.from_pretrained(sys.argv[1])
 tok = AutoTokenizer.from_pretrained(sys.argv[1])
 ds = load_dataset(sys.argv[2], split="train")
 sd = {k: float(v.double().sum()) for k, v in model.state_dict().items()}
-print(json.dumps({"sums": sd, "vocab": len(tok), "rows": ds.num_rows, "values": sorted(ds["value"]), "cols": ds.column_names}))
+print(json.dumps({
+    "sums": sd, "vocab": len(tok), "rows": ds.num_rows,
+    "values": sorted(ds["value"]), "cols": ds.column_names,
+}))
 """
 
 

@@ -75,7 +75,8 @@ def test_a_task_that_reads_no_checkpoint_refuses_every_and_at(tmp_path: Path, ke
 def test_at_fractions_are_checked(tmp_path: Path) -> None:
     f = tmp_path / "s.yaml"
     f.write_text(
-        "name: s\nmodels: [{preset: bert-tiny, objective: cwt}]\ntasks: [{type: validation, at: [0, 1.5]}]\n"
+        "name: s\nmodels: [{preset: bert-tiny, objective: cwt}]\ntasks: "
+        "[{type: validation, at: [0, 1.5]}]\n"
     )
     with pytest.raises(SuiteError) as info:
         load_suite(f)
@@ -89,8 +90,10 @@ def test_leaderboard_at_a_matched_budget(isolated: Path, capsys) -> None:
     suite = isolated / "budget.yaml"
     suite.write_text(
         "name: budget\nbaseline: bert-tiny-ce\n"
-        "models: [{preset: bert-tiny, objective: ce}, {preset: bert-tiny, objective: cwt, recipe: {batch_size: 8}}]\n"
-        "recipe: {corpus: ['synthetic:200'], vocab_size: 400, steps: 6, batch_size: 4, seq_len: 32}\n"
+        "models: [{preset: bert-tiny, objective: ce}, "
+        "{preset: bert-tiny, objective: cwt, recipe: {batch_size: 8}}]\n"
+        "recipe: {"
+        "corpus: ['synthetic:200'], vocab_size: 400, steps: 6, batch_size: 4, seq_len: 32}\n"
         "compare_at: {tokens: [512]}\n"
         "tasks: [{type: validation, params: {batches: 1}}]\n"
     )

@@ -151,7 +151,8 @@ def test_the_distribution_plot(tmp_path: Path) -> None:
 def test_a_missing_wordnet_folder_is_a_suite_error(tmp_path: Path) -> None:
     f = tmp_path / "s.yaml"
     f.write_text(
-        "name: s\nmodels: [{preset: bert-tiny, objective: cwt}]\ntasks: [{type: synonyms, params: {wordnet: nowhere}}]\n"
+        "name: s\nmodels: [{preset: bert-tiny, objective: cwt}]\ntasks: "
+        "[{type: synonyms, params: {wordnet: nowhere}}]\n"
     )
     with pytest.raises(SuiteError, match=r"tasks\[0\]\.params\.wordnet: .*nowhere: no data.noun"):
         load_suite(f)
@@ -162,7 +163,8 @@ def test_synonyms_on_real_text(isolated: Path) -> None:
     suite.write_text(
         "name: syn\nbaseline: bert-tiny-ce\n"
         "models: [{preset: bert-tiny, objective: ce}, {preset: bert-tiny, objective: cwt}]\n"
-        "recipe: {corpus: [corpus/wikitext-2/valid.txt], max_documents: 400, vocab_size: 3000, steps: 2, batch_size: 4, seq_len: 64}\n"
+        "recipe: {corpus: [corpus/wikitext-2/valid.txt], max_documents: 400, vocab_size: 3000, "
+        "steps: 2, batch_size: 4, seq_len: 64}\n"
         "tasks: [{type: synonyms}]\n"
     )
     lb = isolated / "lb"

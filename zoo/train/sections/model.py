@@ -52,8 +52,8 @@ class ObjectiveSettings(BaseModel):
     )
     sparse_embeddings: bool = Field(
         False,
-        description="sparse input-embedding gradients + SparseAdam (headless objectives): update cost "
-        "proportional to the tokens in the batch, not to V",
+        description="sparse input-embedding gradients + SparseAdam (headless objectives): update "
+        "cost proportional to the tokens in the batch, not to V",
         json_schema_extra=role("weights"),
     )
 
