@@ -137,7 +137,7 @@ def _provenance(df: pd.DataFrame) -> str:
     budgets = latest.reset_index().to_html(
         index=False, na_rep="", float_format=lambda x: f"{x:.3g}"
     )
-    pinned = (", ".join(f"{k} {v}" for k, v in json.loads(v).items()) for v in versions)
+    pinned = (", ".join(f"{lib} {ver}" for lib, ver in json.loads(v).items()) for v in versions)
     libs = "".join(f"<li><code>{html.escape(line)}</code></li>" for line in pinned)
     return (
         f"<p>headless-zoo commit{'s' if len(shas) > 1 else ''}: "
