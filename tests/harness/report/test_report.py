@@ -93,6 +93,15 @@ def test_the_page_names_a_cell_cut_off_before_its_final_checkpoint(tmp_path: Pat
     assert len(page.tables[0]["rows"]) == 4  # the three models with a final row, no "late"
 
 
+def test_the_provenance_lists_each_rows_library_versions(tmp_path: Path) -> None:
+    d = _leaderboard(tmp_path)
+    pinned = '{"torch": "2.13.0", "transformers": "5.0.0"}'
+    write_cell(d, "pinned", [{**row("pinned", "val_loss", 2.2), "versions": pinned}])
+    assert hlm(["report", "board", "--leaderboards", str(tmp_path / "lb")]) == 0
+    text = (d / "report.html").read_text()
+    assert "<li><code>torch 2.13.0, transformers 5.0.0</code></li>" in text
+
+
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
