@@ -3,7 +3,9 @@ stop the run with a true message, and no checkpoint or result holds a non-finite
 
 from __future__ import annotations
 
+import json
 import math
+import warnings
 from pathlib import Path
 
 import pytest
@@ -65,6 +67,33 @@ def test_a_transient_non_finite_gradient_skips_one_update(tmp_path: Path) -> Non
     meta = read_metadata(final)
     assert meta.skipped_steps == 1 and meta.steps == 10 and _finite(final)
     assert all(math.isfinite(v) for v in meta.validation.values())
+
+
+def _logged_lrs(out: Path) -> list[tuple[int, float]]:
+    lines = (json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines())
+    return [(row["step"], row["lr"]) for row in lines if "lr" in row]
+
+
+def test_a_skipped_first_step_still_advances_the_schedule_quietly(tmp_path: Path) -> None:
+    """The learning rate is a function of the step counter, skipped steps included, and the
+    first step being skipped raises no torch warning about the schedule's order."""
+    runs = {}
+    for name, bad in (("nan-grad-first", {1}), ("nan-grad-never", set())):
+        cfg = PretrainConfig(
+            preset="pythia-tiny",
+            objective=name,
+            output_dir=str(tmp_path / name),
+            plugins=[_plugin(tmp_path, name, bad)],
+            **{**TINY, "steps": 4, "log_every": 1},
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            final = pretrain(cfg)
+        assert not [w for w in caught if "lr_scheduler.step()" in str(w.message)]
+        assert read_metadata(final).skipped_steps == len(bad)
+        runs[name] = _logged_lrs(tmp_path / name)
+    assert [s for s, _ in runs["nan-grad-first"]] == [1, 2, 3, 4]
+    assert runs["nan-grad-first"] == runs["nan-grad-never"]
 
 
 def test_too_many_in_a_row_stop_with_a_true_message(tmp_path: Path) -> None:

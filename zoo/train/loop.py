@@ -17,6 +17,7 @@ import math
 import resource
 import signal
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,7 +251,12 @@ def train_step(
     else:
         run.counters.skipped_steps += 1
         logs["skipped"] = 1.0
-    run.scheduler.step()
+    with warnings.catch_warnings():
+        # a skipped step advances the schedule too: the learning rate stays a function of the
+        # step counter (and so of where a resumed run starts). Torch warns that a value of the
+        # schedule is skipped when no optimizer step came yet, which is what is meant here.
+        warnings.filterwarnings("ignore", r"Detected call of `lr_scheduler\.step\(\)`")
+        run.scheduler.step()
     return logs
 
 
