@@ -248,16 +248,21 @@ def train_step(
         if r.grad_clip > 0:
             clip_grad_norm(run.trainable, r.grad_clip, norm)
         run.optimizer.step()
+        run.scheduler.step()
     else:
         run.counters.skipped_steps += 1
         logs["skipped"] = 1.0
+        _advance_schedule_after_skip(run)
+    return logs
+
+
+def _advance_schedule_after_skip(run: Run) -> None:
+    """A skipped step advances the schedule too: the learning rate stays a function of the
+    step counter (and so of where a resumed run starts). Torch warns that a value of the
+    schedule is lost when no optimizer step came yet, which is what is meant here."""
     with warnings.catch_warnings():
-        # a skipped step advances the schedule too: the learning rate stays a function of the
-        # step counter (and so of where a resumed run starts). Torch warns that a value of the
-        # schedule is skipped when no optimizer step came yet, which is what is meant here.
         warnings.filterwarnings("ignore", r"Detected call of `lr_scheduler\.step\(\)`")
         run.scheduler.step()
-    return logs
 
 
 def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
