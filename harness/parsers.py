@@ -67,7 +67,7 @@ VERBS: dict[str, tuple[str, str]] = {
 def command(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
     """The command a parsed command line runs."""
     func = args.func
-    return resolve_target(func) if isinstance(func, str) else func  # type: ignore[no-any-return]
+    return resolve_target(func) if isinstance(func, str) else func
 
 
 def add_verbs(sub: Any, verb: str | None) -> None:

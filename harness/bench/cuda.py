@@ -72,7 +72,7 @@ def _externals() -> list[str]:
 
 
 def _ce_step(batch: LossInputs, impl: str) -> Callable[[], None]:
-    options = LossOptions(ce_impl=impl)  # type: ignore[arg-type]
+    options = LossOptions(ce_impl=impl)
     return lambda: ce_loss(batch, options)["loss"].backward()
 
 
@@ -176,7 +176,7 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
         "hf-default": Variant("ce", hf_default=True),
         "vanilla": Variant("ce"),
         "vanilla-chunked": Variant("ce", LossOptions(ce_impl="chunked")),
-        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},  # type: ignore[arg-type]
+        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},
         "headless": Variant("cwt"),
         "headless-sparse": Variant("cwt", sparse=True),
         "vanilla-compiled": Variant("ce", compile=True),
@@ -208,7 +208,7 @@ def bench_steps(quick: bool, bf16_peak: float) -> list[Row]:
         rows += larger_step(preset, bf16_peak) + graphed_step(preset, bf16_peak)
     dec: dict[str, Variant] = {
         "vanilla": Variant("ce"),
-        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},  # type: ignore[arg-type]
+        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},
         "headless": Variant("cwt"),
         "vanilla-compiled": Variant("ce", compile=True),
         "headless-compiled": Variant("cwt", compile=True),

@@ -72,7 +72,7 @@ def _glue(
         benchmark="glue",
         kind=kind,
         labels=labels,
-        metrics=metrics,  # type: ignore[arg-type]
+        metrics=metrics,
         hub=("nyu-mll/glue", name),
         hub_train="train",
         hub_eval=hub_eval,
@@ -194,7 +194,7 @@ def _sg(
         benchmark="superglue",
         kind=kind,
         labels=labels,
-        metrics=("accuracy",),  # type: ignore[arg-type]
+        metrics=("accuracy",),
         hub=("aps/super_glue", name),
         hub_train="train",
         hub_eval=("validation",),

@@ -75,7 +75,7 @@ class ModelEntry(BaseModel):
         default_factory=CausalFinetuneConfig,
         description="the causal fine-tuning's settings (section 4.2 / Table 15 by default)",
     )
-    recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)  # type: ignore[valid-type]
+    recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)
 
     def label(self) -> str:
         if self.name:
@@ -129,7 +129,7 @@ class Suite(BaseModel):
     plugins: list[str] = Field(default_factory=list)
     baseline: str | None = Field(None, description="model label significance tests compare against")
     models: list[ModelEntry] = Field(min_length=1)
-    recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)  # type: ignore[valid-type]
+    recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)
     tasks: list[TaskEntry] = Field(min_length=1)
     seeds: list[Annotated[int, Field(ge=0, le=2**32 - 1)]] = Field(
         default_factory=lambda: [0], min_length=1

@@ -58,7 +58,7 @@ def _heads_first(x: Tensor) -> Tensor:
 
 class _SlicedAttention(torch.autograd.Function):
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any, q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, scale: float, p: float
     ) -> Tensor:
         b, h, tq, d = q.shape
@@ -96,7 +96,7 @@ class _SlicedAttention(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         q, k, v, *saved = ctx.saved_tensors
         probs, keeps = saved[: ctx.n_slices], saved[ctx.n_slices :]
         b, h, tq, d = q.shape
@@ -136,7 +136,7 @@ def attention(
     q (Tensor): [B, H, Tq, d]; k, v (Tensor): [B, H, Tk, d] (views of (B, T, H, d) are read
     in place). allowed (Tensor | None): bool, broadcastable to [B, H, Tq, Tk], True = attend.
     """
-    return _SlicedAttention.apply(q, k, v, allowed, scale, p)  # type: ignore[no-any-return]
+    return _SlicedAttention.apply(q, k, v, allowed, scale, p)
 
 
 def repeat_kv(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
@@ -165,7 +165,7 @@ def fast_dropout_attention(
     computes): by `attention` (a batch slice at a time) for fp32/fp64 with a boolean or no
     mask, else eagerly (bf16 or autocast, additive float masks, p = 1)."""
     if dropout == 0.0 or query.device.type != "cpu":
-        return sdpa_attention_forward(  # type: ignore[no-any-return]
+        return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout, scaling, is_causal, **kwargs
         )
     key, value = repeat_kv(query, key, value)

@@ -92,7 +92,7 @@ def _grads_out(
 
 class _ChunkedLinearCE(torch.autograd.Function):
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         x: Tensor,
         w: Tensor,
@@ -134,7 +134,7 @@ class _ChunkedLinearCE(torch.autograd.Function):
         return (total / k).float()
 
     @staticmethod
-    def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+    def backward(ctx: Any, grad_out: Tensor) -> tuple[Tensor | None, ...]:
         g = grad_out.float() / ctx.k
         if not ctx.recompute:
             return _grads_out(g, ctx.dtypes, *ctx.saved_tensors)

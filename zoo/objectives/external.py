@@ -53,7 +53,7 @@ def check_external(kind: str, device_type: str, key: str) -> None:
         raise UserError(f"{key}: {e}") from e
 
 
-def _import(kind: str):  # type: ignore[no-untyped-def]
+def _import(kind: str):
     try:
         if kind == "cce":
             from cut_cross_entropy import linear_cross_entropy

@@ -151,7 +151,7 @@ def restore(run: Run, checkpoint: Path, changes: dict[str, list[Any]]) -> None:
     if run.counters.step != checkpoint_step(checkpoint):
         raise UserError(f"{checkpoint / STATE}: holds step {run.counters.step}, not its folder's")
     sched = run.scheduler
-    sched.base_lrs = [run.recipe.lr for _ in sched.base_lrs]  # type: ignore[attr-defined]
+    sched.base_lrs = [run.recipe.lr for _ in sched.base_lrs]
     lambdas = sched.lr_lambdas  # type: ignore[attr-defined]
     for group, fn in zip(run.optimizer.param_groups, lambdas, strict=True):
         group["initial_lr"] = run.recipe.lr
