@@ -170,6 +170,12 @@ def cmd_ls(args: argparse.Namespace) -> int:
             f"  {name:24s} {spec.kind:8s} L{spec.num_layers} H{spec.hidden_size} A{spec.num_heads} "
             f"V{spec.vocab_size} (family {spec.family})"
         )
+    from zoo.objectives.kernels import KERNELS
+
+    print("loss kernels (loss.ce_impl / loss.cwt_impl, beside plain):")
+    for name, kernel in KERNELS.items():
+        where = f"CUDA, pip install {kernel.vendor.package}" if kernel.vendor else "any device"
+        print(f"  {name:10s} [{where}] {kernel.description}")
     try:
         from harness.tasks import TASKS
 

@@ -25,7 +25,7 @@ from harness.bench.timing import Row, interleaved, spread_row
 from zoo.objectives import LossOptions, cwt_loss
 from zoo.objectives.base import LossInputs, VocabHead
 from zoo.objectives.builtin import ce_loss
-from zoo.objectives.external import EXTERNAL, external_available
+from zoo.objectives.kernels import KERNELS
 
 DEV = torch.device("cuda")
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def mm_roofline(dtype: torch.dtype, n: int = 8192, reps: int = 20) -> float:
 
 
 def _externals() -> list[str]:
-    return [k for k in EXTERNAL if external_available(k)]
+    return [name for name, k in KERNELS.items() if k.vendor is not None and k.available("cuda")]
 
 
 def _ce_step(batch: LossInputs, impl: str) -> Callable[[], None]:

@@ -41,6 +41,14 @@ def test_ls_takes_plugins_like_pretrain(capsys) -> None:
     assert "cosine-cwt" in capsys.readouterr().out
 
 
+def test_ls_lists_the_loss_kernels_and_where_each_runs(capsys) -> None:
+    assert hlm(["ls"]) == 0
+    out = capsys.readouterr().out
+    kernels = out[out.index("loss kernels") : out.index("task types")]
+    assert "recompute  [any device]" in kernels
+    assert "cce        [CUDA, pip install cut-cross-entropy]" in kernels
+
+
 def test_run_passes_publish(monkeypatch, tmp_path) -> None:
     seen: dict[str, object] = {}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -10,9 +12,12 @@ from torch.testing import assert_close
 from zoo.models import get_spec
 from zoo.objectives import OBJECTIVES, LossOptions, cwt_loss
 from zoo.objectives.chunked import chunked_linear_cross_entropy
+from zoo.objectives.declared import CEImpl
+from zoo.objectives.kernels import KERNELS
 from zoo.train.step import TrainModule
 
-IMPLS = ["chunked", "recompute", "torch"]
+# every kernel that runs on a CPU; the vendors' CUDA kernels: tests/zoo/test_cuda.py
+IMPLS = [name for name, kernel in KERNELS.items() if kernel.vendor is None]
 
 
 def _batch(k: int = 257, d: int = 24, vocab: int = 40, seed: int = 0):
@@ -24,8 +29,10 @@ def _batch(k: int = 257, d: int = 24, vocab: int = 40, seed: int = 0):
     return h, e, ids
 
 
-# torch's linear_cross_entropy has no column mask: (torch, mask) is a ValueError, tested below
-CASES = [(i, d) for i in IMPLS for d in ("keep", "mask", "unique") if (i, d) != ("torch", "mask")]
+# a kernel without a column mask (torch's) refuses duplicates="mask": tested below
+CASES = [
+    (i, d) for i in IMPLS for d in ("keep", "mask", "unique") if KERNELS.get(i).masks or d != "mask"
+]
 
 
 @pytest.mark.parametrize(("impl", "duplicates"), CASES)
@@ -65,17 +72,23 @@ def test_chunked_under_bf16_autocast_accumulates_in_fp32(impl: str) -> None:
 
 def test_auto_selects_chunked_above_threshold(monkeypatch) -> None:
     import zoo.objectives.cwt as cwt_mod
+    import zoo.objectives.kernels as kernels_mod
 
-    calls = []
-    original = cwt_mod._cwt_linear_ce
-    monkeypatch.setattr(cwt_mod, "_cwt_linear_ce", lambda *a: calls.append(a[5]) or original(*a))
+    calls = []  # the chunked kernel's `recompute` at each call
+    original = kernels_mod.chunked_linear_cross_entropy
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["recompute"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(kernels_mod, "chunked_linear_cross_entropy", spy)
     monkeypatch.setattr(cwt_mod, "AUTO_CHUNK_ABOVE", 100)
     h, e, _ = _batch(k=50)
     cwt_loss(h, e)
     assert calls == []
     h, e, _ = _batch(k=150)
     cwt_loss(h, e)
-    assert calls == ["chunked"]
+    assert calls == [False]  # "chunked", not "recompute"
 
 
 @pytest.mark.parametrize("recompute", [False, True])
@@ -94,7 +107,11 @@ def test_chunked_linear_ce_with_bias_equals_cross_entropy(recompute: bool) -> No
         assert_close(a, r, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("ce_impl", ["chunked", "torch"])
+# every kernel vanilla CE accepts that runs on a CPU
+CE_IMPLS = [i for i in get_args(CEImpl) if i != "plain" and KERNELS.get(i).vendor is None]
+
+
+@pytest.mark.parametrize("ce_impl", CE_IMPLS)
 def test_vanilla_ce_impls_equal_plain_in_the_model(ce_impl: str) -> None:
     torch.manual_seed(0)
     spec = get_spec("bert-tiny", vocab_size=500)

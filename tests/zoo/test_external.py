@@ -9,7 +9,8 @@ import torch
 
 from zoo.errors import UserError
 from zoo.objectives import cwt_loss
-from zoo.objectives.external import check_external, external_linear_cross_entropy
+from zoo.objectives.external import cce_linear_cross_entropy, liger_linear_cross_entropy
+from zoo.objectives.kernels import KERNELS
 from zoo.train.config import PretrainConfig
 from zoo.train.pretrain import pretrain
 
@@ -17,12 +18,16 @@ from zoo.train.pretrain import pretrain
 @pytest.mark.parametrize("kind", ["cce", "liger"])
 def test_cpu_tensors_are_refused_with_a_pointer_to_chunked(kind: str) -> None:
     x, w = torch.randn(4, 8), torch.randn(10, 8)
+    fn = {"cce": cce_linear_cross_entropy, "liger": liger_linear_cross_entropy}[kind]
     with pytest.raises(UserError, match=r"CUDA only.*chunked"):
-        external_linear_cross_entropy(x, w, torch.arange(4), kind)
+        fn(x, w, torch.arange(4))
+    with pytest.raises(UserError, match=r"CUDA only.*chunked"):
+        KERNELS.get(kind)(x, w, torch.arange(4))
     with pytest.raises(UserError, match=r"CUDA only.*chunked"):
         cwt_loss(x, torch.randn(4, 8), impl=kind)  # type: ignore[arg-type]
     with pytest.raises(UserError, match=r"^ce_impl: .*CUDA only.*chunked"):
-        check_external(kind, "cpu", "ce_impl")
+        KERNELS.get(kind).check_device("cpu", "ce_impl")
+    assert not KERNELS.get(kind).available("cpu")
 
 
 def test_mask_duplicates_are_refused_by_the_vendor_impls() -> None:

@@ -6,15 +6,13 @@ functions; this module, and torch with it, is imported at the first loss compute
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from zoo.objectives.base import LossInputs
-from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.objectives.cwt import cwt_loss
 from zoo.objectives.declared import LossOptions
-from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
+from zoo.objectives.kernels import KERNELS
 
 
 def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
@@ -27,34 +25,14 @@ def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     if options.ce_impl == "plain":
         logits = batch.head.logits(batch.hidden).float()  # (K, V)
         loss = F.cross_entropy(logits, batch.targets)
-    elif options.ce_impl == "chunked":
-        loss = chunked_linear_cross_entropy(
-            batch.head.transform(batch.hidden),
-            batch.head.weight,
+    else:  # a registered kernel, the vocabulary as its weight: no [K, V] tensor
+        loss = KERNELS.get(options.ce_impl)(
+            batch.head.transform(batch.hidden),  # (K, D)
+            batch.head.weight,  # (V, D)
             batch.targets,
             bias=batch.head.bias,
             chunk=options.chunk,
         )
-    elif options.ce_impl in EXTERNAL:
-        loss = external_linear_cross_entropy(
-            batch.head.transform(batch.hidden),
-            batch.head.weight,
-            batch.targets,
-            options.ce_impl,
-            bias=batch.head.bias,
-        )
-    else:
-        from torch import nn
-
-        x = batch.head.transform(batch.hidden)  # (K, D)
-        with torch.autocast(device_type=x.device.type, enabled=False):
-            loss = F.linear_cross_entropy(
-                x.float(),
-                batch.head.weight.float(),
-                batch.targets,
-                linear_bias=batch.head.bias.float() if batch.head.bias is not None else None,
-                options=nn.LinearCrossEntropyOptions(batch_chunk_size=options.chunk),
-            )
     return {"loss": loss, "ce": loss.detach()}
 
 

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from zoo.objectives.declared import Duplicates, Impl, Negatives
-from zoo.objectives.external import EXTERNAL, external_linear_cross_entropy
+from zoo.objectives.kernels import KERNELS
 
 DUPLICATE_MODES: tuple[str, ...] = get_args(Duplicates)
 IMPLS: tuple[str, ...] = get_args(Impl)
@@ -83,8 +83,9 @@ def cwt_loss(
     elif duplicates == "mask":
         assert target_ids is not None and col_ids is not None
         exclude = (target_ids, col_ids)
-    if impl != "plain":
-        return _cwt_linear_ce(hidden, cols, target, temperature, exclude, impl, chunk)
+    if impl != "plain":  # a registered kernel, the target embeddings as its "vocabulary"
+        kernel = KERNELS.get(impl)
+        return kernel(hidden, cols, target, scale=1.0 / temperature, chunk=chunk, exclude=exclude)
     with torch.autocast(device_type=hidden.device.type, enabled=False):
         # 1/tau scales h [K, D], not the scores [K, N]: one pass fewer over the big tensor
         scores = (hidden.float() / temperature) @ cols.float().T  # (K, N) or (K, U)
@@ -160,40 +161,3 @@ def gather_targets(
         dist.all_gather(got, ids)
         col_ids = torch.cat([g[:n] for g, n in zip(got, sizes, strict=True)])
     return cols, col_ids, sum(sizes[: dist.get_rank()])
-
-
-def _cwt_linear_ce(
-    hidden: Tensor,
-    cols: Tensor,
-    target: Tensor,
-    temperature: float,
-    exclude: tuple[Tensor, Tensor] | None,
-    impl: str,
-    chunk: int,
-) -> Tensor:
-    """CWT as a linear cross-entropy whose "vocabulary" is the batch's target embeddings."""
-    from zoo.objectives.chunked import chunked_linear_cross_entropy
-
-    if (impl == "torch" or impl in EXTERNAL) and exclude is not None:
-        raise ValueError(f"impl={impl!r} does not support duplicates='mask'")
-    if impl in EXTERNAL:
-        return external_linear_cross_entropy(hidden, cols, target, impl, scale=1.0 / temperature)
-    if impl == "torch":
-        from torch import nn
-
-        with torch.autocast(device_type=hidden.device.type, enabled=False):
-            return F.linear_cross_entropy(
-                hidden.float() / temperature,
-                cols.float(),
-                target,
-                options=nn.LinearCrossEntropyOptions(batch_chunk_size=chunk),
-            )
-    return chunked_linear_cross_entropy(
-        hidden,
-        cols,
-        target,
-        scale=1.0 / temperature,
-        chunk=chunk,
-        exclude_ids=exclude,
-        recompute=impl == "recompute",
-    )

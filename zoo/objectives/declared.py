@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 Duplicates = Literal["keep", "mask", "unique"]
 Impl = Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"]
-CEImpl = Literal["plain", "chunked", "torch", "cce", "liger"]
+CEImpl = Literal["plain", "chunked", "recompute", "torch", "cce", "liger"]
 Negatives = Literal["local", "global"]
 
 
@@ -66,8 +66,8 @@ class LossOptions(BaseModel):
     )
     ce_impl: CEImpl = Field(
         "plain",
-        description="vocabulary CE at the selected positions: plain [K, V], chunked, torch, or "
-        "(CUDA, where installed) cce / liger",
+        description="vocabulary CE at the selected positions: plain [K, V], chunked, recompute, "
+        "torch, or (CUDA, where installed) cce / liger",
     )
     chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
     negatives: Negatives = Field(

@@ -27,7 +27,7 @@ from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
 from zoo.models.xformers_attention import check_xformers, use_xformers
 from zoo.objectives import OBJECTIVES, Objective
-from zoo.objectives.external import EXTERNAL, check_external
+from zoo.objectives.kernels import KERNELS
 from zoo.registry import load_plugin
 from zoo.tokenizers import complete_specials, load_tokenizer, special_ids
 from zoo.train.checkpoint import (
@@ -48,8 +48,8 @@ from zoo.train.step import TrainModule, prepare_for_objective
 def check_kernels(cfg: PretrainConfig, device: str) -> None:
     """Vendor CUDA kernels are refused before anything is computed where they cannot run."""
     for key, impl in (("loss.ce_impl", cfg.loss.ce_impl), ("loss.cwt_impl", cfg.loss.cwt_impl)):
-        if impl in EXTERNAL:
-            check_external(impl, device, key)
+        if impl in KERNELS:  # "plain" and "auto" are no kernel of their own
+            KERNELS.get(impl).check_device(device, key)
     if cfg.attention == "xformers":
         check_xformers(device)
 
