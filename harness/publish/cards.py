@@ -29,6 +29,7 @@ from harness.results.metrics import metric_info
 from harness.results.schema import column_table
 from harness.suite import Suite, last_suite, overrides
 from harness.tasks import TASKS
+from zoo.data.corpus import SYNTHETIC, hub_dataset, source_kind
 from zoo.models import FAMILIES
 from zoo.train.metadata import CheckpointMetadata, read_metadata
 
@@ -192,12 +193,8 @@ def _card_data(
     tags = ["headless-zoo", f"objective-{meta.objective}"]
     if meta.headless:
         tags += ["headless-lm", "contrastive-weight-tying"]
-    hub_corpora = [
-        c.removeprefix("hub:").split(":")[0].split("@")[0]
-        for c in meta.corpus
-        if c.startswith("hub:")
-    ]
-    synthetic = all(c.startswith("synthetic") for c in meta.corpus)
+    hub_corpora = [name for c in meta.corpus if (name := hub_dataset(c)) is not None]
+    synthetic = all(source_kind(c) is SYNTHETIC for c in meta.corpus)
     return ModelCardData(
         license=options.license,
         library_name="transformers",

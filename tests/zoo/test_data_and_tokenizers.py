@@ -7,7 +7,18 @@ import torch
 from transformers import AutoTokenizer
 
 from zoo.data.batches import IGNORE, BatchSampler, MaskingConfig, clm_labels, mlm_mask, pack
-from zoo.data.corpus import iter_documents, iter_file, source_problem
+from zoo.data.cache import training_corpus
+from zoo.data.corpus import (
+    HUB,
+    LOCAL,
+    SYNTHETIC,
+    iter_documents,
+    iter_file,
+    local_bytes,
+    local_files,
+    source_kind,
+    source_problem,
+)
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
 from zoo.tokenizers import special_ids, train_tokenizer
@@ -122,3 +133,17 @@ def test_jsonl_and_missing_sources(tmp_path) -> None:
         list(iter_documents([str(bad)]))
     with pytest.raises(UserError, match="no file matches"):
         list(iter_documents([str(tmp_path / "nope*.txt")]))
+
+
+def test_a_local_file_named_synthetic_is_a_file_everywhere(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    src = "synthetic_notes.txt"  # a relative path that starts like the generator's name
+    (tmp_path / src).write_text("one\n\ntwo\n")
+    assert source_kind(src) is LOCAL
+    assert source_kind("synthetic:10") is SYNTHETIC and source_kind("hub:org/set") is HUB
+    assert list(iter_documents([src])) == ["one", "two"]
+    assert local_bytes([src]) == (tmp_path / src).stat().st_size
+    assert local_bytes([src, "synthetic:10"]) is None
+    assert len(local_files(src)) == 1 and local_files("synthetic") == []
+    with pytest.raises(UserError, match="also in the training corpus"):
+        training_corpus([src], [src], None, 0.0, 0)  # validation text no run trains on

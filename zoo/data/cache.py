@@ -47,7 +47,7 @@ from tqdm import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from zoo.data.batches import token_stream
-from zoo.data.corpus import fingerprint, iter_documents, local_bytes, resolve_local
+from zoo.data.corpus import fingerprint, iter_documents, local_bytes, local_files
 from zoo.errors import UserError
 from zoo.tokenizers import load_tokenizer, train_tokenizer
 
@@ -358,19 +358,8 @@ class TrainingCorpus:
 
 def _no_shared_files(corpus: list[str], validation: list[str]) -> None:
     """Validation text no run trains on: a local file in both lists is refused."""
-    train = {
-        f.resolve()
-        for s in corpus
-        if not s.startswith(("synthetic", "hub:"))
-        for f in resolve_local(s)
-    }
-    shared = sorted(
-        f
-        for s in validation
-        if not s.startswith(("synthetic", "hub:"))
-        for f in resolve_local(s)
-        if f.resolve() in train
-    )
+    train = {f.resolve() for s in corpus for f in local_files(s)}
+    shared = sorted(f for s in validation for f in local_files(s) if f.resolve() in train)
     if shared:
         raise UserError(
             f"validation: {shared[0]} is also in the training corpus ({len(shared)} such "

@@ -9,6 +9,9 @@ A source string is one of:
   FLORES-200's ``.dev`` / ``.devtest`` (one sentence, a document, per line).
 Relative local paths are tried as given, then under ``$HLM_DATA_ROOT`` (default ``../shared/data``).
 
+Each kind of source string is a `SourceKind` in `SOURCE_KINDS` (how it is recognised, checked,
+read and fingerprinted); the first that matches a string decides what it is, everywhere.
+
 Every reader yields one document at a time and holds at most one line, one Parquet batch or one
 Hub example in memory: a corpus of any size streams through `iter_documents`. `fingerprint`
 names a corpus by its files' contents (the token cache's key).
@@ -24,6 +27,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -231,53 +235,6 @@ def _iter_hub(spec: str) -> Iterator[str]:
     yield from (t for ex in examples if (t := ex["text"]))
 
 
-def source_problem(source: str) -> str | None:
-    """Why `source` names no corpus (a malformed `synthetic:N`, an empty `hub:`, a local path
-    that matches no file), or None. Hub sources are checked when read."""
-    if source == "synthetic" or source.startswith("synthetic:"):
-        n = source.partition(":")[2]
-        ok = not n or (n.isascii() and n.isdecimal() and 0 < int(n) <= 10**9)
-        return None if ok else f"{source!r}: expected synthetic:N_DOCS (1 to 10^9)"
-    if source.startswith("hub:"):
-        return None if source[4:] else f"{source!r}: expected hub:NAME[:CONFIG][@SPLIT]"
-    files = resolve_local(source)
-    if not files:
-        return f"no file matches {source!r} (looked in . and {DATA_ROOT_ENV}={data_root()})"
-    unreadable = [f for f in files if reader_of(f) is None]
-    return f"{source!r}: {_unsupported(unreadable[0])}" if unreadable else None
-
-
-def _check(sources: list[str]) -> None:
-    for src in sources:
-        problem = source_problem(src)
-        if problem is not None:
-            raise UserError(f"corpus source: {problem}")
-
-
-def iter_documents(sources: list[str]) -> Iterator[str]:
-    """All documents of all sources, in order, one at a time."""
-    _check(sources)
-    for src in sources:
-        if src == "synthetic" or src.startswith("synthetic:"):
-            n = src.partition(":")[2]
-            yield from synthetic_corpus(int(n) if n else SYNTHETIC_DOCS)
-        elif src.startswith("hub:"):
-            yield from _iter_hub(src[4:])
-        else:
-            for f in resolve_local(src):
-                yield from iter_file(f)
-
-
-def local_bytes(sources: list[str]) -> int | None:
-    """Total size of the sources' files, or None where one is synthetic or on the Hub."""
-    total = 0
-    for src in sources:
-        if src.startswith(("synthetic", "hub:")):
-            return None
-        total += sum(f.stat().st_size for f in resolve_local(src))
-    return total
-
-
 @lru_cache(maxsize=256)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     h = hashlib.sha256()
@@ -310,17 +267,112 @@ def _stat(f: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
+def _synthetic_problem(source: str) -> str | None:
+    n = source.partition(":")[2]
+    ok = not n or (n.isascii() and n.isdecimal() and 0 < int(n) <= 10**9)
+    return None if ok else f"{source!r}: expected synthetic:N_DOCS (1 to 10^9)"
+
+
+def _synthetic_documents(source: str) -> Iterator[str]:
+    n = source.partition(":")[2]
+    yield from synthetic_corpus(int(n) if n else SYNTHETIC_DOCS)
+
+
+def _local_problem(source: str) -> str | None:
+    files = resolve_local(source)
+    if not files:
+        return f"no file matches {source!r} (looked in . and {DATA_ROOT_ENV}={data_root()})"
+    unreadable = [f for f in files if reader_of(f) is None]
+    return f"{source!r}: {_unsupported(unreadable[0])}" if unreadable else None
+
+
+def _local_documents(source: str) -> Iterator[str]:
+    for f in resolve_local(source):
+        yield from iter_file(f)
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """One kind of corpus source: how a source string is recognised, checked, read, and
+    named by its contents; `local`: whether it names files (their sizes, their overlap)."""
+
+    name: str
+    matches: Callable[[str], bool]
+    problem: Callable[[str], str | None]  # why the string names nothing readable, or None
+    documents: Callable[[str], Iterator[str]]
+    fingerprint: Callable[[str], str]
+    local: bool = False
+
+
+SYNTHETIC = SourceKind(
+    "synthetic",
+    lambda s: s == "synthetic" or s.startswith("synthetic:"),
+    _synthetic_problem,
+    _synthetic_documents,
+    lambda s: f"{s}#v{SYNTHETIC_VERSION}",
+)
+HUB = SourceKind(
+    "hub",
+    lambda s: s.startswith("hub:"),
+    lambda s: None if s[4:] else f"{s!r}: expected hub:NAME[:CONFIG][@SPLIT]",
+    lambda s: _iter_hub(s[4:]),
+    lambda s: f"{s}#{_hub_revision(s[4:])}",
+)
+LOCAL = SourceKind(
+    "local",
+    lambda s: True,
+    _local_problem,
+    _local_documents,
+    lambda s: ",".join(_file_sha256(str(f), *_stat(f)) for f in resolve_local(s)),
+    local=True,
+)
+SOURCE_KINDS = (SYNTHETIC, HUB, LOCAL)  # the first that matches; anything else is a path
+
+
+def source_kind(source: str) -> SourceKind:
+    """The kind of corpus source `source` is (`SYNTHETIC`, `HUB` or `LOCAL`)."""
+    return next(kind for kind in SOURCE_KINDS if kind.matches(source))
+
+
+def source_problem(source: str) -> str | None:
+    """Why `source` names no corpus (a malformed `synthetic:N`, an empty `hub:`, a local path
+    that matches no file), or None. Hub sources are checked when read."""
+    return source_kind(source).problem(source)
+
+
+def hub_dataset(source: str) -> str | None:
+    """The dataset id (or local dataset folder) of a `hub:` source; None for another kind."""
+    return _hub_parts(source[4:])[0] if source_kind(source) is HUB else None
+
+
+def local_files(source: str) -> list[Path]:
+    """The files a local source names; [] for a synthetic or Hub source."""
+    return resolve_local(source) if source_kind(source).local else []
+
+
+def _check(sources: list[str]) -> None:
+    for src in sources:
+        problem = source_problem(src)
+        if problem is not None:
+            raise UserError(f"corpus source: {problem}")
+
+
+def iter_documents(sources: list[str]) -> Iterator[str]:
+    """All documents of all sources, in order, one at a time."""
+    _check(sources)
+    for src in sources:
+        yield from source_kind(src).documents(src)
+
+
+def local_bytes(sources: list[str]) -> int | None:
+    """Total size of the sources' files, or None where one is synthetic or on the Hub."""
+    if not all(source_kind(src).local for src in sources):
+        return None
+    return sum(f.stat().st_size for src in sources for f in resolve_local(src))
+
+
 def fingerprint(sources: list[str]) -> list[str]:
     """One entry per source naming its contents: file checksums, the Hub revision, or the
     synthetic generator's version and size."""
     _check(sources)
-    out = []
-    for src in sources:
-        if src == "synthetic" or src.startswith("synthetic:"):
-            out.append(f"{src}#v{SYNTHETIC_VERSION}")
-        elif src.startswith("hub:"):
-            out.append(f"{src}#{_hub_revision(src[4:])}")
-        else:
-            files = resolve_local(src)
-            out.append(",".join(_file_sha256(str(f), *_stat(f)) for f in files))
-    return out
+    return [source_kind(src).fingerprint(src) for src in sources]
