@@ -51,8 +51,9 @@ def cwt_loss(
         impl (str): ``plain`` (the [K, K] scores at once), ``chunked`` (row blocks, gradients
             computed in the forward pass), ``recompute`` (row blocks, recomputed in backward:
             least memory), ``torch`` (torch's ``F.linear_cross_entropy`` with chunking),
-            ``cce`` / ``liger`` (the vendors' fused Triton kernels, CUDA only: see
-            `zoo.objectives.external`), or ``auto``: plain up to K = 4096, chunked above.
+            ``cce`` / ``liger`` (the vendors' fused Triton kernels, CUDA only), or ``auto``:
+            plain up to K = 4096, chunked above. All but plain and auto are the registered
+            kernels of `zoo.objectives.kernels`.
         chunk (int): rows per block for the chunked implementations.
         negatives (str): ``local`` (this process's K targets) or ``global``: every rank's
             targets are all-gathered (with gradient) and serve as negatives, as in
