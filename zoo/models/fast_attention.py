@@ -11,7 +11,7 @@ product (`baddbmm(alpha=...)`), and writes the output and the gradients straight
 (B, T, H, d) layout the projections read. It keeps the softmax output and the dropout lanes
 per slice (the eager path keeps the softmax output, a boolean mask and the dropped
 probabilities). Dropout masks come from `zoo.models.dropout`, one draw per slice in order,
-so `torch.manual_seed` reproduces them (`tests/zoo/test_fast_attention.py` replays them to
+so `torch.manual_seed` reproduces them (`tests/zoo/models/test_fast_attention.py` replays them to
 check values and gradients against the eager computation).
 
 `use_fast_dropout(model)` swaps the model's `nn.Dropout` modules for `FastDropout` and points

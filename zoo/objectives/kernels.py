@@ -12,8 +12,8 @@ the objectives, the pretraining set-up and the benchmarks reach it only through 
 
 A new kernel is one function of `KernelFn`'s signature and one `LinearCEKernel` entry here,
 plus its name in `zoo.objectives.declared.Impl` and `CEImpl` (which the config validates);
-`tests/zoo/test_kernels.py` checks those names and the registry agree, and
-`tests/zoo/test_chunked.py` checks every kernel that runs on a CPU against ``plain``.
+`tests/zoo/objectives/test_kernels.py` checks those names and the registry agree, and
+`tests/zoo/objectives/test_chunked.py` checks every kernel that runs on a CPU against ``plain``.
 """
 
 from __future__ import annotations

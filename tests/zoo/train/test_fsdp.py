@@ -26,7 +26,7 @@ from zoo.train.pretrain import pretrain
 from zoo.train.roles import flag_of
 from zoo.train.sharded import SHARDED
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 RUN = {
     "objective": "cwt",
     "steps": 4,

@@ -1,6 +1,6 @@
 """The registry of linear cross-entropy kernels: its names are the ones the config accepts, an
 unknown name is answered with close matches, and what a kernel cannot do is refused by name.
-Each kernel's numbers against the plain loss: tests/zoo/test_chunked.py (CPU) and
+Each kernel's numbers against the plain loss: tests/zoo/objectives/test_chunked.py (CPU) and
 tests/zoo/test_cuda.py (the vendors' kernels, `pytest -m cuda`)."""
 
 from __future__ import annotations

@@ -314,7 +314,7 @@ def test_torchrun_ddp_two_processes(tmp_path, preset: str, negatives: str, port:
         "1",
     ]
     res = subprocess.run(
-        cmd, capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=300
+        cmd, capture_output=True, text=True, cwd=Path(__file__).parents[3], timeout=300
     )
     assert res.returncode == 0, res.stderr[-2000:]
     meta = read_metadata(out / "final")

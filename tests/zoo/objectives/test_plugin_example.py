@@ -10,7 +10,7 @@ from zoo.registry import load_plugin
 from zoo.train.config import PretrainConfig
 from zoo.train.pretrain import pretrain
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def test_readme_example_is_examples_file() -> None:

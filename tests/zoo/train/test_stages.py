@@ -22,7 +22,7 @@ from zoo.train.pretrain import pretrain
 from zoo.train.resume import resume_point
 from zoo.train.run import Counters
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 TINY = dict(corpus=["synthetic:300"], steps=3, batch_size=4, seq_len=32, progress=False)
 
 
