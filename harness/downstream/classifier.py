@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +25,7 @@ from transformers import (
     AutoTokenizer,
 )
 
-from harness.downstream.data import Example, TaskData
+from harness.downstream.data import Example, Kind, TaskData
 from harness.results.metrics import METRICS
 
 
@@ -89,13 +90,67 @@ def _collate(
     return {k: v.view(len(items), n_choices, -1).to(device) for k, v in batch.items()}
 
 
-def _model(checkpoint: str | Path, task: TaskData) -> torch.nn.Module:
-    if task.kind == "multiple_choice":
-        return AutoModelForMultipleChoice.from_pretrained(checkpoint)
-    kwargs: dict[str, Any] = {"num_labels": task.num_labels}
-    if task.kind == "regression":
-        kwargs["problem_type"] = "regression"
-    return AutoModelForSequenceClassification.from_pretrained(checkpoint, **kwargs)
+def _targets(labels: list[float], device: str) -> Tensor:
+    return torch.tensor([int(y) for y in labels], device=device)  # (B,) class ids
+
+
+def _class_loss(logits: Tensor, labels: list[float], cfg: FinetuneConfig) -> Tensor:
+    target = _targets(labels, cfg.device)
+    if cfg.loss == "balanced":
+        return balanced_cross_entropy(logits, target)
+    return F.cross_entropy(logits.float(), target)
+
+
+def _regression_loss(logits: Tensor, labels: list[float], cfg: FinetuneConfig) -> Tensor:
+    target = torch.tensor(labels, dtype=torch.float32)  # (B,)
+    return F.mse_loss(logits.squeeze(-1).float(), target.to(cfg.device))
+
+
+def _classes(logits: Tensor) -> list[float]:
+    return logits.argmax(-1).tolist()
+
+
+def _scores(logits: Tensor) -> list[float]:
+    return logits.squeeze(-1).tolist()
+
+
+@dataclass(frozen=True)
+class Head:
+    """How a kind of task is fine-tuned and read out (its labels: `data.KIND_LABELS`).
+
+    ``load``: the checkpoint with its head; ``choices``: an example holds one encoding per
+    choice, batched as (B, choices, T); ``loss``: logits and the batch's labels to the loss;
+    ``predict``: logits to the predictions the metrics score.
+    """
+
+    load: Callable[[str | Path, TaskData], torch.nn.Module]
+    loss: Callable[[Tensor, list[float], FinetuneConfig], Tensor]
+    predict: Callable[[Tensor], list[float]]
+    choices: bool = False
+
+
+HEADS: dict[Kind, Head] = {
+    "classification": Head(
+        lambda ckpt, task: AutoModelForSequenceClassification.from_pretrained(
+            ckpt, num_labels=task.num_labels
+        ),
+        _class_loss,
+        _classes,
+    ),
+    "regression": Head(
+        lambda ckpt, task: AutoModelForSequenceClassification.from_pretrained(
+            ckpt, num_labels=task.num_labels, problem_type="regression"
+        ),
+        _regression_loss,
+        _scores,
+    ),
+    "multiple_choice": Head(
+        lambda ckpt, task: AutoModelForMultipleChoice.from_pretrained(ckpt),
+        _class_loss,
+        _classes,
+        choices=True,
+    ),
+}
 
 
 @torch.no_grad()
@@ -108,13 +163,11 @@ def predict(
 ) -> list[float]:
     model.eval()
     device = str(next(model.parameters()).device)
+    head = HEADS[task.kind]
     preds: list[float] = []
     for i in range(0, len(encoded), batch_size):
         items = encoded[i : i + batch_size]
-        logits = model(**_collate(tokenizer, items, task.kind == "multiple_choice", device)).logits
-        preds += (
-            logits.squeeze(-1).tolist() if task.kind == "regression" else logits.argmax(-1).tolist()
-        )
+        preds += head.predict(model(**_collate(tokenizer, items, head.choices, device)).logits)
     model.train()
     return preds
 
@@ -134,7 +187,8 @@ def finetune(
     torch.manual_seed(cfg.seed)
     rng = random.Random(cfg.seed)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    model = _model(checkpoint, task).to(cfg.device)
+    head = HEADS[task.kind]
+    model = head.load(checkpoint, task).to(cfg.device)
     enc_train = _encode(tokenizer, train, cfg.max_length)
     enc_evals = {
         name: (_encode(tokenizer, exs, cfg.max_length), [e.label for e in exs])
@@ -154,18 +208,8 @@ def finetune(
         for i in range(0, len(order), cfg.batch_size):
             idx = order[i : i + cfg.batch_size]
             items = [enc_train[j] for j in idx]
-            batch = _collate(tokenizer, items, task.kind == "multiple_choice", cfg.device)
-            logits = model(**batch).logits
-            if task.kind == "regression":
-                target = torch.tensor([labels_all[j] for j in idx], dtype=torch.float32)
-                loss = F.mse_loss(logits.squeeze(-1).float(), target.to(cfg.device))
-            else:
-                target = torch.tensor([int(labels_all[j]) for j in idx], device=cfg.device)
-                loss = (
-                    balanced_cross_entropy(logits, target)
-                    if cfg.loss == "balanced"
-                    else F.cross_entropy(logits.float(), target)
-                )
+            batch = _collate(tokenizer, items, head.choices, cfg.device)
+            loss = head.loss(model(**batch).logits, [labels_all[j] for j in idx], cfg)
             if not torch.isfinite(loss):
                 from zoo.errors import TrainingDiverged
 

@@ -62,13 +62,21 @@ class TaskData:
 
     @property
     def num_labels(self) -> int:
-        return (
-            1
-            if self.kind == "regression"
-            else len(self.labels)
-            if self.kind == "classification"
-            else 2
-        )
+        """Outputs of its head per input (a multiple-choice head scores each choice)."""
+        return KIND_LABELS[self.kind].num_labels(self)
+
+    def label(self, raw: Any) -> float:
+        """A raw label as an `Example` keeps it: a class id, or a score for regression."""
+        return KIND_LABELS[self.kind].parse(self, raw)
+
+
+@dataclass(frozen=True)
+class KindLabels:
+    """What a kind of task means for its labels (its training and prediction:
+    `harness.downstream.classifier.HEADS`)."""
+
+    num_labels: Callable[[TaskData], int]
+    parse: Callable[[TaskData, Any], float]
 
 
 def label_id(task: TaskData, raw: Any) -> int:
@@ -88,6 +96,13 @@ def label_id(task: TaskData, raw: Any) -> int:
     raise UserError(
         f"{task.benchmark}/{task.name}: unknown label {raw!r} (labels: {', '.join(task.labels)})"
     )
+
+
+KIND_LABELS: dict[Kind, KindLabels] = {
+    "classification": KindLabels(lambda task: len(task.labels), label_id),
+    "regression": KindLabels(lambda task: 1, lambda task, raw: float(raw)),
+    "multiple_choice": KindLabels(lambda task: 2, label_id),  # the choice's index
+}
 
 
 # --- local readers ------------------------------------------------------------------------
@@ -117,8 +132,7 @@ def tsv_reader(
                 raise UserError(
                     f"{path}:{n + 1 + int(header)}: expected columns {text_a}, {text_b}, {label}"
                 )
-            value = float(y) if task.kind == "regression" else label_id(task, y)
-            out.append(Example(a, b, value))
+            out.append(Example(a, b, task.label(y)))
         return out
 
     return read
@@ -172,7 +186,7 @@ def pair(
         return Example(
             str(row[a]),
             None if b is None else str(row[b]),
-            float(y) if task.kind == "regression" else label_id(task, y),
+            task.label(y),
         )
 
     return conv

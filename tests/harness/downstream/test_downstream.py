@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 import yaml
 
 from harness.downstream.benchmarks import GLUE, SUPERGLUE, xnli
@@ -295,3 +296,22 @@ def test_majority_baseline() -> None:
     assert (
         majority("glue/stsb", stsb, scores, scores).value == 0.0
     )  # a constant correlates with nothing
+
+
+def test_every_kind_of_task_has_its_labels_and_its_head() -> None:
+    from typing import get_args
+
+    from harness.downstream.classifier import HEADS, FinetuneConfig
+    from harness.downstream.data import KIND_LABELS, Kind
+
+    assert set(KIND_LABELS) == set(HEADS) == set(get_args(Kind))
+    cfg = FinetuneConfig(loss="ce")
+    logits = torch.tensor([[0.1, 2.0], [3.0, -1.0]])  # (B, 2)
+    assert HEADS["classification"].predict(logits) == [1, 0]
+    assert HEADS["regression"].predict(torch.tensor([[0.5], [1.5]])) == [0.5, 1.5]
+    ce = HEADS["multiple_choice"].loss(logits, [1.0, 0.0], cfg)
+    torch.testing.assert_close(ce, F.cross_entropy(logits, torch.tensor([1, 0])))
+    mse = HEADS["regression"].loss(torch.tensor([[0.5], [1.5]]), [1.0, 1.0], cfg)
+    torch.testing.assert_close(mse, torch.tensor(0.25))
+    assert GLUE["stsb"].label("3.8") == pytest.approx(3.8) and GLUE["stsb"].num_labels == 1
+    assert GLUE["sst2"].label("1") == 1 and GLUE["sst2"].num_labels == 2
