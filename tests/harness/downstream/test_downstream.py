@@ -3,6 +3,7 @@ files, and every task type end to end on small slices of the local data."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -239,8 +240,9 @@ def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device) 
     train = load_examples(task, "train", "local", None)[:16]
     dev = load_examples(task, "eval", "local", None)[:8]
     made = []
-    build = classifier._model
-    monkeypatch.setattr(classifier, "_model", lambda *a: made.append(build(*a)) or made[-1])
+    head = classifier.HEADS[task.kind]
+    spy = dataclasses.replace(head, load=lambda *a: made.append(head.load(*a)) or made[-1])
+    monkeypatch.setitem(classifier.HEADS, task.kind, spy)
     cfg = classifier.FinetuneConfig(epochs=1, batch_size=8, lr=1e-4, device=device)
     history = classifier.finetune(tiny_encoder, task, train, {"dev": dev}, cfg)
     assert next(made[0].parameters()).device.type == device  # the model, so its batches too
