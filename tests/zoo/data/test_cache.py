@@ -1,4 +1,5 @@
-"""The token cache (`zoo.data.cache`) and the streaming corpus readers (`zoo.data.corpus`)."""
+"""The token cache (`zoo.data.cache`) and the streaming corpus readers (`zoo.data.corpus`,
+`zoo.data.readers`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from zoo.data.cache import (
     token_streams,
     training_corpus,
 )
-from zoo.data.corpus import iter_documents, iter_file
+from zoo.data.corpus import iter_documents
+from zoo.data.readers import iter_file
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
 from zoo.tokenizers import special_ids, train_tokenizer

@@ -13,12 +13,12 @@ from zoo.data.corpus import (
     LOCAL,
     SYNTHETIC,
     iter_documents,
-    iter_file,
     local_bytes,
     local_files,
     source_kind,
     source_problem,
 )
+from zoo.data.readers import iter_file
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
 from zoo.tokenizers import special_ids, train_tokenizer
