@@ -1,7 +1,8 @@
 """The state of one training run, built by `zoo.train.setup` and advanced by `zoo.train.loop`.
 
-`Run` holds what the stages produce (model, tokenizer, data, optimizer) and `Counters` what a
-checkpoint must carry to resume exactly (step, tokens, FLOPs, seconds). `checkpoint_metadata`
+`Run` holds what the stages produce (model, tokenizer, data, optimizer), `Counters` what a
+checkpoint must carry to resume exactly (step, tokens, FLOPs, seconds), and `StopRule` which
+of them ends the run. `checkpoint_metadata`
 turns a run into the typed `hlm_metadata.json` of its checkpoints.
 """
 
@@ -158,3 +159,35 @@ def checkpoint_metadata(
         reached=reached or [],
         validation=validation or {},
     )
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When a run is done: at the first of `max_steps` optimizer steps, `max_tokens` training
+    tokens, `max_flops` training FLOPs and `max_seconds` of training-loop wall time (the
+    budgets a comparison holds equal: paper Table 1). Unset budgets never stop a run."""
+
+    max_steps: int
+    max_tokens: int | None = None
+    max_flops: float | None = None
+    max_seconds: float | None = None
+
+    def reason(self, c: Counters) -> str | None:
+        """The budget `c` has reached (steps first), or None while the run goes on."""
+        for name, limit, value in (
+            ("steps", self.max_steps, c.step),
+            ("tokens", self.max_tokens, c.tokens_seen),
+            ("flops", self.max_flops, c.flops),
+            ("seconds", self.max_seconds, c.wall_seconds),
+        ):
+            if limit is not None and value >= limit:
+                return name
+        return None
+
+    def done(self, c: Counters) -> bool:
+        return self.reason(c) is not None
+
+    @classmethod
+    def of(cls, run: Run) -> StopRule:
+        cfg = run.cfg
+        return cls(run.recipe.steps, cfg.max_tokens, cfg.max_flops, cfg.max_seconds)

@@ -9,10 +9,9 @@ import pytest
 
 from zoo.errors import UserError
 from zoo.train.config import PretrainConfig, load_config
-from zoo.train.loop import StopRule
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
-from zoo.train.run import Counters
+from zoo.train.run import Counters, StopRule
 
 TINY = dict(
     corpus=["synthetic:300"], vocab_size=600, steps=8, batch_size=4, seq_len=32, progress=False

@@ -17,10 +17,9 @@ from zoo.registry import load_plugin
 from zoo.tokenizers import load_tokenizer
 from zoo.train.checkpoint import load_weights
 from zoo.train.config import PretrainConfig, load_config
-from zoo.train.loop import StopRule
 from zoo.train.pretrain import pretrain
 from zoo.train.resume import resume_point
-from zoo.train.run import Counters
+from zoo.train.run import Counters, StopRule
 
 ROOT = Path(__file__).parents[3]
 TINY = dict(corpus=["synthetic:300"], steps=3, batch_size=4, seq_len=32, progress=False)
