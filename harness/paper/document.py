@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness.paper.figures import VERDICTS, Role
 from harness.paper.findings import Finding, findings
-from harness.paper.sources import SCALES, Scale
+from harness.paper.scales import SCALES, Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.results.stats import ALPHA, POWER
 
@@ -260,7 +260,7 @@ def _gates_so_far(mine: list[Finding]) -> list[str]:
 
 
 def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> list[str]:
-    """The figures a scale other than CPU compares (`harness.paper.sources.SCALES`)."""
+    """The figures a scale other than CPU compares (`harness.paper.scales.SCALES`)."""
     mine = [f for f in found if f.scale == scale.name]
     title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
     if not any(f.measured is not None for f in mine):

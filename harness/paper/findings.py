@@ -28,7 +28,8 @@ import pandas as pd
 
 from harness.paper.compare import Measured, SuiteRows, measure, speed_ratio
 from harness.paper.figures import PAPER, PaperFigure, Role, Verdict, verdict
-from harness.paper.sources import SCALES, Parts, Source
+from harness.paper.scales import SCALES
+from harness.paper.sources import Parts, Source
 from harness.results.gates import GateCheck
 from harness.results.leaderboard import current_cells, final_rows, read_leaderboard
 from harness.results.samples import read_samples
@@ -42,7 +43,7 @@ class Finding:
     figure: PaperFigure
     role: Role
     source: Source
-    scale: str = "CPU"  # `harness.paper.sources.SCALES`
+    scale: str = "CPU"  # `harness.paper.scales.SCALES`
     machines: tuple[str, ...] = ()  # where the suite's rows were trained, as they record it
     measured: Measured | None = None
     gates: list[GateCheck] = field(default_factory=list)

@@ -6,8 +6,8 @@ unit of replication (`unit`: the pretraining seed, or for speed and memory the s
 measurement), where our protocol differs from the paper's (`differs`), and the sanity
 `Check`s the vanilla model must pass for the comparison to say anything. Each check applies
 the gate its task type declares (`TaskType.gates`: the task's own metric against chance, a
-bar the paper's own model passes). The suites are the `paper-cpu-*` parts under `suites/`; a
-`Scale` maps them to another size (`GPU`: the `paper-gpu-*` parts).
+bar the paper's own model passes). The suites are the `paper-cpu-*` parts under `suites/`;
+`harness.paper.scales` maps them to other sizes.
 `harness.paper.findings` computes the findings.
 """
 
@@ -323,77 +323,3 @@ NOT_ATTEMPTED: tuple[tuple[str, str, str], ...] = (
         "not run: our GLUE fine-tuning uses balanced cross-entropy (the protocol of Table 14)",
     ),
 )
-
-
-@dataclass(frozen=True)
-class Scale:
-    """A size at which the paper's figures are compared: `suites` maps each CPU part to this
-    scale's (a part it lacks: those figures are not compared at this scale), `models` each
-    CPU preset to this scale's; tasks, metrics and sanity bars stay the CPU part's. `pending`:
-    what the report says of its suites while no figure has rows for both its arms."""
-
-    name: str
-    suites: dict[str, str]
-    models: dict[str, str]
-    pending: str = ""
-    speed_suite: str = ""  # the suite measuring this scale's speeds side by side, where not mapped
-
-    def source(self, fig: PaperFigure) -> Source | None:
-        """Our source of `fig` at this scale, or None where this scale does not compare it."""
-        cpu = source_of(fig)
-        if not self.suites:
-            return cpu
-        if cpu.suite not in self.suites:
-            return None
-        roles = {r: self._model(m) for r, m in cpu.roles.items()}
-        speed = None
-        if cpu.speed is not None:
-            measured = (
-                self.suites[cpu.speed[0]] if cpu.speed[0] in self.suites else self.speed_suite
-            )
-            speed = (measured, self._model(cpu.speed[1])) if measured else None
-        return replace(cpu, suite=self.suites[cpu.suite], roles=roles, speed=speed)
-
-    def _model(self, label: str) -> str:
-        preset = next(p for p in self.models if label.startswith(f"{p}-"))
-        return self.models[preset] + label.removeprefix(preset)
-
-
-CPU = Scale("CPU", {}, {})
-# the encoder and decoder comparisons on a CUDA GPU (suites/paper-gpu-*.yaml): two steps of the
-# compact-BERT ladder for the encoders (one scale each), a 70M-class decoder
-GPU_PENDING = (
-    "These suites repeat the encoder comparisons (Table 1, Figure 3, "
-    "Appendix A) with bert-small and bert-medium and the decoder ones (Tables 3-4, Appendix A) "
-    "with pythia-70m, on English Wikipedia, at about 100M tokens a run; they need a CUDA GPU "
-    "(`tools/gpu-run.sh`). Run them on one and regenerate this page: their rows say which GPU "
-    "trained them."
-)
-GPU = Scale(
-    "GPU",
-    {ENCODER: "paper-gpu-encoder", DECODER: "paper-gpu-decoder"},
-    {"bert-tiny": "bert-small", "pythia-tiny": "pythia-70m"},
-    pending=GPU_PENDING,
-    speed_suite="paper-gpu-encoder",
-)
-GPU_MEDIUM = Scale(
-    "GPU, bert-medium",
-    {ENCODER: "paper-gpu-encoder"},
-    {"bert-tiny": "bert-medium"},
-    pending=GPU_PENDING,
-    speed_suite="paper-gpu-encoder",
-)
-# the same comparisons a size up on this machine's CPU, on English Wikipedia
-# (suites/paper-cpu-wiki-*.yaml): bert-mini encoders, gpt2-11m decoders
-WIKI = Scale(
-    "CPU, English Wikipedia",
-    {ENCODER: "paper-cpu-wiki-encoder", DECODER: "paper-cpu-wiki-decoder"},
-    {"bert-tiny": "bert-mini", "pythia-tiny": "gpt2-11m"},
-    pending="These suites repeat the encoder comparisons (Table 1, "
-    "Figure 3, Appendix A) with bert-mini and the decoder ones (Tables 3-4, Appendix A) with "
-    "gpt2-11m, pretrained on English Wikipedia with a held-out file for validation, sized from "
-    "a CPU pilot so that a cell takes at most two hours; run them (`hlm run "
-    "paper-cpu-wiki-encoder`, a cell at a time in the background) and regenerate this page.",
-    speed_suite="paper-cpu-wiki-encoder",
-)
-SCALES = (CPU, WIKI, GPU, GPU_MEDIUM)

@@ -1,4 +1,4 @@
-"""The report past the CPU scale (`harness.paper.sources.SCALES`): each larger scale compares
+"""The report past the CPU scale (`harness.paper.scales.SCALES`): each larger scale compares
 the CPU parts' figures with the same tasks, metrics and gates; GPU rows get their own section
 labelled with the GPU, their own power table, and a run label that says what was run."""
 
@@ -13,7 +13,8 @@ import pytest
 from harness.paper.document import headline, render
 from harness.paper.figures import PAPER
 from harness.paper.findings import findings
-from harness.paper.sources import CPU, GPU, SCALES, Scale, source_of
+from harness.paper.scales import CPU, GPU, SCALES, Scale
+from harness.paper.sources import source_of
 from harness.suite import load_suite
 from tests.harness.paper.rows import by_key, encoder_rows, paper_row
 
