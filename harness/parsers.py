@@ -18,7 +18,7 @@ from zoo.registry import resolve_target
 
 # verb: (one-line help, its parser's builder); the order is `hlm --help`'s
 VERBS: dict[str, tuple[str, str]] = {
-    "ls": ("list objectives, presets and task types", "harness.cli:add_ls"),
+    "ls": ("list objectives, presets, loss kernels and task types", "harness.cli:add_ls"),
     "pretrain": ("pretrain a model (flags and/or a YAML config)", "harness.cli:add_pretrain"),
     "finetune-causal": (
         "causal fine-tuning of a headless decoder (new LM head from the embeddings)",
