@@ -156,14 +156,15 @@ def _local_documents(source: str) -> Iterator[str]:
 @dataclass(frozen=True)
 class SourceKind:
     """One kind of corpus source: how a source string is recognised, checked, read, and
-    named by its contents; `local`: whether it names files (their sizes, their overlap)."""
+    named by its contents; `files`: the local files it names (their sizes, their overlap with
+    the validation text), None for a kind that names no files."""
 
     name: str
     matches: Callable[[str], bool]
     problem: Callable[[str], str | None]  # why the string names nothing readable, or None
     documents: Callable[[str], Iterator[str]]
     fingerprint: Callable[[str], str]
-    local: bool = False
+    files: Callable[[str], list[Path]] | None = None
 
 
 SYNTHETIC = SourceKind(
@@ -186,7 +187,7 @@ LOCAL = SourceKind(
     _local_problem,
     _local_documents,
     lambda s: ",".join(_file_sha256(str(f), *_stat(f)) for f in resolve_local(s)),
-    local=True,
+    files=resolve_local,
 )
 SOURCE_KINDS = (SYNTHETIC, HUB, LOCAL)  # the first that matches; anything else is a path
 
@@ -209,7 +210,8 @@ def hub_dataset(source: str) -> str | None:
 
 def local_files(source: str) -> list[Path]:
     """The files a local source names; [] for a synthetic or Hub source."""
-    return resolve_local(source) if source_kind(source).local else []
+    files = source_kind(source).files
+    return files(source) if files is not None else []
 
 
 def _check(sources: list[str]) -> None:
@@ -228,9 +230,9 @@ def iter_documents(sources: list[str]) -> Iterator[str]:
 
 def local_bytes(sources: list[str]) -> int | None:
     """Total size of the sources' files, or None where one is synthetic or on the Hub."""
-    if not all(source_kind(src).local for src in sources):
+    if not all(source_kind(src).files is not None for src in sources):
         return None
-    return sum(f.stat().st_size for src in sources for f in resolve_local(src))
+    return sum(f.stat().st_size for src in sources for f in local_files(src))
 
 
 def fingerprint(sources: list[str]) -> list[str]:

@@ -32,36 +32,50 @@ from zoo.errors import UserError
 
 @dataclass(frozen=True)
 class Vendor:
-    """Where a vendor's kernel function lives, and the package that installs it."""
+    """A vendor's kernel: the impl name it goes by, where its function lives, and the package
+    that installs it."""
 
+    name: str  # the `ce_impl` / `cwt_impl` value
     package: str  # what `pip install` takes
     module: str
     function: str
 
-    def load(self, name: str) -> Callable[..., Any]:
-        """The kernel function; a `UserError` naming kernel `name` where it does not import."""
+    def load(self) -> Callable[..., Any]:
+        """The kernel function; a `UserError` naming the kernel where it does not import."""
         try:
             fn: Callable[..., Any] = getattr(importlib.import_module(self.module), self.function)
         except ImportError as e:
             raise UserError(
-                f"impl {name!r} needs the {self.package} package (pip install {self.package}); "
-                f"it is not importable here ({e}); 'chunked' does the same on any device"
+                f"impl {self.name!r} needs the {self.package} package "
+                f"(pip install {self.package}); it is not importable here ({e}); 'chunked' "
+                "does the same on any device"
             ) from e
         return fn
 
-    def check_device(self, name: str, device_type: str) -> None:
-        """A `UserError` unless kernel `name` can run on `device_type` (CUDA, installed)."""
+    def check_device(self, device_type: str) -> None:
+        """A `UserError` unless the kernel can run on `device_type` (CUDA, installed)."""
         if device_type != "cuda":
             raise UserError(
-                f"{name!r} runs Triton kernels on CUDA only, and this run is on "
+                f"{self.name!r} runs Triton kernels on CUDA only, and this run is on "
                 f"{device_type}: use 'chunked' (same result, any device)"
             )
-        self.load(name)
+        self.load()
+
+    def on_cuda(self, x: Tensor) -> None:
+        """A `UserError` unless `x` is on a CUDA device."""
+        if x.device.type != "cuda":
+            raise UserError(
+                f"impl {self.name!r} runs Triton kernels on CUDA only; these tensors are on "
+                f"{x.device}: use 'chunked' (same result, any device)"
+            )
 
 
-CCE = Vendor("cut-cross-entropy", "cut_cross_entropy", "linear_cross_entropy")
+CCE = Vendor("cce", "cut-cross-entropy", "cut_cross_entropy", "linear_cross_entropy")
 LIGER = Vendor(
-    "liger-kernel", "liger_kernel.transformers.functional", "liger_fused_linear_cross_entropy"
+    "liger",
+    "liger-kernel",
+    "liger_kernel.transformers.functional",
+    "liger_fused_linear_cross_entropy",
 )
 
 
@@ -71,14 +85,6 @@ def _operand_dtype(at_least_16bit: bool) -> torch.dtype:
     if torch.is_autocast_enabled("cuda"):
         return torch.get_autocast_dtype("cuda")
     return torch.bfloat16 if at_least_16bit else torch.float32
-
-
-def _on_cuda(x: Tensor, name: str) -> None:
-    if x.device.type != "cuda":
-        raise UserError(
-            f"impl {name!r} runs Triton kernels on CUDA only; these tensors are on {x.device}: "
-            "use 'chunked' (same result, any device)"
-        )
 
 
 def cce_linear_cross_entropy(
@@ -96,8 +102,8 @@ def cce_linear_cross_entropy(
     Returns:
         Tensor: scalar fp32 loss (operands in bf16 or autocast's dtype: see the module).
     """
-    _on_cuda(x, "cce")
-    fn = CCE.load("cce")
+    CCE.on_cuda(x)
+    fn = CCE.load()
     dtype = _operand_dtype(at_least_16bit=True)
     x, weight = (x * scale).to(dtype), weight.to(dtype)
     if bias is not None:  # CCE has no bias: one more feature, 1 for every row
@@ -114,8 +120,8 @@ def liger_linear_cross_entropy(
 
     Args and returns as `cce_linear_cross_entropy`; operands in autocast's dtype, else fp32.
     """
-    _on_cuda(x, "liger")
-    fn = LIGER.load("liger")
+    LIGER.on_cuda(x)
+    fn = LIGER.load()
     dtype = _operand_dtype(at_least_16bit=False)
     x, weight = (x * scale).to(dtype), weight.to(dtype)
     loss: Tensor = fn(x, weight, target, bias.to(dtype) if bias is not None else None)

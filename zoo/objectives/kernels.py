@@ -43,10 +43,10 @@ Exclude = tuple[Tensor, Tensor]  # ([K] row ids, [N] column ids): same-id column
 class KernelArgs:
     """What a kernel takes beside x [K, D], weight [N, D] and target [K]."""
 
-    bias: Tensor | None = None  # [N]: vanilla CE's head bias
-    scale: float = 1.0  # multiplies the scores (CWT: 1 / temperature)
-    chunk: int = 1024  # rows per block, for the kernels that do not pick their own
-    exclude: Exclude | None = None  # CWT's duplicates="mask"
+    bias: Tensor | None  # [N]: vanilla CE's head bias
+    scale: float  # multiplies the scores (CWT: 1 / temperature)
+    chunk: int  # rows per block, for the kernels that do not pick their own
+    exclude: Exclude | None  # CWT's duplicates="mask"
 
 
 # mean CE of softmax(x [K, D] @ weight [N, D].T * scale + bias [N]) at target [K]: fp32 scalar
@@ -72,14 +72,16 @@ class LinearCEKernel:
         if self.vendor is None:
             return
         try:
-            self.vendor.check_device(self.name, device_type)
+            self.vendor.check_device(device_type)
         except UserError as e:
             raise UserError(f"{key}: {e}") from e
 
     def available(self, device_type: str) -> bool:
         """Whether it runs on `device_type` here (a vendor kernel: installed and CUDA)."""
+        if self.vendor is None:
+            return True
         try:
-            self.check_device(device_type, self.name)
+            self.vendor.check_device(device_type)
         except UserError:
             return False
         return True
@@ -151,13 +153,13 @@ for _kernel in (
     ),
     LinearCEKernel("torch", _torch, "torch's F.linear_cross_entropy, chunked over rows"),
     LinearCEKernel(
-        "cce",
+        CCE.name,
         _vendor(cce_linear_cross_entropy),
         "Apple's Cut Cross-Entropy (bf16 operands)",
         vendor=CCE,
     ),
     LinearCEKernel(
-        "liger",
+        LIGER.name,
         _vendor(liger_linear_cross_entropy),
         "Liger-Kernel's fused linear cross-entropy",
         vendor=LIGER,

@@ -2,8 +2,8 @@
 
 `Run` holds what the stages produce (model, tokenizer, data, optimizer), `Counters` what a
 checkpoint must carry to resume exactly (step, tokens, FLOPs, seconds), and `StopRule` which
-of them ends the run. `checkpoint_metadata`
-turns a run into the typed `hlm_metadata.json` of its checkpoints.
+of them ends the run. `checkpoint_metadata` turns a run into the typed `hlm_metadata.json` of
+its checkpoints.
 """
 
 from __future__ import annotations
