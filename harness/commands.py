@@ -172,11 +172,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from harness.bench import format_rows, profile_headless_step, run_bench, run_cuda_bench
+    from zoo.errors import UserError
 
     if args.profile:
         print(profile_headless_step())
         return 0
     parts = tuple(args.only) if args.only else ("cwt", "steps")
+    if args.device == "cuda" and not args.only and not args.quick:
+        parts = ("mfu", *parts)  # the goal's steps first: a short GPU lease measures them
+    if "mfu" in parts and args.device != "cuda":
+        raise UserError("--only mfu: the step MFU goal is a GPU one; add --device cuda")
     if args.device == "cuda":
         rows = run_cuda_bench(quick=args.quick, parts=parts)
     else:

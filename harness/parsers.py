@@ -312,10 +312,12 @@ def add_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--only",
         nargs="+",
-        choices=["cwt", "steps", "compile", "corpus", "cli"],
+        choices=["cwt", "steps", "compile", "corpus", "cli", "mfu"],
         help="run only these parts (not in the default run: compile, eager vs torch.compile "
         "steps; corpus, tokenisation speed, cache size and pretraining memory as the corpus "
-        "grows 20x; cli, how long `hlm VERB --help` takes)",
+        "grows 20x; cli, how long `hlm VERB --help` takes; mfu, with --device cuda only, the "
+        "headless bert-base step at 256 x 128 tokens eager, compiled and as CUDA graphs, "
+        "against the MFU goal of 0.40, which `steps` also runs after its table)",
     )
     p.add_argument(
         "--profile", action="store_true", help="print a torch.profiler table of a headless step"

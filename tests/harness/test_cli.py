@@ -205,3 +205,9 @@ def test_leaderboard_names_a_cell_cut_off_before_its_final_checkpoint(board: Pat
     assert "| c " not in table and "| a " in table
     assert note.split()[:4] == ["c", "seed", "0", "validation"]
     assert "(steps 5 only; its final checkpoint is not evaluated yet" in note.replace("\n", " ")
+
+
+def test_the_mfu_benchmark_asks_for_a_gpu(capsys) -> None:
+    assert hlm(["bench", "--only", "mfu"]) == 2
+    err = capsys.readouterr().err
+    assert "hlm bench: error: --only mfu" in err and "add --device cuda" in err

@@ -76,3 +76,18 @@ def test_a_cuda_graphs_step_that_fails_to_compile_leaves_the_rows_after_it(monke
     assert row.name == (
         "cuda bert-base V=50k b=256 s=128 bf16 headless-compiled-cuda-graphs: failed (RuntimeError)"
     )
+
+
+def test_the_mfu_part_runs_the_goals_steps_first_and_once(monkeypatch) -> None:
+    calls = _stub_steps(monkeypatch)
+    monkeypatch.setattr(cuda.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cuda.torch.cuda, "get_device_name", lambda: "a stubbed GPU")
+    monkeypatch.setattr(cuda, "mm_roofline", lambda dtype: 800e12)
+    monkeypatch.setattr(cuda, "_externals", lambda: [])
+    names = [r.name for r in cuda.run_cuda_bench(parts=("mfu",))]
+    assert calls == [("bert-base", 256), ("bert-base", 256)]  # eager and compiled; graphs
+    assert names[-1].endswith("headless-compiled-cuda-graphs MFU (bf16 roofline)")
+    calls.clear()
+    cuda.run_cuda_bench(parts=("steps", "mfu"))
+    bert = [batch for preset, batch in calls if preset == "bert-base"]
+    assert bert == [256, 256, 64, 64, 64]  # the goal's steps first, not again after the table
