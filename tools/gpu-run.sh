@@ -32,7 +32,8 @@
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
 # GPU_RUN_MODELS, GPU_RUN_BUDGET_S, GPU_RUN_BENCH_S, GPU_RUN_BENCH=0 to skip the benchmark,
-# GPU_RUN_BENCH_ARGS (more `hlm bench` flags, e.g. --quick), GPU_RUN_WORK (default .gpu-work),
+# GPU_RUN_BENCH_ARGS (more `hlm bench` flags: --quick, or --only mfu for the MFU goal's steps
+# alone), GPU_RUN_WORK (default .gpu-work),
 # GPU_RUN_FROM (the leaderboards a fresh work folder starts from; default leaderboards),
 # GPU_RUN_NO_INSTALL=1 where the packages and $HLM_DATA_ROOT are there already (a toy run on
 # a CPU: tests/test_gpu_run.py).
