@@ -27,6 +27,7 @@ def _run(
     start_from: Path | None = None,
     suites: str = str(ROOT / "tests" / "harness" / "data" / "tiny.yaml"),
     models: str = "",
+    min_cell: int = 60,
 ) -> subprocess.CompletedProcess[str]:
     """One call of the script, its results in tmp_path/out (emptied first, as on a device)."""
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
@@ -39,6 +40,7 @@ def _run(
         "GPU_RUN_SUITES": suites,
         "GPU_RUN_MODELS": models,
         "GPU_RUN_BUDGET_S": str(budget),
+        "GPU_RUN_MIN_CELL_S": str(min_cell),
         "GPU_RUN_BENCH": "0",
         "GPU_RUN_NO_INSTALL": "1",
     }
@@ -99,11 +101,17 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
         assert started == [(s, m) for s in "01" for m in order]
 
 
-def test_a_spent_budget_runs_nothing_and_still_packs_the_results(tmp_path: Path) -> None:
-    res = _run(tmp_path, budget=0)
+@pytest.mark.parametrize(("budget", "min_cell"), [(0, 60), (900, 1000)])
+def test_a_spent_budget_runs_nothing_and_still_packs_the_results(
+    tmp_path: Path, budget: int, min_cell: int
+) -> None:
+    """No time left, or less than a model needs (GPU_RUN_MIN_CELL_S): no model starts."""
+    res = _run(tmp_path, budget=budget, min_cell=min_cell)
     assert res.returncode == 0, res.stderr
     log = (tmp_path / "out" / "log.txt").read_text()
-    assert "budget spent before" in log and "call again" in log
+    assert "budget spent before seed 0 bert-tiny-ce" in log, log
+    assert f"a model needs {min_cell}): call again" in log
+    assert not (tmp_path / "out" / "log-tiny.txt").exists()  # no `hlm run` was started
     assert (tmp_path / "out" / "leaderboards.tar.gz").is_file()
     assert (tmp_path / "out" / "status.txt").read_text() == "more\n"
 

@@ -31,7 +31,10 @@
 # "failed": a cell failed, its lane's log says why) and bench.json.
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
-# GPU_RUN_MODELS, GPU_RUN_BUDGET_S, GPU_RUN_BENCH_S, GPU_RUN_BENCH=0 to skip the benchmark,
+# GPU_RUN_MODELS, GPU_RUN_BUDGET_S, GPU_RUN_MIN_CELL_S (default 60: a lane with less time left
+# starts no model; on a lease's last call, set it to a model's whole time, so that no run is
+# started that the lease would cut off and lose with the machine), GPU_RUN_BENCH_S,
+# GPU_RUN_BENCH=0 to skip the benchmark,
 # GPU_RUN_BENCH_ARGS (more `hlm bench` flags: --quick, or --only mfu for the MFU goal's steps
 # alone), GPU_RUN_WORK (default .gpu-work),
 # GPU_RUN_FROM (the leaderboards a fresh work folder starts from; default leaderboards),
@@ -47,6 +50,7 @@ PY=${PYTHON:-python3}
 SUITES=${GPU_RUN_SUITES:-"suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml"}
 ONLY=" ${GPU_RUN_MODELS:-} "
 BUDGET=${GPU_RUN_BUDGET_S:-480}
+MIN_CELL=${GPU_RUN_MIN_CELL_S:-60}  # a lane starts a model only with more seconds than this left
 WORK=${GPU_RUN_WORK:-.gpu-work}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
@@ -93,8 +97,8 @@ lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) i
     fi
     for seed in $seeds; do
         for model in $models; do
-            if [ "$(lane_left)" -le 60 ]; then
-                say "$name: budget spent before seed $seed $model: call again to go on"
+            if [ "$(lane_left)" -le "$MIN_CELL" ]; then
+                say "$name: budget spent before seed $seed $model ($(lane_left) s left, a model needs $MIN_CELL): call again to go on"
                 outcome=more
                 break 2
             fi
