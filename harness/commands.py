@@ -15,7 +15,7 @@ from harness.logs import verbosity
 from harness.suite import expand_suite_refs, last_suite, resolve_suite_path, suite_name
 
 if TYPE_CHECKING:
-    from harness.run.runner import Selection
+    from harness.run.cells import Selection
 
 
 def trust_plugins(args: argparse.Namespace) -> None:
@@ -48,9 +48,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _selection(args: argparse.Namespace) -> Selection:
-    from harness.run.runner import Selection
+    from harness.run.cells import Selection
 
-    return Selection(model=args.model, task=args.task, seed=args.seed)
+    return Selection(
+        model=args.model, task=args.task, seed=args.seed, skip_tasks=tuple(args.skip_task)
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:

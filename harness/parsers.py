@@ -244,6 +244,14 @@ def add_run(p: argparse.ArgumentParser) -> None:
         "--force, re-measure them, e.g. `--task throughput --force` on a quiet machine",
     )
     p.add_argument(
+        "--skip-task",
+        action="append",
+        default=[],
+        metavar="TASK",
+        help="leave out the cells of this task label (repeatable): `--skip-task throughput` "
+        "while other work shares the machine, then `--task throughput` once it is quiet",
+    )
+    p.add_argument(
         "--seed",
         type=int,
         help="run only the cells of this seed (two runs with --seed 1 finish seed 1 of every "

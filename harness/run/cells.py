@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.suite import ModelEntry, Suite, TaskEntry
 from zoo.models import get_spec
+from zoo.registry import Registry
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.names import runs_dir
@@ -122,3 +124,44 @@ def expand(suite: Suite) -> list[Cell]:
                 Cell(suite, model, model.label(), point, seed, task, cfg, pkey, cell_id, config)
             )
     return cells
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which of a suite's cells a run computes (`hlm run --model / --task / --seed /
+    --skip-task`); None selects every value, and `skip_tasks` leaves those task labels out."""
+
+    model: str | None = None  # a model label
+    task: str | None = None  # a task label: its `name:`, else its type
+    seed: int | None = None
+    skip_tasks: tuple[str, ...] = ()  # task labels left out (on a shared machine: throughput)
+
+    def apply(self, cells: list[Cell]) -> list[Cell]:
+        """The selected cells; a value the suite does not have gets the close-match error."""
+        wanted: list[tuple[str, Callable[[Cell], str], str | None]] = [
+            ("model label", lambda c: c.label, self.model),
+            ("task label", lambda c: c.task.label(), self.task),
+            ("seed", lambda c: str(c.seed), None if self.seed is None else str(self.seed)),
+        ]
+        for kind, label_of, value in wanted:
+            if value is None:
+                continue
+            _known(kind, {label_of(c) for c in cells}).get(value)
+            cells = [c for c in cells if label_of(c) == value]
+        if self.skip_tasks:
+            known = _known("task label", {c.task.label() for c in cells})
+            for label in self.skip_tasks:
+                known.get(label)  # a label the suite lacks: the close-match error
+            cells = [c for c in cells if c.task.label() not in self.skip_tasks]
+        return cells
+
+
+def _known(kind: str, labels: set[str]) -> Registry[None]:
+    """The labels as a registry: asking for one it lacks gets the close-match error."""
+    known: Registry[None] = Registry(kind)
+    for label in sorted(labels):
+        known.add(label, None)
+    return known
+
+
+EVERY_CELL = Selection()  # the default of a run: no filter

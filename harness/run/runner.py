@@ -10,7 +10,6 @@ the suite no longer has stay on disk but are not shown as the suite's.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from harness.results.leaderboard import (
 )
 from harness.results.samples import write_samples
 from harness.run.artifacts import artifact_folder, remove_dead_artifacts
-from harness.run.cells import Cell, expand, runs_dir
+from harness.run.cells import EVERY_CELL, Cell, Selection, expand, runs_dir
 from harness.run.claims import claimed
 from harness.run.points import (
     Point,
@@ -45,7 +44,6 @@ from harness.tasks import TASKS, TaskContext
 from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config
 from zoo.models.spec import ModelSpec
-from zoo.registry import Registry
 from zoo.train.checkpoint import COMMIT, hf_config
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
@@ -171,33 +169,6 @@ def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:
     return root / suite_name
 
 
-@dataclass(frozen=True)
-class Selection:
-    """Which of a suite's cells a run computes (`hlm run --model / --task / --seed`); None
-    selects every value."""
-
-    model: str | None = None  # a model label
-    task: str | None = None  # a task label: its `name:`, else its type
-    seed: int | None = None
-
-    def apply(self, cells: list[Cell]) -> list[Cell]:
-        """The selected cells; a value the suite does not have gets the close-match error."""
-        wanted: list[tuple[str, Callable[[Cell], str], str | None]] = [
-            ("model label", lambda c: c.label, self.model),
-            ("task label", lambda c: c.task.label(), self.task),
-            ("seed", lambda c: str(c.seed), None if self.seed is None else str(self.seed)),
-        ]
-        for kind, label_of, value in wanted:
-            if value is None:
-                continue
-            known: Registry[None] = Registry(kind)
-            for label in sorted({label_of(c) for c in cells}):
-                known.add(label, None)
-            known.get(value)
-            cells = [c for c in cells if label_of(c) == value]
-        return cells
-
-
 def record_suite(out: Path, suite: Suite, cells: list[Cell]) -> None:
     """Write the suite as run (includes merged: for `hlm leaderboard NAME` and publishing)
     and its cells into leaderboard folder `out`; rows of other cells are filed away."""
@@ -218,7 +189,7 @@ def run_suite(
     force: bool = False,
     root: Path = Path("leaderboards"),
     progress: bool = True,
-    select: Selection = Selection(),
+    select: Selection = EVERY_CELL,
     publish: bool = False,
 ) -> RunSummary:
     """Validate, expand and run a suite (only the `select`ed cells); finished cells are
@@ -355,7 +326,7 @@ def plan_suite(
     path: str | Path,
     root: Path = Path("leaderboards"),
     force: bool = False,
-    select: Selection = Selection(),
+    select: Selection = EVERY_CELL,
 ) -> Plan:
     """The plan of `hlm run` (`--dry-run`), reading only: nothing is written or computed."""
     suite = load_suite(path)

@@ -20,7 +20,8 @@ from harness.cli import main as hlm
 from harness.results.leaderboard import FINAL, read_leaderboard, write_cell
 from harness.results.samples import read_samples
 from harness.results.schema import COLUMNS
-from harness.run.runner import Selection, expand, plan_suite, run_suite
+from harness.run.cells import Selection
+from harness.run.runner import expand, plan_suite, run_suite
 from harness.suite import load_suite
 from tests.harness.conftest import TINY
 from zoo.hardware import processor
@@ -269,15 +270,22 @@ def test_a_selection_keeps_its_cells_and_a_mistyped_one_gets_close_matches(isola
         plan_suite(TINY, root=isolated / "lb", select=Selection(seed=7))
     both = plan_suite(TINY, root=isolated / "lb", select=Selection("bert-tiny-cwt", seed=1)).todo
     assert {(c.label, c.seed) for c in both} == {("bert-tiny-cwt", 1)} and len(both) == 2
+    with pytest.raises(UserError, match="unknown task label 'throughpt'; did you mean"):
+        plan_suite(TINY, root=isolated / "lb", select=Selection(skip_tasks=("throughpt",)))
+    rest = plan_suite(TINY, root=isolated / "lb", select=Selection(skip_tasks=("throughput",)))
+    assert {c.task.type for c in rest.todo} == {"validation"} and len(rest.todo) == 4
 
 
 def test_one_task_is_run_and_forced_again_alone(isolated) -> None:
-    """`hlm run --task throughput [--force]`: only that task's cells are computed, and forced
-    again they are re-measured while every other cell's file stays as it was."""
+    """`hlm run --skip-task throughput` (the machine shared), then `--task throughput` (quiet):
+    each computes only its cells; forced again, the throughput cells are re-measured while
+    every other cell's file stays as it was."""
     lb = isolated / "lb"
-    assert hlm(["run", str(TINY), "--leaderboards", str(lb), "--task", "throughput", "-q"]) == 0
-    assert set(read_leaderboard(lb / "tiny")["task"]) == {"throughput"}
-    run_suite(TINY, root=lb, progress=False)  # the validation cells too
+    run = ["run", str(TINY), "--leaderboards", str(lb), "-q"]
+    assert hlm([*run, "--skip-task", "throughput"]) == 0
+    assert set(read_leaderboard(lb / "tiny")["task"]) == {"validation"}
+    assert hlm([*run, "--task", "throughput"]) == 0
+    assert set(read_leaderboard(lb / "tiny")["task"]) == {"validation", "throughput"}
     files = {p.name: p.stat().st_mtime_ns for p in (lb / "tiny").glob("*.parquet")}
     plan = plan_suite(TINY, root=lb, force=True, select=Selection(task="throughput"))
     assert {c.task.type for c in plan.todo} == {"throughput"} and len(plan.todo) == 4
