@@ -28,6 +28,8 @@ def _run(
     suites: str = str(ROOT / "tests" / "harness" / "data" / "tiny.yaml"),
     models: str = "",
     min_cell: int = 60,
+    quiet: str = "throughput",
+    quiet_force: str = "",
 ) -> subprocess.CompletedProcess[str]:
     """One call of the script, its results in tmp_path/out (emptied first, as on a device)."""
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
@@ -41,6 +43,8 @@ def _run(
         "GPU_RUN_MODELS": models,
         "GPU_RUN_BUDGET_S": str(budget),
         "GPU_RUN_MIN_CELL_S": str(min_cell),
+        "GPU_RUN_QUIET_TASKS": quiet,
+        "GPU_RUN_QUIET_FORCE": quiet_force,
         "GPU_RUN_BENCH": "0",
         "GPU_RUN_NO_INSTALL": "1",
     }
@@ -69,6 +73,11 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     # seed by seed, model by model in the suite's order
     started = re.findall(r"tiny seed (\d) (\S+) \(", log)
     assert started == [(s, m) for s in "01" for m in ("bert-tiny-ce", "bert-tiny-cwt")], log
+    # the lanes leave the throughput cells out; they run after every lane, one seed at a time
+    quiet = [log.index(f"tiny: throughput of seed {s}, alone on the GPU") for s in "01"]
+    assert max(log.index(f"tiny seed {s} {m} (") for s, m in started) < quiet[0] < quiet[1]
+    lane_log = (out / "log-tiny.txt").read_text()
+    assert re.findall(r"(\d+) computed", lane_log)[-2:] == ["2", "2"], lane_log  # 2 models
     assert "done in" in log
     assert (out / "status.txt").read_text() == "done\n"
     with tarfile.open(out / "leaderboards.tar.gz") as tar:
@@ -84,17 +93,26 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     assert got.returncode == 0, got.stderr
     rows = read_leaderboard(lb / "tiny")
     assert set(rows["seed"]) == {0, 1} and set(rows["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
+    speed = rows[rows["task"] == "throughput"]
+    assert set(zip(speed["seed"], speed["model"], strict=True)) == {
+        (s, m) for s in (0, 1) for m in ("bert-tiny-ce", "bert-tiny-cwt")
+    }
     # the next call on the same machine (GPU_RUN_MODELS naming the models in the other order:
-    # that order, within each seed), and a first call on a fresh machine that starts from the
-    # collected rows: every cell is done, nothing is computed again
+    # that order, within each seed; GPU_RUN_QUIET_FORCE: the throughput cells measured again),
+    # and a first call on a fresh machine that starts from the collected rows: every cell is
+    # done, nothing is computed again
     named = "bert-tiny-cwt bert-tiny-ce"
-    calls: list[dict[str, Any]] = [{"models": named}, {"work": "fresh-work", "start_from": lb}]
+    calls: list[dict[str, Any]] = [
+        {"models": named, "quiet_force": "1"},
+        {"work": "fresh-work", "start_from": lb},
+    ]
     for i, call in enumerate(calls):  # each call empties out/ first: check it before the next
         again = _run(tmp_path, 900, **call)
         assert again.returncode == 0, again.stderr + again.stdout
         log = (out / "log-tiny.txt").read_text()
         computed = [int(n) for n in re.findall(r"(\d+) computed", log)]
-        assert len(computed) == 4 and not any(computed), log  # 2 seeds x 2 models
+        remeasured = 2 if i == 0 else 0  # per seed: both models' throughput cells
+        assert computed == [0, 0, 0, 0, remeasured, remeasured], log  # 2 seeds x 2 models
         assert (out / "status.txt").read_text() == "done\n"
         order = named.split() if i == 0 else ["bert-tiny-ce", "bert-tiny-cwt"]
         started = re.findall(r"tiny seed (\d) (\S+) \(", (out / "log.txt").read_text())
@@ -124,7 +142,7 @@ def test_two_suites_run_side_by_side_and_models_can_be_chosen(tmp_path: Path) ->
     text = (ROOT / "tests" / "harness" / "data" / "tiny.yaml").read_text()
     other.write_text(text.replace("name: tiny\n", "name: tiny2\n"))
     suites = f"{ROOT / 'tests' / 'harness' / 'data' / 'tiny.yaml'} {other}"
-    res = _run(tmp_path, budget=900, suites=suites, models="no-such bert-tiny-cwt")
+    res = _run(tmp_path, budget=900, suites=suites, models="no-such bert-tiny-cwt", quiet="")
     assert res.returncode == 0, res.stderr + res.stdout
     out = tmp_path / "out"
     assert {"log-tiny.txt", "log-tiny2.txt"} <= {p.name for p in out.iterdir()}

@@ -21,8 +21,12 @@
 # seed, model by model in the suite's order (`hlm run SUITE --seed N --model M`), so a suite
 # lists first what matters first (an untrained twin before the models its gate compares).
 # GPU_RUN_MODELS, a list of model labels, runs only those, in its order (within each seed), so
-# a lease can put first an arm that has no rows yet. The lanes stop GPU_RUN_BENCH_S
-# seconds (default 150) before the budget ends; then, on a quiet GPU, the benchmark runs
+# a lease can put first an arm that has no rows yet. The lanes leave out the quiet tasks
+# (GPU_RUN_QUIET_TASKS, task labels, default "throughput": a speed measured beside another
+# lane measures the sharing) and stop GPU_RUN_QUIET_S (default 90) + GPU_RUN_BENCH_S seconds
+# (default 150) before the budget ends; then, alone on the GPU, each suite's quiet tasks run
+# at the seeds its lane started (`hlm run SUITE --seed N --task T`: every model's cells of
+# that task, which need no checkpoint), and after them the benchmark
 # (bench.json: the headless bert-base bf16 step's MFU beside the vanilla one, and the rest of
 # `hlm bench --device cuda`; its rows are also logged one by one, so a benchmark cut off by
 # the budget leaves those it measured in log.txt), once: a later call finds it done.
@@ -31,7 +35,9 @@
 # "failed": a cell failed, its lane's log says why) and bench.json.
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
-# GPU_RUN_MODELS, GPU_RUN_BUDGET_S, GPU_RUN_MIN_CELL_S (default 60: a lane with less time left
+# GPU_RUN_MODELS, GPU_RUN_QUIET_TASKS ("" runs them in the lanes), GPU_RUN_QUIET_S,
+# GPU_RUN_QUIET_FORCE=1 (measure the quiet tasks' cells again, at the seeds the lanes started),
+# GPU_RUN_BUDGET_S, GPU_RUN_MIN_CELL_S (default 60: a lane with less time left
 # starts no model; on a lease's last call, set it to a model's whole time, so that no run is
 # started that the lease would cut off and lose with the machine), GPU_RUN_BENCH_S,
 # GPU_RUN_BENCH=0 to skip the benchmark,
@@ -78,14 +84,26 @@ BENCH=${GPU_RUN_BENCH:-1}
 [ -s "$WORK/bench.json" ] && BENCH=0  # measured in an earlier call
 reserve=0
 [ "$BENCH" != 0 ] && reserve=${GPU_RUN_BENCH_S:-150}
+QUIET=" ${GPU_RUN_QUIET_TASKS-throughput} "  # task labels measured alone, after the lanes
+quiet_reserve=0
+[ "$QUIET" != "  " ] && quiet_reserve=${GPU_RUN_QUIET_S:-90}
+quiet_force=()  # GPU_RUN_QUIET_FORCE=1: measure them again (rows measured on a shared GPU)
+[ -n "${GPU_RUN_QUIET_FORCE:-}" ] && quiet_force=(--force)
 left() { echo $((BUDGET - $(date +%s) + start)); }   # of the call
-lane_left() { echo $(($(left) - reserve)); }          # of the lanes
+quiet_left() { echo $(($(left) - reserve)); }         # of the quiet tasks
+lane_left() { echo $(($(quiet_left) - quiet_reserve)); }  # of the lanes
 
 lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) into $WORK/lanes/NAME
-    local suite=$1 named name seeds models seed model status
-    named=$("$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models))" "$suite") \
+    local suite=$1 named name seeds models labels seed model status label skips=()
+    named=$("$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models)); print(*(t.label() for t in s.tasks))" "$suite") \
         || { say "$suite does not load (above): its lane stopped"; echo failed > "$WORK/lanes/$(basename "$suite")"; return 2; }
-    { read -r name; read -r seeds; read -r models; } <<< "$named"
+    { read -r name; read -r seeds; read -r models; read -r labels; } <<< "$named"
+    for label in $labels; do  # the quiet tasks this suite has: left to the quiet phase
+        if [[ "$QUIET" == *" $label "* ]]; then
+            skips+=(--skip-task "$label")
+            echo "$suite" > "$WORK/quiet/$name.suite" && echo "$label" >> "$WORK/quiet/$name.labels"
+        fi
+    done
     if [ ! -d "$LB/$name" ] && [ -d "$FROM/$name" ]; then  # a fresh machine: the rows collected before
         mkdir -p "$LB" && cp -r "$FROM/$name" "$LB/$name"
     fi
@@ -103,9 +121,10 @@ lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) i
                 break 2
             fi
             say "$name seed $seed $model ($(lane_left) s left)"
+            echo "$seed" >> "$WORK/quiet/$name.seeds"
             status=0
             timeout --signal=TERM --kill-after=60 "$(lane_left)" "$PY" -m harness.cli run "$suite" \
-                --seed "$seed" --model "$model" --leaderboards "$LB" --no-progress >> "$llog" 2>&1 || status=$?
+                --seed "$seed" --model "$model" "${skips[@]}" --leaderboards "$LB" --no-progress >> "$llog" 2>&1 || status=$?
             if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then  # the budget's timeout
                 say "$name seed $seed $model cut off by the budget (its finished cells are kept; call again to go on)"
                 outcome=more
@@ -119,10 +138,44 @@ lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) i
     echo "$outcome" > "$WORK/lanes/$name"
 }
 
-rm -rf "$WORK/lanes" && mkdir -p "$WORK/lanes"
+quiet_tasks() {  # after the lanes, on a quiet GPU: each suite's quiet tasks at the seeds its lane
+    # started; "more" or "failed" into $WORK/quiet/outcomes
+    local f name suite seed label status
+    for f in "$WORK"/quiet/*.suite; do
+        [ -e "$f" ] || continue
+        name=$(basename "$f" .suite)
+        suite=$(cat "$f")
+        [ -s "$WORK/quiet/$name.seeds" ] || continue
+        for seed in $(sort -un "$WORK/quiet/$name.seeds"); do
+            for label in $(sort -u "$WORK/quiet/$name.labels"); do
+                if [ "$(quiet_left)" -le 20 ]; then
+                    say "$name: no time left for $label at seed $seed: call again to measure it"
+                    echo more >> "$WORK/quiet/outcomes"
+                    return
+                fi
+                say "$name: $label of seed $seed, alone on the GPU ($(quiet_left) s left)"
+                status=0
+                timeout --signal=TERM --kill-after=30 "$(quiet_left)" "$PY" -m harness.cli run "$suite" \
+                    --seed "$seed" --task "$label" "${quiet_force[@]}" --leaderboards "$LB" --no-progress >> "$OUT/log-$name.txt" 2>&1 || status=$?
+                if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+                    say "$name: $label of seed $seed cut off by the budget: call again to measure it"
+                    echo more >> "$WORK/quiet/outcomes"
+                    return
+                elif [ "$status" -ne 0 ]; then
+                    say "$name: $label of seed $seed failed with status $status (see log-$name.txt)"
+                    echo failed >> "$WORK/quiet/outcomes"
+                fi
+            done
+        done
+    done
+}
+
+rm -rf "$WORK/lanes" "$WORK/quiet" && mkdir -p "$WORK/lanes" "$WORK/quiet"
 for suite in $SUITES; do lane "$suite" & done
 wait
 outcomes=$(cat "$WORK"/lanes/* 2>/dev/null || echo failed)
+quiet_tasks
+outcomes="$outcomes $(cat "$WORK/quiet/outcomes" 2>/dev/null || true)"
 if [ "$BENCH" != 0 ]; then
     say "the benchmark, on a quiet GPU ($(left) s left)"
     # shellcheck disable=SC2086  # GPU_RUN_BENCH_ARGS is a list of flags
