@@ -137,23 +137,24 @@ class Selection:
     skip_tasks: tuple[str, ...] = ()  # task labels left out (on a shared machine: throughput)
 
     def apply(self, cells: list[Cell]) -> list[Cell]:
-        """The selected cells; a value the suite does not have gets the close-match error."""
+        """The selected cells. A value the suite does not have gets the close-match error; one
+        it has is no error where the other filters leave none of its cells (`--model` of an
+        untrained twin, `--skip-task` of a task run only for other models)."""
         wanted: list[tuple[str, Callable[[Cell], str], str | None]] = [
             ("model label", lambda c: c.label, self.model),
             ("task label", lambda c: c.task.label(), self.task),
             ("seed", lambda c: str(c.seed), None if self.seed is None else str(self.seed)),
         ]
+        every = cells
         for kind, label_of, value in wanted:
             if value is None:
                 continue
-            _known(kind, {label_of(c) for c in cells}).get(value)
+            _known(kind, {label_of(c) for c in every}).get(value)
             cells = [c for c in cells if label_of(c) == value]
-        if self.skip_tasks:
-            known = _known("task label", {c.task.label() for c in cells})
-            for label in self.skip_tasks:
-                known.get(label)  # a label the suite lacks: the close-match error
-            cells = [c for c in cells if c.task.label() not in self.skip_tasks]
-        return cells
+        known = _known("task label", {c.task.label() for c in every})
+        for label in self.skip_tasks:
+            known.get(label)
+        return [c for c in cells if c.task.label() not in self.skip_tasks]
 
 
 def _known(kind: str, labels: set[str]) -> Registry[None]:

@@ -274,6 +274,18 @@ def test_a_selection_keeps_its_cells_and_a_mistyped_one_gets_close_matches(isola
         plan_suite(TINY, root=isolated / "lb", select=Selection(skip_tasks=("throughpt",)))
     rest = plan_suite(TINY, root=isolated / "lb", select=Selection(skip_tasks=("throughput",)))
     assert {c.task.type for c in rest.todo} == {"validation"} and len(rest.todo) == 4
+    # a task some models run (`models:`): skipping it, or choosing it, is no error for another
+    speed_of_cwt = isolated / "tiny-speed.yaml"
+    speed_of_cwt.write_text(
+        TINY.read_text().replace(
+            "  - type: throughput\n", "  - type: throughput\n    models: [bert-tiny-cwt]\n"
+        )
+    )
+    ce = Selection("bert-tiny-ce", skip_tasks=("throughput",))
+    todo = plan_suite(speed_of_cwt, root=isolated / "lb", select=ce).todo
+    assert {(c.label, c.task.type) for c in todo} == {("bert-tiny-ce", "validation")}
+    none = Selection("bert-tiny-ce", task="throughput")
+    assert plan_suite(speed_of_cwt, root=isolated / "lb", select=none).todo == []
 
 
 def test_one_task_is_run_and_forced_again_alone(isolated) -> None:
