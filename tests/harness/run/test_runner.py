@@ -286,6 +286,10 @@ def test_a_selection_keeps_its_cells_and_a_mistyped_one_gets_close_matches(isola
     assert {(c.label, c.task.type) for c in todo} == {("bert-tiny-ce", "validation")}
     none = Selection("bert-tiny-ce", task="throughput")
     assert plan_suite(speed_of_cwt, root=isolated / "lb", select=none).todo == []
+    # a throughput cell builds its model afresh: the plan asks for no pretraining
+    speed = plan_suite(TINY, root=isolated / "lb", select=Selection(task="throughput"))
+    assert len(speed.todo) == 4 and speed.pretraining == {}
+    assert "none (no checkpoint read)" in speed.table() and "to train" not in speed.table()
 
 
 def test_one_task_is_run_and_forced_again_alone(isolated) -> None:
