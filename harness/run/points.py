@@ -57,10 +57,17 @@ def _lock_file(folder: Path) -> Path:
     return folder.parent / f"{folder.name}.lock"
 
 
+def reads_pretraining(cell: Cell) -> bool:
+    """Whether computing the cell needs its pretraining run: its model is pretrained here (not
+    an existing checkpoint) and its task reads a checkpoint (a throughput cell builds its model
+    afresh)."""
+    return cell.pretrain is not None and TASKS.get(cell.task.type).needs_checkpoint
+
+
 def pretraining_elsewhere(cell: Cell) -> bool:
     """Whether another process holds the cell's pretraining lock now (it is training it):
     a run then does other cells first instead of waiting."""
-    if cell.pretrain is None or not TASKS.get(cell.task.type).needs_checkpoint:
+    if cell.pretrain is None or not reads_pretraining(cell):
         return False
     return preparing_now(Path(cell.pretrain.output_dir))
 

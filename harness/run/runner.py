@@ -37,6 +37,7 @@ from harness.run.points import (
     evaluation_points,
     prepare,
     pretraining_elsewhere,
+    reads_pretraining,
 )
 from harness.run.rows import cell_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
@@ -294,7 +295,7 @@ class Plan:
         key = cell.pretrain_key
         if key is None:
             return ""
-        if not _trains(cell):
+        if not reads_pretraining(cell):
             return "none (no checkpoint read)"
         if key not in self.pretraining:
             return key
@@ -336,15 +337,9 @@ def plan_suite(
     out = leaderboard_dir(suite.name, root)
     done = set() if force or not out.is_dir() else done_cells(out)
     todo = [c for c in cells if c.cell_id not in done]
-    keys = sorted({c.pretrain_key for c in todo if c.pretrain_key is not None and _trains(c)})
+    keys = sorted({c.pretrain_key for c in todo if c.pretrain_key and reads_pretraining(c)})
     cached = {k: _cached(k) for k in keys}
     return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached)
-
-
-def _trains(cell: Cell) -> bool:
-    """Whether computing the cell reads its pretraining's checkpoint (a throughput cell
-    builds its model afresh)."""
-    return TASKS.get(cell.task.type).needs_checkpoint
 
 
 def publish_suite(suite: Suite, cells: list[Cell], root: Path) -> list[str]:

@@ -211,3 +211,27 @@ def test_the_mfu_benchmark_asks_for_a_gpu(capsys) -> None:
     assert hlm(["bench", "--only", "mfu"]) == 2
     err = capsys.readouterr().err
     assert "hlm bench: error: --only mfu" in err and "add --device cuda" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "parts"),
+    [
+        ([], ("mfu", "cwt", "steps")),  # the goal's steps first
+        (["--quick"], ("cwt", "steps")),
+        (["--only", "steps"], ("steps",)),
+    ],
+)
+def test_the_gpu_benchmark_measures_the_mfu_steps_first_by_default(
+    monkeypatch, capsys, flags: list[str], parts: tuple[str, ...]
+) -> None:
+    import harness.bench
+
+    asked: list[tuple[str, ...]] = []
+
+    def fake(quick: bool = False, parts: tuple[str, ...] = ()) -> list:
+        asked.append(parts)
+        return []
+
+    monkeypatch.setattr(harness.bench, "run_cuda_bench", fake)
+    assert hlm(["bench", "--device", "cuda", *flags]) == 0
+    assert asked == [parts]
