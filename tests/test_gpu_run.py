@@ -132,6 +132,22 @@ def test_a_spent_budget_runs_nothing_and_still_packs_the_results(
     assert not (tmp_path / "out" / "log-tiny.txt").exists()  # no `hlm run` was started
     assert (tmp_path / "out" / "leaderboards.tar.gz").is_file()
     assert (tmp_path / "out" / "status.txt").read_text() == "more\n"
+    assert "quiet tasks (throughput) run alone after the lanes, in the last 90 s" in log
+
+
+def test_a_suite_without_quiet_tasks_keeps_no_time_for_them(tmp_path: Path) -> None:
+    """The lanes may run up to the benchmark's slot: the time left they see is the budget's
+    (less the few seconds of loading the suite), not 90 s less."""
+    text = (ROOT / "tests" / "harness" / "data" / "tiny.yaml").read_text()
+    calm = tmp_path / "calm.yaml"
+    calm.write_text(text.split("  - type: throughput")[0].replace("name: tiny\n", "name: calm\n"))
+    res = _run(tmp_path, budget=0, suites=str(calm))
+    assert res.returncode == 0, res.stderr
+    log = (tmp_path / "out" / "log.txt").read_text()
+    assert "no suite has a quiet task (throughput): the lanes run to the benchmark's slot" in log
+    left = re.search(r"budget spent before seed 0 bert-tiny-ce \((-?\d+) s left", log)
+    assert left is not None, log
+    assert -60 < int(left.group(1)) <= 0, log  # with the quiet slot: -90 or less
 
 
 @pytest.mark.slow

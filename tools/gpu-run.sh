@@ -23,7 +23,8 @@
 # GPU_RUN_MODELS, a list of model labels, runs only those, in its order (within each seed), so
 # a lease can put first an arm that has no rows yet. The lanes leave out the quiet tasks
 # (GPU_RUN_QUIET_TASKS, task labels, default "throughput": a speed measured beside another
-# lane measures the sharing) and stop GPU_RUN_QUIET_S (default 90) + GPU_RUN_BENCH_S seconds
+# lane measures the sharing) and stop GPU_RUN_QUIET_S (default 90; none where no suite has a
+# quiet task) + GPU_RUN_BENCH_S seconds
 # (default 150) before the budget ends; then, alone on the GPU, each suite's quiet tasks run
 # at the seeds its lane started (`hlm run SUITE --seed N --task T`: every model's cells of
 # that task, which need no checkpoint), and after them the benchmark
@@ -35,8 +36,7 @@
 # "failed": a cell failed, its lane's log says why) and bench.json.
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
-# GPU_RUN_MODELS, GPU_RUN_QUIET_TASKS ("" runs them in the lanes, and frees the quiet slot for
-# a call whose suites have none), GPU_RUN_QUIET_S,
+# GPU_RUN_MODELS, GPU_RUN_QUIET_TASKS ("" runs them in the lanes), GPU_RUN_QUIET_S,
 # GPU_RUN_QUIET_FORCE=1 (measure the quiet tasks' cells again, at the seeds the lanes started),
 # GPU_RUN_BUDGET_S, GPU_RUN_MIN_CELL_S (default 60: a lane with less time left
 # starts no model; on a lease's last call, set it to a model's whole time, so that no run is
@@ -86,8 +86,21 @@ BENCH=${GPU_RUN_BENCH:-1}
 reserve=0
 [ "$BENCH" != 0 ] && reserve=${GPU_RUN_BENCH_S:-150}
 QUIET=" ${GPU_RUN_QUIET_TASKS-throughput} "  # task labels measured alone, after the lanes
-quiet_reserve=0
-[ "$QUIET" != "  " ] && quiet_reserve=${GPU_RUN_QUIET_S:-90}
+rm -rf "$WORK/lanes" "$WORK/quiet" "$WORK/suites" && mkdir -p "$WORK/lanes" "$WORK/quiet" "$WORK/suites"
+quiet_reserve=0  # kept only where a suite has a quiet task
+for suite in $SUITES; do  # each suite's name, seeds, model and task labels (a line each), or why not
+    meta="$WORK/suites/$(basename "$suite").txt"
+    "$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models)); print(*(t.label() for t in s.tasks))" \
+        "$suite" > "$meta" 2> "$meta.err" || { rm -f "$meta"; continue; }
+    for label in $(sed -n 4p "$meta"); do
+        if [[ "$QUIET" == *" $label "* ]]; then quiet_reserve=${GPU_RUN_QUIET_S:-90}; fi
+    done
+done
+if [ "$quiet_reserve" -gt 0 ]; then
+    say "quiet tasks (${QUIET:1:-1}) run alone after the lanes, in the last $quiet_reserve s before the benchmark's"
+else
+    say "no suite has a quiet task (${QUIET:1:-1}): the lanes run to the benchmark's slot"
+fi
 quiet_force=()  # GPU_RUN_QUIET_FORCE=1: measure them again (rows measured on a shared GPU)
 [ -n "${GPU_RUN_QUIET_FORCE:-}" ] && quiet_force=(--force)
 left() { echo $((BUDGET - $(date +%s) + start)); }   # of the call
@@ -95,10 +108,15 @@ quiet_left() { echo $(($(left) - reserve)); }         # of the quiet tasks
 lane_left() { echo $(($(quiet_left) - quiet_reserve)); }  # of the lanes
 
 lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) into $WORK/lanes/NAME
-    local suite=$1 named name seeds models labels seed model status label skips=()
-    named=$("$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models)); print(*(t.label() for t in s.tasks))" "$suite") \
-        || { say "$suite does not load (above): its lane stopped"; echo failed > "$WORK/lanes/$(basename "$suite")"; return 2; }
-    { read -r name; read -r seeds; read -r models; read -r labels; } <<< "$named"
+    local suite=$1 meta name seeds models labels seed model status label skips=()
+    meta="$WORK/suites/$(basename "$suite").txt"
+    if [ ! -f "$meta" ]; then
+        cat "$meta.err" >&2
+        say "$suite does not load (above): its lane stopped"
+        echo failed > "$WORK/lanes/$(basename "$suite")"
+        return 2
+    fi
+    { read -r name; read -r seeds; read -r models; read -r labels; } < "$meta"
     for label in $labels; do  # the quiet tasks this suite has: left to the quiet phase
         if [[ "$QUIET" == *" $label "* ]]; then
             skips+=(--skip-task "$label")
@@ -171,7 +189,6 @@ quiet_tasks() {  # after the lanes, on a quiet GPU: each suite's quiet tasks at 
     done
 }
 
-rm -rf "$WORK/lanes" "$WORK/quiet" && mkdir -p "$WORK/lanes" "$WORK/quiet"
 for suite in $SUITES; do lane "$suite" & done
 wait
 outcomes=$(cat "$WORK"/lanes/* 2>/dev/null || echo failed)

@@ -317,3 +317,23 @@ def test_every_kind_of_task_has_its_labels_and_its_head() -> None:
     torch.testing.assert_close(mse, torch.tensor(0.25))
     assert GLUE["stsb"].label("3.8") == pytest.approx(3.8) and GLUE["stsb"].num_labels == 1
     assert GLUE["sst2"].label("1") == 1 and GLUE["sst2"].num_labels == 2
+
+
+@pytest.mark.parametrize("kind", ["classification", "regression", "multiple_choice"])
+def test_every_head_starts_from_the_checkpoints_encoder(tiny_encoder, kind) -> None:
+    """Fine-tuning starts from the pretrained encoder, weight for weight: only the pooler and
+    the task's head are new (a key renamed between pretraining and fine-tuning would leave the
+    encoder at its initial weights and make the pretrained model its own untrained twin)."""
+    from transformers import AutoModelForMaskedLM
+
+    from harness.downstream.classifier import HEADS
+
+    tasks = {"classification": GLUE["sst2"], "regression": GLUE["stsb"]}
+    task = tasks[kind] if kind in tasks else SUPERGLUE["copa"]
+    assert task.kind == kind
+    pretrained = AutoModelForMaskedLM.from_pretrained(tiny_encoder).bert.state_dict()
+    model = HEADS[kind].load(tiny_encoder, task)
+    encoder = model.bert.state_dict()
+    assert set(pretrained) == set(encoder) - {k for k in encoder if k.startswith("pooler.")}
+    for name, weight in pretrained.items():
+        torch.testing.assert_close(encoder[name], weight, rtol=0, atol=0, msg=name)
