@@ -184,4 +184,5 @@ def test_a_suite_that_does_not_load_fails_its_lane_and_the_call(tmp_path: Path) 
     assert res.returncode == 0, res.stderr + res.stdout
     log = (tmp_path / "out" / "log.txt").read_text()
     assert f"{bad} does not load (above): its lane stopped" in log
+    assert f"{bad}: models: Input should be a valid list" in res.stderr  # the reason, named
     assert (tmp_path / "out" / "status.txt").read_text() == "failed\n"

@@ -87,11 +87,30 @@ reserve=0
 [ "$BENCH" != 0 ] && reserve=${GPU_RUN_BENCH_S:-150}
 QUIET=" ${GPU_RUN_QUIET_TASKS-throughput} "  # task labels measured alone, after the lanes
 rm -rf "$WORK/lanes" "$WORK/quiet" "$WORK/suites" && mkdir -p "$WORK/lanes" "$WORK/quiet" "$WORK/suites"
+# each suite's name, seeds, model labels and task labels (a line each) into $WORK/suites/FILE.txt,
+# or why it does not load into FILE.txt.err (its lane fails, not the others'); one process
+# shellcheck disable=SC2086  # SUITES is a list of paths
+"$PY" - "$WORK/suites" $SUITES <<'DESCRIBE' || say "the suites could not be read (above)"
+import sys
+import traceback
+from pathlib import Path
+
+from harness.suite import load_suite
+
+folder = Path(sys.argv[1])
+for path in sys.argv[2:]:
+    meta = folder / f"{Path(path).name}.txt"
+    try:
+        s = load_suite(path)
+    except Exception:  # any reason at all: the lane says it, the other lanes run
+        Path(f"{meta}.err").write_text(traceback.format_exc())
+        continue
+    lines = [s.name, " ".join(map(str, s.seeds)), " ".join(m.label() for m in s.models)]
+    meta.write_text("\n".join([*lines, " ".join(t.label() for t in s.tasks)]) + "\n")
+DESCRIBE
 quiet_reserve=0  # kept only where a suite has a quiet task
-for suite in $SUITES; do  # each suite's name, seeds, model and task labels (a line each), or why not
-    meta="$WORK/suites/$(basename "$suite").txt"
-    "$PY" -c "import sys; from harness.suite import load_suite; s = load_suite(sys.argv[1]); print(s.name); print(*s.seeds); print(*(m.label() for m in s.models)); print(*(t.label() for t in s.tasks))" \
-        "$suite" > "$meta" 2> "$meta.err" || { rm -f "$meta"; continue; }
+for meta in "$WORK"/suites/*.txt; do
+    [ -e "$meta" ] || continue
     for label in $(sed -n 4p "$meta"); do
         if [[ "$QUIET" == *" $label "* ]]; then quiet_reserve=${GPU_RUN_QUIET_S:-90}; fi
     done
@@ -111,7 +130,7 @@ lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) i
     local suite=$1 meta name seeds models labels seed model status label skips=()
     meta="$WORK/suites/$(basename "$suite").txt"
     if [ ! -f "$meta" ]; then
-        cat "$meta.err" >&2
+        cat "$meta.err" >&2 2>/dev/null || true
         say "$suite does not load (above): its lane stopped"
         echo failed > "$WORK/lanes/$(basename "$suite")"
         return 2
