@@ -90,7 +90,7 @@ def test_shipped_tasks_score_against_the_labels_of_the_local_files(
 
     monkeypatch.setenv("HLM_DATA_ROOT", str(data_root))
     manager = TaskManager(include_path=[str(ROOT / "harness" / "lm_eval_tasks")])
-    built = manager.load_task_or_group([task])[task]
+    built = manager.load(task)["tasks"][task]
     docs = list(built.eval_docs)
     targets = [(built.doc_to_target(d), built.doc_to_choice(d)) for d in docs]
     gold = Counter(t if isinstance(t, str) else names[t] for t, names in targets)
