@@ -190,7 +190,43 @@ def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFra
     if not tables:
         empty = {c: pd.Series(dtype=object) for c in COLUMNS}
         return pd.DataFrame({**empty, FINAL: pd.Series(dtype=bool)})
-    return pa.concat_tables(tables).to_pandas()
+    df = pa.concat_tables(tables).to_pandas()
+    if not include_stale:  # a superseded cell may hold the rows its successor holds now
+        mixed = mixed_cells(df)
+        if mixed:
+            raise UserError(f"{directory}: {mixed[0]}")
+    return df
+
+
+def task_entry(config_json: Any) -> str:
+    """The suite's task entry a row's cell ran (its `name`, else its type), from the row's
+    `config`; '?' where the row does not say."""
+    try:
+        task = json.loads(config_json)["task"]
+        return str(task["name"] or task["type"])
+    except (TypeError, ValueError, KeyError):
+        return "?"
+
+
+def mixed_cells(df: pd.DataFrame) -> list[str]:
+    """What is wrong where two cells write a row of the same model, sweep point, seed, task,
+    metric and step (two task entries of a suite reporting the same sub-task, with other
+    params, say): every reader would take their values for one and average them. One line
+    per such row key, naming both task entries; [] where every key has one cell."""
+    keys = [*GROUP, "step"]
+    cells = df.groupby(keys, dropna=False, sort=False)["cell_id"].unique()
+    problems = []
+    for key, ids in cells[cells.map(len) > 1].items():
+        row_key: tuple[Any, ...] = key  # type: ignore[assignment]  # groupby over several keys
+        at = dict(zip(keys, row_key, strict=True))
+        entries = [task_entry(df.loc[df["cell_id"] == i, "config"].iloc[0]) for i in ids[:2]]
+        problems.append(
+            f"task entries {entries[0]!r} and {entries[1]!r} (cells {ids[0]}, {ids[1]}) both "
+            f"write {at['task']} {at['metric']} of {at['model']}, seed {at['seed']}, step "
+            f"{at['step']}: their values would be averaged as one; run the two in separate "
+            "suites, or let them report different sub-tasks"
+        )
+    return problems
 
 
 def no_results(directory: Path, suite: str) -> UserError:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 import torch
 
-from harness.results.leaderboard import git_sha, now
+from harness.results.leaderboard import GROUP, git_sha, mixed_cells, now, read_leaderboard
 from harness.results.metrics import direction
 from harness.tasks import Result, TaskContext
 from zoo.errors import UserError
@@ -124,3 +127,23 @@ def cell_rows(
             }
         )
     return rows
+
+
+def refuse_mixed_rows(out: Path, cell: Cell, rows: list[dict[str, Any]]) -> None:
+    """A UserError, before any of them is written, where one of the cell's rows has the
+    model, sweep point, seed, task, metric and step of a row another cell of `out` wrote.
+    A damaged file is the run's to name and recompute, not this check's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "<file>: skipped, ..."
+        board = read_leaderboard(out)
+    others = board[board["cell_id"] != cell.cell_id]
+    if others.empty or not rows:
+        return
+    cols = [*GROUP, "step", "cell_id", "config"]
+    both = pd.concat([others[cols], pd.DataFrame(rows)[cols]], ignore_index=True)
+    mixed = mixed_cells(both)
+    if mixed:
+        raise UserError(
+            f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {mixed[0]}; none of its "
+            "rows was written"
+        )

@@ -39,7 +39,7 @@ from harness.run.points import (
     pretraining_elsewhere,
     reads_pretraining,
 )
-from harness.run.rows import cell_rows, sample_rows
+from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
 from harness.tasks import TASKS, TaskContext
 from zoo.errors import UserError
@@ -114,6 +114,7 @@ def run_cell(cell: Cell, out: Path, done: set[str]) -> None:
         if point.result_id not in done:
             with artifact_folder(out, point.result_id) as artifacts:
                 rows, samples = run_point(cell, point, artifacts)
+            refuse_mixed_rows(out, cell, rows)
             write_samples(out, point.result_id, samples)
             write_cell(out, point.result_id, rows)  # last: marks the point done
 

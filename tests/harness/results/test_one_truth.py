@@ -32,10 +32,9 @@ def _cells(folder: Path) -> dict[str, set[str]]:
 
 def test_every_reader_sees_the_current_rows(tmp_path: Path) -> None:
     board = tmp_path / "board"
-    for cell in ("a", "b", "old"):
-        r = row("m", "val_loss", 1.0)
-        write_cell(board, cell, [{**r, "cell_id": cell}])
-    write_cell(board, "a.step-3", [{**row("m", "val_loss", 2.0, step=3), "cell_id": "a"}])
+    for cell in ("a", "b", "old"):  # a model each: two cells never write one row key
+        write_cell(board, cell, [{**row(cell, "val_loss", 1.0), "cell_id": cell}])
+    write_cell(board, "a.step-3", [{**row("a", "val_loss", 2.0, step=3), "cell_id": "a"}])
     write_current_cells(board, ["a", "b"])
     assert all(cells == {"a", "b"} for cells in _cells(board).values()), _cells(board)
     assert (board / SUPERSEDED / "old.parquet").is_file()

@@ -75,12 +75,14 @@ def test_an_old_cell_whose_configuration_changed_is_left_unpaired() -> None:
 
 
 def _write_old(folder: Path, o: OldCell) -> None:
+    """The cell's rows (of its own task: two cells never write one row key) at steps 6 and 3."""
+    task = o.config["task"]["name"] or o.config["task"]["type"]
     for rid, step in ((o.cell_id, 6), (f"{o.cell_id}.step-0000003", 3)):
-        r = row("bert-tiny-ce", "val_loss", 5.0 + step, step=step)
+        r = row("bert-tiny-ce", "val_loss", 5.0 + step, step=step, task=task)
         r.update(cell_id=o.cell_id, config=json.dumps(o.config, sort_keys=True))
         write_cell(folder, rid, [r])
     sample = {"cell_id": o.cell_id, "model": "bert-tiny-ce", "sweep": "{}", "seed": 0}
-    sample.update(step=6, task="validation", metric="val_loss", key="0", value=1.5)
+    sample.update(step=6, task=task, metric="val_loss", key="0", value=1.5)
     write_samples(folder, o.cell_id, [sample])
     (folder / "_artifacts" / o.cell_id).mkdir(parents=True)
     (folder / "_artifacts" / o.cell_id / "results.json").write_text("{}")

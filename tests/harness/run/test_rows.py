@@ -1,0 +1,87 @@
+"""Leaderboard rows of a computed cell: two task entries of one suite that report the same
+sub-task are refused before the second writes a row, since every reader would take the two
+for one value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as hlm
+from harness.results.leaderboard import read_leaderboard
+from harness.run.runner import run_suite
+
+# one bert-tiny, two `synthetic` entries with other fine-tuning params: both report
+# synthetic/agreement, whatever each entry is named
+TWICE = """\
+name: twice
+baseline: bert-tiny-ce
+models:
+  - {preset: bert-tiny, objective: ce}
+recipe: {corpus: ["synthetic:200"], vocab_size: 400, steps: 4, batch_size: 4, seq_len: 32}
+seeds: [0]
+tasks:
+  - type: synthetic
+    params: {epochs: 1, batch_size: 16, lr: 1.0e-4, max_examples: 32, max_eval_examples: 16}
+  - type: synthetic
+    name: synthetic-lr3e-4
+    params: {epochs: 1, batch_size: 16, lr: 3.0e-4, max_examples: 32, max_eval_examples: 16}
+"""
+
+
+def test_a_second_entry_reporting_the_same_sub_task_writes_nothing(isolated: Path) -> None:
+    suite = isolated / "twice.yaml"
+    suite.write_text(TWICE)
+    lb = isolated / "lb"
+    summary = run_suite(suite, root=lb, progress=False)
+    assert summary.computed == 1 and len(summary.failed) == 1, summary
+    failed = summary.failed[0]
+    assert "task entries 'synthetic' and 'synthetic-lr3e-4'" in failed, failed
+    assert "both write synthetic/agreement" in failed and "none of its rows was written" in failed
+    df = read_leaderboard(lb / "twice")  # the first entry's rows, whole and alone
+    assert set(df["cell_id"]) == {next(iter(set(df["cell_id"])))}
+    assert "synthetic/agreement" in set(df["task"])
+    # through the CLI: a non-zero exit that names the two entries
+    assert hlm(["run", str(suite), "--leaderboards", str(lb), "-q"]) != 0
+
+
+def test_entries_reporting_different_sub_tasks_both_write(isolated: Path) -> None:
+    """The guard compares row keys, not task types: the same two entries, each on a model of
+    its own, write their rows side by side."""
+    suite = isolated / "apart.yaml"
+    models = "  - {preset: bert-tiny, objective: ce}\n  - {preset: bert-tiny, objective: cwt}\n"
+    text = TWICE.replace("name: twice", "name: apart").replace(
+        "  - {preset: bert-tiny, objective: ce}\n", models
+    )
+    first, second = text.split("    name: synthetic-lr3e-4\n")
+    first = first.replace(
+        "  - type: synthetic\n", "  - type: synthetic\n    models: [bert-tiny-ce]\n", 1
+    )
+    suite.write_text(f"{first}    name: synthetic-lr3e-4\n    models: [bert-tiny-cwt]\n{second}")
+    summary = run_suite(suite, root=isolated / "lb", progress=False)
+    assert summary.failed == [] and summary.computed == 2
+    df = read_leaderboard(isolated / "lb" / "apart")
+    assert set(df["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
+
+
+@pytest.mark.parametrize("include_stale", [False, True])
+def test_a_board_already_mixed_is_refused_on_reading(tmp_path: Path, include_stale: bool) -> None:
+    """Rows of two cells under one key (copied in by hand, or written before the guard):
+    reading the board says so, naming the folder and both entries; reading superseded rows
+    too (where an old cell's rows stand beside its successor's) does not."""
+    from harness.results.leaderboard import write_cell
+    from tests.harness.results.test_leaderboard import row
+
+    for cell, name in (("c1", None), ("c2", "glue-lr3e-4")):
+        r = row("m", "accuracy", 0.5, task="glue/sst2")
+        r.update(cell_id=cell, config=json.dumps({"task": {"type": "glue", "name": name}}))
+        write_cell(tmp_path, cell, [r])
+    if include_stale:
+        assert len(read_leaderboard(tmp_path, include_stale=True)) == 2
+        return
+    from zoo.errors import UserError
+
+    with pytest.raises(UserError, match=rf"{tmp_path}: task entries 'glue' and 'glue-lr3e-4'"):
+        read_leaderboard(tmp_path)
