@@ -211,8 +211,9 @@ def task_entry(config_json: Any) -> str:
 def mixed_cells(df: pd.DataFrame) -> list[str]:
     """What is wrong where two cells write a row of the same model, sweep point, seed, task,
     metric and step (two task entries of a suite reporting the same sub-task, with other
-    params, say): every reader would take their values for one and average them. One line
-    per such row key, naming both task entries; [] where every key has one cell."""
+    params, say): every reader would take the two for one value (`final_rows` keeps the
+    newest, hiding the other). One line per such row key, naming both task entries; [] where
+    every key has one cell."""
     keys = [*GROUP, "step"]
     cells = df.groupby(keys, dropna=False, sort=False)["cell_id"].unique()
     problems = []
@@ -223,7 +224,7 @@ def mixed_cells(df: pd.DataFrame) -> list[str]:
         problems.append(
             f"task entries {entries[0]!r} and {entries[1]!r} (cells {ids[0]}, {ids[1]}) both "
             f"write {at['task']} {at['metric']} of {at['model']}, seed {at['seed']}, step "
-            f"{at['step']}: their values would be averaged as one; run the two in separate "
+            f"{at['step']}: one would hide the other in every table; run the two in separate "
             "suites, or let them report different sub-tasks"
         )
     return problems

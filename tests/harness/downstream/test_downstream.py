@@ -328,8 +328,11 @@ def test_every_head_starts_from_the_checkpoints_encoder(tiny_encoder, kind) -> N
 
     from harness.downstream.classifier import HEADS
 
-    tasks = {"classification": GLUE["sst2"], "regression": GLUE["stsb"]}
-    task = tasks[kind] if kind in tasks else SUPERGLUE["copa"]
+    task = {
+        "classification": GLUE["sst2"],
+        "regression": GLUE["stsb"],
+        "multiple_choice": SUPERGLUE["copa"],
+    }[kind]
     assert task.kind == kind
     pretrained = AutoModelForMaskedLM.from_pretrained(tiny_encoder).bert.state_dict()
     model = HEADS[kind].load(tiny_encoder, task)

@@ -29,6 +29,24 @@ tasks:
     name: synthetic-lr3e-4
     params: {epochs: 1, batch_size: 16, lr: 3.0e-4, max_examples: 32, max_eval_examples: 16}
 """
+# the same two entries, each on a model of its own
+APART = """\
+name: apart
+baseline: bert-tiny-ce
+models:
+  - {preset: bert-tiny, objective: ce}
+  - {preset: bert-tiny, objective: cwt}
+recipe: {corpus: ["synthetic:200"], vocab_size: 400, steps: 4, batch_size: 4, seq_len: 32}
+seeds: [0]
+tasks:
+  - type: synthetic
+    models: [bert-tiny-ce]
+    params: {epochs: 1, batch_size: 16, lr: 1.0e-4, max_examples: 32, max_eval_examples: 16}
+  - type: synthetic
+    name: synthetic-lr3e-4
+    models: [bert-tiny-cwt]
+    params: {epochs: 1, batch_size: 16, lr: 3.0e-4, max_examples: 32, max_eval_examples: 16}
+"""
 
 
 def test_a_second_entry_reporting_the_same_sub_task_writes_nothing(isolated: Path) -> None:
@@ -41,7 +59,7 @@ def test_a_second_entry_reporting_the_same_sub_task_writes_nothing(isolated: Pat
     assert "task entries 'synthetic' and 'synthetic-lr3e-4'" in failed, failed
     assert "both write synthetic/agreement" in failed and "none of its rows was written" in failed
     df = read_leaderboard(lb / "twice")  # the first entry's rows, whole and alone
-    assert set(df["cell_id"]) == {next(iter(set(df["cell_id"])))}
+    assert df["cell_id"].nunique() == 1
     assert "synthetic/agreement" in set(df["task"])
     # through the CLI: a non-zero exit that names the two entries
     assert hlm(["run", str(suite), "--leaderboards", str(lb), "-q"]) != 0
@@ -51,15 +69,7 @@ def test_entries_reporting_different_sub_tasks_both_write(isolated: Path) -> Non
     """The guard compares row keys, not task types: the same two entries, each on a model of
     its own, write their rows side by side."""
     suite = isolated / "apart.yaml"
-    models = "  - {preset: bert-tiny, objective: ce}\n  - {preset: bert-tiny, objective: cwt}\n"
-    text = TWICE.replace("name: twice", "name: apart").replace(
-        "  - {preset: bert-tiny, objective: ce}\n", models
-    )
-    first, second = text.split("    name: synthetic-lr3e-4\n")
-    first = first.replace(
-        "  - type: synthetic\n", "  - type: synthetic\n    models: [bert-tiny-ce]\n", 1
-    )
-    suite.write_text(f"{first}    name: synthetic-lr3e-4\n    models: [bert-tiny-cwt]\n{second}")
+    suite.write_text(APART)
     summary = run_suite(suite, root=isolated / "lb", progress=False)
     assert summary.failed == [] and summary.computed == 2
     df = read_leaderboard(isolated / "lb" / "apart")
