@@ -47,11 +47,6 @@ class BertSpec(ModelSpec):
         )
         return BertForMaskedLM(config)
 
-    @staticmethod
-    def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
-        assert isinstance(model, BertForMaskedLM)
-        return model.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
     @classmethod
     def selected_body(
         cls,

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from torch import Tensor, nn
 from transformers import (
-    AutoModelForCausalLM,
     GPT2Config,
     GPT2LMHeadModel,
     PretrainedConfig,
@@ -15,21 +13,13 @@ from transformers import (
 )
 
 from zoo.models.registry import FAMILIES, PRESETS
-from zoo.models.spec import Kind, ModelSpec, Recipe
-from zoo.objectives.base import VocabHead
-
-
-def _identity(x: Tensor) -> Tensor:
-    return x
+from zoo.models.spec import DecoderSpec, Recipe
 
 
 @FAMILIES.register("gpt2")
 @dataclass(frozen=True)
-class GPT2Spec(ModelSpec):
+class GPT2Spec(DecoderSpec):
     family: ClassVar[str] = "gpt2"
-    kind: ClassVar[Kind] = "decoder"
-    auto_class: ClassVar[Any] = AutoModelForCausalLM
-    pipeline_tag: ClassVar[str] = "text-generation"
 
     @classmethod
     def dims_from_hf_config(cls, config: PretrainedConfig) -> dict[str, int]:
@@ -43,35 +33,14 @@ class GPT2Spec(ModelSpec):
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
         config = GPT2Config(
-            vocab_size=self.vocab_size,
             n_embd=self.hidden_size,
             n_layer=self.num_layers,
             n_head=self.num_heads,
             n_inner=self.intermediate_size,
             n_positions=self.max_positions,
-            tie_word_embeddings=tie_word_embeddings and self.tied,
-            bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
-            eos_token_id=0,
-            pad_token_id=1,
-            attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
+            **self.decoder_config(tie_word_embeddings),
         )
         return GPT2LMHeadModel(config)
-
-    @staticmethod
-    def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
-        assert isinstance(model, GPT2LMHeadModel)
-        return model.transformer(
-            input_ids=input_ids, attention_mask=attention_mask
-        ).last_hidden_state
-
-    @staticmethod
-    def vocab_head(model: PreTrainedModel) -> VocabHead:
-        assert isinstance(model, GPT2LMHeadModel)
-        return VocabHead(transform=_identity, weight=model.lm_head.weight, bias=None)
-
-    @staticmethod
-    def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
-        return []
 
 
 @PRESETS.register("gpt2-11m")

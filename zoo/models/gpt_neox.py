@@ -6,31 +6,21 @@ Numbers follow EleutherAI's Pythia configs (rotary on 25% of head dims, parallel
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from torch import Tensor, nn
-from transformers import AutoModelForCausalLM, GPTNeoXConfig, GPTNeoXForCausalLM, PreTrainedModel
+from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, PreTrainedModel
 
 from zoo.models.registry import FAMILIES, PRESETS
-from zoo.models.spec import Kind, ModelSpec, Recipe
-from zoo.objectives.base import VocabHead
-
-
-def _identity(x: Tensor) -> Tensor:
-    return x
+from zoo.models.spec import DecoderSpec, Recipe
 
 
 @FAMILIES.register("gpt_neox")
 @dataclass(frozen=True)
-class GPTNeoXSpec(ModelSpec):
+class GPTNeoXSpec(DecoderSpec):
     family: ClassVar[str] = "gpt_neox"
-    kind: ClassVar[Kind] = "decoder"
-    auto_class: ClassVar[Any] = AutoModelForCausalLM
-    pipeline_tag: ClassVar[str] = "text-generation"
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
         config = GPTNeoXConfig(
-            vocab_size=self.vocab_size,
             hidden_size=self.hidden_size,
             num_hidden_layers=self.num_layers,
             num_attention_heads=self.num_heads,
@@ -42,27 +32,9 @@ class GPTNeoXSpec(ModelSpec):
                 "partial_rotary_factor": 0.25,
             },
             use_parallel_residual=True,
-            tie_word_embeddings=tie_word_embeddings and self.tied,
-            bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
-            eos_token_id=0,
-            pad_token_id=1,
-            attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
+            **self.decoder_config(tie_word_embeddings),
         )
         return GPTNeoXForCausalLM(config)
-
-    @staticmethod
-    def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
-        assert isinstance(model, GPTNeoXForCausalLM)
-        return model.gpt_neox(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    @staticmethod
-    def vocab_head(model: PreTrainedModel) -> VocabHead:
-        assert isinstance(model, GPTNeoXForCausalLM)
-        return VocabHead(transform=_identity, weight=model.lm_head.weight, bias=None)
-
-    @staticmethod
-    def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
-        return []
 
 
 @PRESETS.register("pythia-tiny")

@@ -5,11 +5,9 @@ FLOP count comes from the same block description (`kv_heads`, `mlp_matrices`).""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from torch import Tensor, nn
 from transformers import (
-    AutoModelForCausalLM,
     LlamaConfig,
     LlamaForCausalLM,
     PretrainedConfig,
@@ -17,21 +15,13 @@ from transformers import (
 )
 
 from zoo.models.registry import FAMILIES, PRESETS
-from zoo.models.spec import Kind, ModelSpec, Recipe
-from zoo.objectives.base import VocabHead
-
-
-def _identity(x: Tensor) -> Tensor:
-    return x
+from zoo.models.spec import DecoderSpec, Recipe
 
 
 @FAMILIES.register("llama")
 @dataclass(frozen=True)
-class LlamaSpec(ModelSpec):
+class LlamaSpec(DecoderSpec):
     family: ClassVar[str] = "llama"
-    kind: ClassVar[Kind] = "decoder"
-    auto_class: ClassVar[Any] = AutoModelForCausalLM
-    pipeline_tag: ClassVar[str] = "text-generation"
 
     @classmethod
     def dims_from_hf_config(cls, config: PretrainedConfig) -> dict[str, int]:
@@ -43,34 +33,15 @@ class LlamaSpec(ModelSpec):
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
         config = LlamaConfig(
-            vocab_size=self.vocab_size,
             hidden_size=self.hidden_size,
             num_hidden_layers=self.num_layers,
             num_attention_heads=self.num_heads,
             num_key_value_heads=self.kv_heads or self.num_heads,
             intermediate_size=self.intermediate_size,
             max_position_embeddings=self.max_positions,
-            tie_word_embeddings=tie_word_embeddings and self.tied,
-            bos_token_id=0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
-            eos_token_id=0,
-            pad_token_id=1,
-            attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
+            **self.decoder_config(tie_word_embeddings),
         )
         return LlamaForCausalLM(config)
-
-    @staticmethod
-    def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
-        assert isinstance(model, LlamaForCausalLM)
-        return model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    @staticmethod
-    def vocab_head(model: PreTrainedModel) -> VocabHead:
-        assert isinstance(model, LlamaForCausalLM)
-        return VocabHead(transform=_identity, weight=model.lm_head.weight, bias=None)
-
-    @staticmethod
-    def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
-        return []
 
 
 @PRESETS.register("llama-tiny")

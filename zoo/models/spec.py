@@ -1,10 +1,11 @@
 """Model specs: frozen dataclasses with explicit numbers, and the paper's recipe per preset.
 
 A spec says what to build (family, sizes, vocabulary); a `Recipe` says how the paper trained it
-(Appendix D). Family files (`bert.py`, `gpt_neox.py`, `gpt2.py`) subclass `ModelSpec` and know
-how to build their Hugging Face model, reach its body, head and embeddings, which `Auto*`
-class loads it, and how to describe an existing checkpoint's config as a spec. Code outside
-a family file dispatches through these, never through the model type's name.
+(Appendix D). Family files (`bert.py`, `gpt_neox.py`, `gpt2.py`, `llama.py`) subclass
+`ModelSpec` (decoders its `DecoderSpec`, which holds what every causal LM shares) and know how
+to build their Hugging Face model, reach its body, head and embeddings, which `Auto*` class
+loads it, and how to describe an existing checkpoint's config as a spec. Code outside a family
+file dispatches through these, never through the model type's name.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from torch import Tensor, nn
-from transformers import PretrainedConfig, PreTrainedModel
+from transformers import AutoModelForCausalLM, PretrainedConfig, PreTrainedModel
 
 from zoo.objectives.base import VocabHead
 
@@ -110,8 +111,10 @@ class ModelSpec:
 
     @staticmethod
     def body(model: PreTrainedModel, input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
-        """The transformer body's last hidden state [B, T, D] (after any final LayerNorm)."""
-        raise NotImplementedError
+        """The transformer body's last hidden state [B, T, D] (after any final LayerNorm): the
+        model's `base_model` (the module Hugging Face's `base_model_prefix` names), no head."""
+        out = model.base_model(input_ids=input_ids, attention_mask=attention_mask)
+        return out.last_hidden_state  # (B, T, D)
 
     @classmethod
     def selected_body(
@@ -183,6 +186,40 @@ class ModelSpec:
     def body_params(self) -> int:
         """Non-embedding matrix parameters of the transformer body (analytic, for FLOPs)."""
         return self.num_layers * self.layer_params()
+
+
+def _identity(x: Tensor) -> Tensor:
+    return x
+
+
+@dataclass(frozen=True)
+class DecoderSpec(ModelSpec):
+    """Base for causal-LM families: a plain linear head (`lm_head`, tied to the input embeddings
+    or not) on the body's last hidden state, no module of its own before it, and the special
+    tokens of the zoo's decoder tokenizers. A family adds `build` (from `decoder_config`)."""
+
+    kind: ClassVar[Kind] = "decoder"
+    auto_class: ClassVar[Any] = AutoModelForCausalLM
+    pipeline_tag: ClassVar[str] = "text-generation"
+
+    def decoder_config(self, tie_word_embeddings: bool) -> dict[str, Any]:
+        """The config values every decoder family's Hugging Face config takes by these names."""
+        return {
+            "vocab_size": self.vocab_size,
+            "tie_word_embeddings": tie_word_embeddings and self.tied,
+            "bos_token_id": 0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
+            "eos_token_id": 0,
+            "pad_token_id": 1,
+            "attn_implementation": "sdpa",
+        }
+
+    @classmethod
+    def vocab_head(cls, model: PreTrainedModel) -> VocabHead:
+        return VocabHead(transform=_identity, weight=cls.output_embeddings(model), bias=None)
+
+    @staticmethod
+    def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
+        return []
 
 
 def padded_row_count(selected: Tensor) -> int:

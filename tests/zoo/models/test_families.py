@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from zoo.errors import UserError
 from zoo.models import FAMILIES, PRESETS, family_of, get_spec, spec_from_hf_config
@@ -61,3 +62,32 @@ def test_a_grouped_query_family_pretrains_headless(tmp_path) -> None:
     final = pretrain(cfg)
     model = load_model(str(final))
     assert model.config.num_key_value_heads == 2 and read_metadata(final).family == "llama"
+
+
+def _one_preset_per_family() -> list[str]:
+    firsts: dict[str, str] = {}
+    for name in PRESETS.names():
+        firsts.setdefault(get_spec(name, 64).family, name)
+    return sorted(firsts.values())
+
+
+@pytest.mark.parametrize("preset", _one_preset_per_family())
+def test_body_and_vocab_head_give_the_hugging_face_logits(preset: str) -> None:
+    """The spec's body and head are the Hugging Face model's: head(body(x)) is its logits, with
+    padding; a headless objective skips exactly the head-only modules."""
+    torch.manual_seed(0)
+    spec = get_spec(preset, 64)
+    model = spec.build().eval()
+    ids = torch.randint(2, 64, (2, 9))  # (B, T)
+    mask = torch.ones_like(ids)
+    mask[1, 6:] = 0  # a padded row
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask).logits  # (B, T, V)
+        h = spec.body(model, ids, mask)  # (B, T, D)
+        head = spec.vocab_head(model)
+        got = head.logits(h.reshape(-1, h.shape[-1])).view_as(want)
+    torch.testing.assert_close(got, want)
+    assert head.weight is model.get_output_embeddings().weight
+    head_params = {id(p) for m in spec.head_only_modules(model) for p in m.parameters()}
+    body_params = {id(p) for p in model.base_model.parameters()}
+    assert not head_params & body_params
