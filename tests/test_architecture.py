@@ -150,3 +150,20 @@ def test_tests_mirror_the_packages() -> None:
     }
     packages = {p.name for p in (ROOT / "harness").iterdir() if (p / "__init__.py").is_file()}
     assert folders <= packages, folders - packages
+
+
+def test_reading_results_imports_no_model_code() -> None:
+    """A notebook that reads a leaderboard (or the folder helpers every writer shares) loads
+    neither torch nor transformers: the results layer does not reach into training code."""
+    import subprocess
+    import sys
+
+    light = ["harness.results.leaderboard", "harness.results.significance", "zoo.train.atomic"]
+    probe = (
+        f"import sys; import {', '.join(light)}; "
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

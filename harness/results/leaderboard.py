@@ -31,7 +31,7 @@ from harness.results.metrics import direction
 from harness.results.schema import COLUMNS, SCHEMA, checked_rows
 from zoo.errors import UserError
 from zoo.registry import check_name, did_you_mean
-from zoo.train.checkpoint import pid_alive, temporary_pid
+from zoo.train.atomic import pid_alive, temporary_pid
 
 
 def git_sha() -> str:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from zoo.train.checkpoint import pid_alive, temporary_pid
+from zoo.train.atomic import pid_alive, temporary_pid
 
 ARTIFACTS = "_artifacts"
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from zoo.train.checkpoint import pid_alive
+from zoo.train.atomic import pid_alive
 
 CLAIMS = "_claims"
 LOCK = ".lock"  # in CLAIMS: held while a claim is read, taken over or written

@@ -20,7 +20,8 @@ from pathlib import Path
 import yaml
 
 from harness.run.points import preparing_now
-from zoo.train.checkpoint import checkpoint_problem, checkpoint_step, list_checkpoints
+from zoo.train.atomic import checkpoint_problem
+from zoo.train.checkpoint import checkpoint_step, list_checkpoints
 from zoo.train.names import named_runs
 
 

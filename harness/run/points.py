@@ -23,8 +23,9 @@ from filelock import FileLock, Timeout
 from harness.run.cells import Cell, digest
 from harness.tasks import TASKS
 from zoo.errors import UserError
+from zoo.train.atomic import checkpoint_problem
 from zoo.train.causal_finetune import finetune_causal
-from zoo.train.checkpoint import checkpoint_problem, checkpoint_step, list_checkpoints
+from zoo.train.checkpoint import checkpoint_step, list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.names import link_run, run_name

@@ -45,7 +45,8 @@ from harness.tasks import TASKS, TaskContext
 from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config
 from zoo.models.spec import ModelSpec
-from zoo.train.checkpoint import COMMIT, hf_config
+from zoo.train.atomic import COMMIT
+from zoo.train.checkpoint import hf_config
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
 

@@ -22,7 +22,7 @@ from harness.results.leaderboard import (
 from harness.run.runner import run_suite
 from tests.harness.conftest import TINY
 from tests.harness.results.test_leaderboard import row
-from zoo.train.checkpoint import remove_leftovers
+from zoo.train.atomic import remove_leftovers
 
 
 def _dead_pid() -> int:

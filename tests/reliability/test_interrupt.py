@@ -21,7 +21,8 @@ from safetensors.torch import load_file
 
 import zoo.train.loop as loop
 from tests.tiny import TINY_RUN
-from zoo.train.checkpoint import checkpoint_problem, list_checkpoints
+from zoo.train.atomic import checkpoint_problem
+from zoo.train.checkpoint import list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.interrupt import StopSignals, TrainingInterrupted
 from zoo.train.pretrain import pretrain

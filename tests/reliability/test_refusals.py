@@ -16,7 +16,7 @@ from harness.run.rows import cell_rows
 from harness.tasks import Result
 from tests.tiny import TINY_RUN
 from zoo.errors import UserError
-from zoo.train.checkpoint import COMMIT
+from zoo.train.atomic import COMMIT
 from zoo.train.config import PretrainConfig
 from zoo.train.pretrain import pretrain
 from zoo.yaml_files import YamlFileError, parse_yaml
@@ -243,7 +243,7 @@ def test_a_damaged_cells_record_is_named(tmp_path: Path, capsys) -> None:
 def test_an_odd_commit_marker_is_a_damaged_checkpoint_not_a_traceback(
     tmp_path: Path, marker: str
 ) -> None:
-    from zoo.train.checkpoint import COMMIT, checkpoint_problem
+    from zoo.train.atomic import COMMIT, checkpoint_problem
 
     (tmp_path / COMMIT).write_bytes(marker.encode("latin-1"))
     assert "does not read" in (checkpoint_problem(tmp_path) or "")

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from zoo.train.checkpoint import save_checkpoint, temporary_dir
+from zoo.train.atomic import temporary_dir
+from zoo.train.checkpoint import save_checkpoint
 from zoo.train.guard import NonFiniteGuard
 from zoo.train.metadata import CheckpointMetadata
 from zoo.train.run import Run, StopRule, checkpoint_metadata

@@ -18,12 +18,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from zoo.errors import UserError
-from zoo.train.checkpoint import (
-    checkpoint_problem,
-    checkpoint_step,
-    list_checkpoints,
-    remove_leftovers,
-)
+from zoo.train.atomic import checkpoint_problem, remove_leftovers
+from zoo.train.checkpoint import checkpoint_step, list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import ResumeRecord, read_metadata
 from zoo.train.roles import names_with_role

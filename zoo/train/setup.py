@@ -30,10 +30,8 @@ from zoo.objectives import OBJECTIVES, Objective
 from zoo.objectives.kernels import KERNELS
 from zoo.registry import load_plugin
 from zoo.tokenizers import complete_specials, load_tokenizer, special_ids
-from zoo.train.checkpoint import (
-    atomic_dir_write,
-    load_model,
-)
+from zoo.train.atomic import atomic_dir_write
+from zoo.train.checkpoint import load_model
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import find_metadata, read_metadata

@@ -358,7 +358,7 @@ def test_a_suite_that_asks_for_cuda_is_refused_at_once_without_one(isolated, mon
 
     from harness.run.runner import _check_cuda
     from zoo.errors import UserError
-    from zoo.train.checkpoint import COMMIT
+    from zoo.train.atomic import COMMIT
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     d = yaml.safe_load(TINY.read_text())
