@@ -224,8 +224,9 @@ def mixed_cells(df: pd.DataFrame) -> list[str]:
         problems.append(
             f"task entries {entries[0]!r} and {entries[1]!r} (cells {ids[0]}, {ids[1]}) both "
             f"write {at['task']} {at['metric']} of {at['model']}, seed {at['seed']}, step "
-            f"{at['step']}: one would hide the other in every table; run the two in separate "
-            "suites, or let them report different sub-tasks"
+            f"{at['step']}: one would hide the other in every table; sweep the param that "
+            "differs in one entry (`sweep: {tasks.LABEL.PARAM: [...]}`), or run the two in "
+            "separate suites"
         )
     return problems
 

@@ -101,6 +101,7 @@ def expand(suite: Suite) -> list[Cell]:
     ]
     plugins = plugin_digests(suite.plugin_paths())
     cells: list[Cell] = []
+    seen: set[str] = set()
     for point, model, seed in itertools.product(points, suite.models, suite.seeds):
         cfg, pkey = None, None
         if model.checkpoint is None:
@@ -108,20 +109,24 @@ def expand(suite: Suite) -> list[Cell]:
         for task in suite.tasks:
             if not _applies(task, model):
                 continue
+            task_here, own = task.at_point(point)
             config = {
                 "model": model.label(),
                 "pretrain_key": pkey,
                 "checkpoint": model.checkpoint,
                 "finetune_causal": model.finetune_causal,
                 "finetune": model.finetune.model_dump(exclude={"progress", "overwrite"}),
-                "sweep": point,
+                "sweep": own,
                 "seed": seed,
-                "task": task.model_dump(),
+                "task": task_here.model_dump(),
                 "plugins": plugins,
             }
             cell_id = digest(config)
+            if cell_id in seen:  # a task the point's `tasks.` keys do not sweep: once
+                continue
+            seen.add(cell_id)
             cells.append(
-                Cell(suite, model, model.label(), point, seed, task, cfg, pkey, cell_id, config)
+                Cell(suite, model, model.label(), own, seed, task_here, cfg, pkey, cell_id, config)
             )
     return cells
 

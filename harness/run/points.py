@@ -21,6 +21,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from harness.run.cells import Cell, digest
+from harness.suite.schema import pretraining_point
 from harness.tasks import TASKS
 from zoo.errors import UserError
 from zoo.train.atomic import checkpoint_problem
@@ -93,7 +94,7 @@ def ensure_pretrained(cell: Cell) -> Path:
         raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
     out = Path(cell.pretrain.output_dir)
     if not cell.model.finetune_causal:  # a fine-tuned model's name is its fine-tuning's
-        link_run(run_name(cell.suite.name, cell.label, cell.seed, cell.sweep), out)
+        link_run(_run_name(cell), out)
     with _lock(_lock_file(out)):
         discard_if_damaged(out / "final")
         if not (out / "final").is_dir():
@@ -115,9 +116,14 @@ def discard_if_damaged(final: Path) -> None:
         shutil.rmtree(final)
 
 
+def _run_name(cell: Cell) -> str:
+    """The name `hlm runs` lists the cell's pretraining under: its point's pretraining keys."""
+    return run_name(cell.suite.name, cell.label, cell.seed, pretraining_point(cell.sweep))
+
+
 def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
     """`checkpoint` causally fine-tuned into `folder` (once), per the model entry."""
-    link_run(run_name(cell.suite.name, cell.label, cell.seed, cell.sweep), folder)
+    link_run(_run_name(cell), folder)
     with _lock(_lock_file(folder)):
         discard_if_damaged(folder / "final")
         if not (folder / "final").is_dir():

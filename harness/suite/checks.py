@@ -17,10 +17,12 @@ from pydantic import ValidationError
 from harness.results.metrics import METRICS
 from harness.suite.schema import (
     MODEL_KEYS,
+    TASK_SWEEP,
     RecipeOverrides,
     Suite,
     overrides,
     sweep_keys,
+    task_sweep_target,
 )
 from harness.tasks import TASKS
 from zoo.data.corpus import source_problem
@@ -259,7 +261,9 @@ def check_sweep(suite: Suite) -> list[str]:
     ]
     for skey, values in suite.sweep.items():
         key = f"sweep.{skey}"
-        if skey not in keys:
+        if skey.startswith(TASK_SWEEP):
+            problems += _task_sweep_problems(suite, skey, values)
+        elif skey not in keys:
             problems.append(
                 f"{suite.path}: {key}: not a sweepable key; "
                 + unknown_name_message("sweep key", skey, keys)
@@ -271,6 +275,34 @@ def check_sweep(suite: Suite) -> list[str]:
                 problems += _sweep_value_problems(
                     suite.path, f"{key}[{j}]", skey, value, objectives
                 )
+    return problems
+
+
+def _task_sweep_problems(suite: Suite, skey: str, values: list[Any]) -> list[str]:
+    """A `tasks.LABEL.PARAM` sweep key: a task entry of the suite, a param of its type, and
+    values that the type's params model takes in place of the entry's own."""
+    where = f"{suite.path}: sweep.{skey}"
+    target = task_sweep_target(skey)
+    if target is None:
+        return [f"{where}: expected tasks.<task label>.<param> (as tasks.glue.lr)"]
+    entries = {t.label(): t for t in suite.tasks}
+    if target[0] not in entries:
+        return [f"{where}: " + unknown_name_message("task label", target[0], sorted(entries))]
+    task = entries[target[0]]
+    if task.type not in TASKS:
+        return []  # reported by the task's own check
+    params = TASKS.get(task.type).params
+    if target[1] not in params.model_fields:
+        known = sorted(params.model_fields)
+        return [f"{where}: " + unknown_name_message(f"{task.type} param", target[1], known)]
+    if not values:
+        return [f"{where}: expected a non-empty list of values"]
+    problems = []
+    for j, value in enumerate(values):
+        try:
+            params.model_validate({**task.params, target[1]: value})
+        except ValidationError as exc:
+            problems += [f"{where}[{j}]: {e['msg']}" for e in exc.errors()]
     return problems
 
 
@@ -313,8 +345,9 @@ def _config_problems(suite: Suite, i: int, point: dict[str, Any]) -> list[str]:
 def check_recipes(suite: Suite) -> list[str]:
     """Each model's whole pretraining config at each sweep point, as `hlm run` will build it:
     the checks that need the preset (seq_len within its positions, vocab_size above the
-    tokenizer's specials) and every range check of a value set in the suite."""
-    keys = sorted(suite.sweep)
+    tokenizer's specials) and every range check of a value set in the suite (a task entry's
+    swept params leave the pretraining as it is: each such config is checked once)."""
+    keys = sorted(k for k in suite.sweep if not k.startswith(TASK_SWEEP))
     problems: list[str] = []
     for values in itertools.product(*(suite.sweep[k] for k in keys)):
         point = dict(zip(keys, values, strict=True))

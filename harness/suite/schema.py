@@ -2,8 +2,9 @@
 
 A suite names models (presets x objectives, or existing checkpoints), a pretraining recipe,
 tasks, seeds and a sweep (a grid over model or recipe keys; ``loss.KEY`` sweeps one loss
-option). Semantic checks (registry names, paths, task parameters) live in
-`harness.suite.checks`; reading files and includes in `harness.suite.loading`.
+option, ``tasks.LABEL.PARAM`` one parameter of a task entry, such as its fine-tuning lr).
+Semantic checks (registry names, paths, task parameters) live in `harness.suite.checks`;
+reading files and includes in `harness.suite.loading`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,23 @@ def loss_keys() -> list[str]:
 def sweep_keys() -> list[str]:
     """Every key a sweep may vary: recipe keys, model keys and loss options."""
     return sorted({*RECIPE_KEYS, *MODEL_KEYS, *loss_keys()})
+
+
+TASK_SWEEP = "tasks."  # sweep keys `tasks.LABEL.PARAM`: a task entry's parameter, not pretraining
+
+
+def task_sweep_target(key: str) -> tuple[str, str] | None:
+    """(task label, param) that a sweep key `tasks.LABEL.PARAM` varies; None for any other key
+    (and for a `tasks.` key that lacks either part)."""
+    if not key.startswith(TASK_SWEEP):
+        return None
+    label, _, param = key.removeprefix(TASK_SWEEP).rpartition(".")
+    return (label, param) if label and param else None
+
+
+def pretraining_point(point: dict[str, Any]) -> dict[str, Any]:
+    """The keys of a sweep point that change the pretraining (all but the `tasks.` keys)."""
+    return {k: v for k, v in point.items() if not k.startswith(TASK_SWEEP)}
 
 
 SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -104,6 +122,17 @@ class TaskEntry(BaseModel):
 
     def label(self) -> str:
         return self.name or self.type
+
+    def at_point(self, point: dict[str, Any]) -> tuple[TaskEntry, dict[str, Any]]:
+        """This entry with the params the sweep `point` sets for it (`tasks.LABEL.PARAM`), and
+        the part of the point that applies to it: the pretraining keys and its own task keys,
+        not another entry's (so a task that no key sweeps runs once per pretraining point)."""
+        own, params = pretraining_point(point), dict(self.params)
+        for key, value in point.items():
+            target = task_sweep_target(key)
+            if target is not None and target[0] == self.label():
+                own[key], params[target[1]] = value, value
+        return self.model_copy(update={"params": params}), own
 
 
 class PublishStep(BaseModel):

@@ -76,6 +76,37 @@ def test_entries_reporting_different_sub_tasks_both_write(isolated: Path) -> Non
     assert set(df["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
 
 
+# the experiment TWICE meant to run: one entry, its fine-tuning lr swept
+SWEPT = """\
+name: swept
+baseline: bert-tiny-ce
+models:
+  - {preset: bert-tiny, objective: ce}
+recipe: {corpus: ["synthetic:200"], vocab_size: 400, steps: 4, batch_size: 4, seq_len: 32}
+seeds: [0]
+sweep: {tasks.synthetic.lr: [1.0e-4, 3.0e-4]}
+tasks:
+  - type: synthetic
+    params: {epochs: 1, batch_size: 16, max_examples: 32, max_eval_examples: 16}
+"""
+
+
+def test_a_swept_task_parameter_writes_a_row_per_point(isolated: Path) -> None:
+    """What the guard's message offers: the two lrs as sweep points of one entry fine-tune
+    the same pretrained model and write their rows side by side, each under its point."""
+    suite = isolated / "swept.yaml"
+    suite.write_text(SWEPT)
+    summary = run_suite(suite, root=isolated / "lb", progress=False)
+    assert summary.failed == [] and summary.computed == 2, summary
+    df = read_leaderboard(isolated / "lb" / "swept")
+    acc = df[df["task"] == "synthetic/agreement"]
+    points = {json.loads(s)["tasks.synthetic.lr"] for s in acc["sweep"]}
+    assert points == {1.0e-4, 3.0e-4}
+    assert {json.loads(c)["task"]["params"]["lr"] for c in acc["config"]} == points
+    pretrained = {json.loads(c)["pretrain_key"] for c in df["config"]}
+    assert len(pretrained) == 1, pretrained  # one pretraining run serves both points
+
+
 @pytest.mark.parametrize("include_stale", [False, True])
 def test_a_board_already_mixed_is_refused_on_reading(tmp_path: Path, include_stale: bool) -> None:
     """Rows of two cells under one key (copied in by hand, or written before the guard):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,50 @@ def test_fuzzed_raw_text_fails_cleanly(tmp_path, text) -> None:
         load_suite(p)
     except SuiteError as exc:
         assert exc.problems
+
+
+def test_a_task_parameter_sweep_is_checked_against_its_entry(tmp_path) -> None:
+    """`tasks.LABEL.PARAM`: a task entry of the suite, a param of its type, values its params
+    model takes; each problem names the file and the sweep key."""
+    d = base()
+    d["sweep"] = {
+        "tasks.validation.batches": [2, 0],  # batches must be positive
+        "tasks.validaton.batches": [2],  # a misspelt label
+        "tasks.throughput.stepz": [3],  # not a param of throughput
+        "tasks.throughput": [3],  # no param
+    }
+    p = write(tmp_path, d)
+    got = problems(p)
+    expected = [
+        f"{p}: sweep.tasks.validation.batches[1]: Input should be greater than 0",
+        f"{p}: sweep.tasks.validaton.batches: unknown task label 'validaton'; did you mean "
+        "'validation'",
+        f"{p}: sweep.tasks.throughput.stepz: unknown throughput param 'stepz'; did you mean "
+        "'steps'",
+        f"{p}: sweep.tasks.throughput: expected tasks.<task label>.<param>",
+    ]
+    for e in expected:
+        assert any(line.startswith(e) for line in got), (e, got)
+    assert len(got) == len(expected), got
+
+
+def test_a_task_parameter_sweep_expands_that_task_alone(tmp_path) -> None:
+    """Each point runs the swept task with its value on the same pretraining; the other tasks
+    run once, in the cells (and under the ids) they have without the sweep."""
+    d = base()
+    without = {c.cell_id for c in expand(load_suite(write(tmp_path, d, "a.yaml")))}
+    d["sweep"] = {"tasks.validation.batches": [1, 3]}
+    cells = expand(load_suite(write(tmp_path, d, "b.yaml")))
+    val = [c for c in cells if c.task.type == "validation"]
+    assert sorted((c.label, c.seed, c.task.params["batches"]) for c in val) == sorted(
+        (m, s, b) for m in ("bert-tiny-ce", "bert-tiny-cwt") for s in (0, 1) for b in (1, 3)
+    )
+    assert {json.dumps(c.sweep) for c in val} == {
+        '{"tasks.validation.batches": 1}',
+        '{"tasks.validation.batches": 3}',
+    }
+    thr = [c for c in cells if c.task.type == "throughput"]
+    assert len(thr) == 4 and all(c.sweep == {} for c in thr)  # 2 models x 2 seeds, once each
+    assert {c.cell_id for c in thr} <= without
+    pairs = {(c.label, c.seed): c.pretrain_key for c in cells}
+    assert all(c.pretrain_key == pairs[(c.label, c.seed)] for c in cells)  # one pretraining
