@@ -21,6 +21,7 @@ from harness.suite.schema import (
     RecipeOverrides,
     Suite,
     overrides,
+    pretraining_point,
     sweep_keys,
     task_sweep_target,
 )
@@ -347,7 +348,7 @@ def check_recipes(suite: Suite) -> list[str]:
     the checks that need the preset (seq_len within its positions, vocab_size above the
     tokenizer's specials) and every range check of a value set in the suite (a task entry's
     swept params leave the pretraining as it is: each such config is checked once)."""
-    keys = sorted(k for k in suite.sweep if not k.startswith(TASK_SWEEP))
+    keys = sorted(pretraining_point(suite.sweep))
     problems: list[str] = []
     for values in itertools.product(*(suite.sweep[k] for k in keys)):
         point = dict(zip(keys, values, strict=True))

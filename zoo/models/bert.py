@@ -23,6 +23,7 @@ from transformers.models.bert.modeling_bert import (
 from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import Kind, ModelSpec, Recipe, padded_row_count
 from zoo.objectives.base import VocabHead
+from zoo.tokenizers import ENCODER_SPECIALS
 
 
 @FAMILIES.register("bert")
@@ -42,7 +43,7 @@ class BertSpec(ModelSpec):
             intermediate_size=self.intermediate_size,
             max_position_embeddings=self.max_positions,
             tie_word_embeddings=tie_word_embeddings and self.tied,
-            pad_token_id=0,  # [PAD]
+            pad_token_id=ENCODER_SPECIALS.index("[PAD]"),  # the tokenizer's id
             attn_implementation="sdpa",  # type: ignore[call-arg]  # accepted by PretrainedConfig(**kwargs)
         )
         return BertForMaskedLM(config)

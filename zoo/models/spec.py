@@ -18,6 +18,7 @@ from torch import Tensor, nn
 from transformers import AutoModelForCausalLM, PretrainedConfig, PreTrainedModel
 
 from zoo.objectives.base import VocabHead
+from zoo.tokenizers import DECODER_SPECIALS
 
 Kind = Literal["encoder", "decoder"]
 Schedule = Literal["triangular", "cosine", "constant"]
@@ -207,9 +208,9 @@ class DecoderSpec(ModelSpec):
         return {
             "vocab_size": self.vocab_size,
             "tie_word_embeddings": tie_word_embeddings and self.tied,
-            "bos_token_id": 0,  # zoo decoder tokenizers: <|endoftext|> = 0, <|pad|> = 1
-            "eos_token_id": 0,
-            "pad_token_id": 1,
+            "bos_token_id": DECODER_SPECIALS.index("<|endoftext|>"),  # the tokenizer's ids
+            "eos_token_id": DECODER_SPECIALS.index("<|endoftext|>"),
+            "pad_token_id": DECODER_SPECIALS.index("<|pad|>"),
             "attn_implementation": "sdpa",
         }
 
