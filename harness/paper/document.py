@@ -7,7 +7,8 @@ paper, a table of our run beside the paper's figure (`harness.paper.findings.fin
 with its 95 % interval, the seeds, the raw and Holm-adjusted p, one of four verdicts and its
 reason (the gates checked, where our protocol differs); our measurements where the paper
 makes no claim; the power the seeds had; the paper's results not attempted, and why; a
-section per other scale (GPU), or what it waits for. The README's headline sentence sits
+section per other scale (GPU), or what it waits for; then the diagnostics
+(`harness.paper.diagnostics`). The README's headline sentence sits
 between two markers and is rewritten from the same findings, so the two cannot disagree. A
 test regenerates both from the committed leaderboards and checks they are unchanged.
 """
@@ -20,6 +21,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS, Role
 from harness.paper.findings import Finding, findings
 from harness.paper.scales import SCALES, Scale
@@ -283,8 +285,8 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "Clergerie, Sagot, *Headless Language Models: Learning without Predicting with "
         "Contrastive Weight Tying*, ICLR 2024. Ours: the `paper-cpu-*` suites of `suites/` "
         "(tiny models, the real corpora of `$HLM_DATA_ROOT`), and the `paper-gpu-*` ones a "
-        "size up on a GPU (last section); every row's commit, library versions, machine and "
-        "configuration are in its Parquet file.",
+        "size up on a GPU (the scale sections), then the diagnostics' `gpu-*` suites; every "
+        "row's commit, library versions, machine and configuration are in its Parquet file.",
         "",
         f"**{headline(found)}**",
         "",
@@ -298,6 +300,7 @@ def render(found: list[Finding], root: Path | None = None) -> str:
     parts += power_section(cpu) + not_attempted()
     for scale in SCALES:
         parts += _scale_section(scale, found, root) if scale.suites else []
+    parts += diagnostic_sections(root) if root is not None else []
     return "\n".join(parts) + "\n"
 
 

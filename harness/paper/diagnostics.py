@@ -1,0 +1,125 @@
+"""The diagnostics of `hlm report --paper`: suites that ask why a scale's gates fail, not
+whether the paper's claims hold.
+
+A `Diagnostic` names its suite (committed under `leaderboards/`, like the `paper-*` ones), the
+question in words, the pretrained model whose gates it probes and the task type whose gates
+it reads. Its section holds, per sweep point of the suite, each sub-task's gate metric for
+the model and for its untrained twin (the suite's `steps: 0` model of the same preset), the
+difference, and whether the model's gate passed (`harness.paper.sources.Check`: chance plus
+the margin, then the twin plus the margin); a closing sentence counts the points where every
+gate passed. Values are means over the seeds run, which the table counts; there is no test
+and no verdict: a diagnostic says where to look, the `paper-*` suites decide.
+
+    diagnostic_sections(Path("leaderboards"))   # the page's lines, one section per diagnostic
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from harness.paper.sources import Check, final_values, untrained_twin
+from harness.paper.tables import num, table
+from harness.results.leaderboard import read_leaderboard
+from harness.tasks import TASKS
+
+COLUMNS = ["point", "task", "metric", "model", "untrained twin", "Δ", "seeds", "gate"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """`suite`'s rows as the answer to `question`: `model`'s gates of task type `task_type`
+    at each of the suite's sweep points, beside its untrained twin's score."""
+
+    suite: str
+    title: str
+    question: str
+    model: str
+    task_type: str
+
+
+DIAGNOSTICS = (
+    Diagnostic(
+        "gpu-finetune-lr",
+        "Diagnostic: the GLUE fine-tuning learning rate at GPU scale",
+        "Is it the GLUE fine-tuning recipe, rather than the pretraining, that keeps bert-small "
+        "under its gates at GPU scale? `suites/gpu-finetune-lr.yaml` fine-tunes bert-small-ce "
+        "(paper-gpu-encoder's pretraining: the same recipe, so the same pretraining key) and "
+        "its untrained twin at three learning rates around paper-gpu-encoder's 1e-4 (a "
+        "`tasks.glue.lr` sweep; everything else as paper-gpu-encoder fine-tunes). Where a "
+        "learning rate lets the model clear its gates, the paper-gpu suites should fine-tune "
+        "at it; where none does, the learning rate is not what keeps it under them.",
+        "bert-small-ce",
+        "glue",
+    ),
+)
+
+
+def _point_order(sweep_json: str) -> tuple[float | str, ...]:
+    """Sweep points in the order of their values (numbers numerically)."""
+    values = json.loads(sweep_json).values() if sweep_json not in ("", "{}") else []
+    return tuple(v if isinstance(v, int | float) else str(v) for v in values)
+
+
+def _point_label(sweep_json: str) -> str:
+    point = json.loads(sweep_json) if sweep_json not in ("", "{}") else {}
+    return " ".join(f"{k.rsplit('.', 1)[-1]} {v:g}" for k, v in point.items()) or "-"
+
+
+def _mean(values: pd.Series) -> float:
+    return float(values.mean()) if not values.empty else math.nan
+
+
+def _point_rows(diag: Diagnostic, at: pd.DataFrame, twin: str | None) -> tuple[list, bool]:
+    """The table's lines of one sweep point (its rows `at`), and whether every gate passed."""
+    label = _point_label(str(at["sweep"].iloc[0]))
+    lines, all_passed = [], True
+    for sub, gate in TASKS.get(diag.task_type).gates.items():
+        task = f"{diag.task_type}/{sub}" if sub else diag.task_type
+        mine = final_values(at, diag.model, task, gate.metric)
+        if mine.empty:
+            continue
+        check = Check(task, gate).run(at, diag.model)
+        theirs = _mean(final_values(at, twin, task, gate.metric)) if twin else math.nan
+        value = _mean(mine)
+        state = "passed" if check.passed else f"failed: {check.text.removeprefix(task + ' ')}"
+        all_passed &= check.passed
+        cells = [label, task, gate.metric, num(value), num(theirs), num(value - theirs)]
+        lines.append([*cells, str(len(mine)), state])
+    return lines, all_passed
+
+
+def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
+    head = ["", f"## {diag.title}", "", diag.question]
+    run = f"`hlm run {diag.suite}`"
+    if rows.empty or diag.model not in set(rows["model"]):
+        return [*head, "", f"No rows of {diag.model} committed yet: run {run} and regenerate."]
+    twin = untrained_twin(rows, diag.model)
+    machines = ", ".join(sorted(set(rows["hardware"].dropna())))
+    points = sorted(rows["sweep"].astype(str).unique(), key=_point_order)
+    lines, passing = [], []
+    for point in points:
+        mine, passed = _point_rows(diag, rows[rows["sweep"].astype(str) == point], twin)
+        lines += mine
+        passing += [_point_label(point)] if passed and mine else []
+    who = f"{diag.model} against its untrained twin {twin}" if twin else diag.model
+    answer = f"{diag.model} passes every gate at {len(passing)} of {len(points)} points" + (
+        f" ({', '.join(passing)})." if passing else "."
+    )
+    lead = (
+        f"Our rows: `{diag.suite}` ({run}); trained on {machines}. {who}, at each point's "
+        "final checkpoint; Δ: the model minus the twin; means over the seeds counted, no test."
+    )
+    return [*head, "", lead, "", table(COLUMNS, lines), "", answer]
+
+
+def diagnostic_sections(root: Path) -> list[str]:
+    """The page's lines of every diagnostic, from the leaderboards under `root`."""
+    parts: list[str] = []
+    for diag in DIAGNOSTICS:
+        parts += _section(diag, read_leaderboard(root / diag.suite))
+    return parts
