@@ -30,7 +30,9 @@ def test_the_larger_step_reports_the_faster_headless_steps_mfu(monkeypatch) -> N
     tag = "cuda bert-base V=50k b=256 s=128 bf16"
     # the compiled step is the faster: 2e12 FLOP in 10 ms = 200 TFLOP/s of 800
     assert rows[f"{tag}: headless MFU (bf16 roofline)"] == pytest.approx(0.25)
-    assert rows[f"{tag}: headless speed-up over vanilla (eager)"] == pytest.approx(3.0)
+    assert rows[f"{tag}: speed-up of the faster headless step over eager vanilla"] == pytest.approx(
+        3.0
+    )
 
 
 def _stub_steps(monkeypatch) -> list[tuple[str, int]]:
@@ -91,3 +93,31 @@ def test_the_mfu_part_runs_the_goals_steps_first_and_once(monkeypatch) -> None:
     cuda.run_cuda_bench(parts=("steps", "mfu"))
     bert = [batch for preset, batch in calls if preset == "bert-base"]
     assert bert == [256, 256, 64, 64, 64]  # the goal's steps first, not again after the table
+
+
+def test_a_cuda_graphs_step_reports_no_per_step_peak_memory(monkeypatch) -> None:
+    """A replayed CUDA graph allocates nothing (its memory was taken at capture): its
+    per-step peak would read as almost zero, so it gets an info row, not a MiB figure."""
+    from harness.bench.stepper import Variant
+
+    configs = {
+        "headless-compiled": Variant("cwt", compile=True),
+        "headless-compiled-cuda-graphs": Variant("cwt", compile=True, cuda_graphs=True),
+    }
+    made = {
+        k: SimpleNamespace(step=lambda: None, flops=2.0e12, variant=v) for k, v in configs.items()
+    }
+    monkeypatch.setattr(cuda, "steppers", lambda *a, **k: made)
+    timing = SimpleNamespace(best=dict.fromkeys(configs, 0.010))
+    monkeypatch.setattr(cuda, "interleaved", lambda *a, **k: timing)
+    monkeypatch.setattr(cuda, "spread_row", lambda tag, t: cuda.Row(f"{tag}: spread", 1.0, "x"))
+    monkeypatch.setattr(cuda, "cuda_peak_mb", lambda fn: 123.0)
+    rows, _, _ = cuda._step_rows("t", "bert-base", 50_304, 256, 128, configs)
+    memory = {r.name: (r.value, r.unit) for r in rows if "memory" in r.name}
+    assert memory == {
+        "t headless-compiled: peak memory of a step": (123.0, "MiB"),
+        "t headless-compiled-cuda-graphs: peak memory of a step: not measured (CUDA graphs)": (
+            0.0,
+            "info",
+        ),
+    }
