@@ -9,8 +9,10 @@ the class frequency in the batch.
 
 from __future__ import annotations
 
+import logging
 import math
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,8 @@ from transformers import (
 
 from harness.downstream.data import Example, Kind, TaskData
 from harness.results.metrics import METRICS
+
+log = logging.getLogger(__name__)
 
 
 def balanced_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
@@ -202,7 +206,8 @@ def finetune(
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup))
     history: list[dict[str, dict[str, float]]] = []
     model.train()
-    for _ in range(cfg.epochs):
+    start = time.perf_counter()
+    for epoch in range(cfg.epochs):
         order = list(range(len(train)))
         rng.shuffle(order)
         for i in range(0, len(order), cfg.batch_size):
@@ -226,4 +231,30 @@ def finetune(
                 for name, (enc, gold) in enc_evals.items()
             }
         )
+        _log_epoch(task, epoch, cfg, history[-1], time.perf_counter() - start, len(train))
     return history
+
+
+def _log_epoch(
+    task: TaskData,
+    epoch: int,
+    cfg: FinetuneConfig,
+    scores: dict[str, dict[str, float]],
+    seconds: float,
+    n_train: int,
+) -> None:
+    """One line per epoch (a GLUE cell fine-tunes for minutes): the primary metric on each
+    evaluation set, and the time so far."""
+    read = "; ".join(f"{name} {task.primary} {s[task.primary]:.4g}" for name, s in scores.items())
+    log.info(
+        "%s/%s: epoch %d/%d on %d examples (lr %g, seed %d): %s; %.0f s so far",
+        task.benchmark,
+        task.name,
+        epoch + 1,
+        cfg.epochs,
+        n_train,
+        cfg.lr,
+        cfg.seed,
+        read,
+        seconds,
+    )

@@ -232,7 +232,7 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
-def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device) -> None:
+def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device, caplog) -> None:
     from harness.downstream import classifier
     from harness.downstream.benchmarks import SYNTHETIC
 
@@ -243,10 +243,15 @@ def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device) 
     head = classifier.HEADS[task.kind]
     spy = dataclasses.replace(head, load=lambda *a: made.append(head.load(*a)) or made[-1])
     monkeypatch.setitem(classifier.HEADS, task.kind, spy)
-    cfg = classifier.FinetuneConfig(epochs=1, batch_size=8, lr=1e-4, device=device)
-    history = classifier.finetune(tiny_encoder, task, train, {"dev": dev}, cfg)
+    cfg = classifier.FinetuneConfig(epochs=2, batch_size=8, lr=1e-4, device=device)
+    with caplog.at_level("INFO", logger="harness.downstream.classifier"):
+        history = classifier.finetune(tiny_encoder, task, train, {"dev": dev}, cfg)
     assert next(made[0].parameters()).device.type == device  # the model, so its batches too
-    assert len(history) == 1 and set(history[0]["dev"]) == {"mcc", "accuracy"}
+    assert len(history) == 2 and set(history[0]["dev"]) == {"mcc", "accuracy"}
+    # a line per epoch, with the primary metric as the history holds it
+    lines = [r.getMessage() for r in caplog.records]
+    assert [line.split(": epoch ")[1][:3] for line in lines] == ["1/2", "2/2"]
+    assert f"dev {task.primary} {history[1]['dev'][task.primary]:.4g};" in lines[1]
 
 
 def test_finetuning_device_follows_the_machine_unless_asked() -> None:
