@@ -56,6 +56,18 @@ DIAGNOSTICS = (
         "bert-small-ce",
         "glue",
     ),
+    Diagnostic(
+        "paper-cpu-glue-low-resource",
+        "Diagnostic: a small GLUE fine-tuning set at CPU scale",
+        "Does bert-tiny's pretraining show on GLUE when the fine-tuning set is small? "
+        "`suites/paper-cpu-glue-low-resource.yaml` fine-tunes paper-cpu-encoder's bert-tiny-ce "
+        "(its seed 0 pretraining) and its untrained twin on 500 examples of SST-2, MRPC and "
+        "STS-B, 10 epochs, three fine-tuning runs each (their mean), where paper-cpu-encoder "
+        "fine-tunes on 4000 for 3 epochs. Where the model clears its gates here, the larger "
+        "fine-tuning set was teaching the twin the tasks' surface cues.",
+        "bert-tiny-ce",
+        "glue",
+    ),
 )
 
 
@@ -107,9 +119,11 @@ def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
         lines += mine
         passing += [_point_label(point)] if passed and mine else []
     who = f"{diag.model} against its untrained twin {twin}" if twin else diag.model
-    answer = f"{diag.model} passes every gate at {len(passing)} of {len(points)} points" + (
-        f" ({', '.join(passing)})." if passing else "."
-    )
+    if len(points) > 1:
+        where = f" ({', '.join(passing)})" if passing else ""
+        answer = f"{diag.model} passes every gate at {len(passing)} of {len(points)} points{where}."
+    else:
+        answer = f"{diag.model} {'passes every gate' if passing else 'fails at least one gate'}."
     lead = (
         f"Our rows: `{diag.suite}` ({run}); trained on {machines}. {who}, at each point's "
         "final checkpoint; Δ: the model minus the twin; means over the seeds counted, no test."

@@ -13,15 +13,16 @@ LR = "tasks.glue.lr"
 PROBE = Diagnostic("probe", "Diagnostic: a probe", "Does the lr matter?", "bert-mini-ce", "glue")
 
 
-def _cell(root, model: str, lr: float, sst2: float, pearson: float, tokens: int) -> None:
-    """One GLUE cell (SST-2 and STS-B, with the majority rows their gates read) at `lr`."""
+def _cell(root, model: str, lr: float | None, sst2: float, pearson: float, tokens: int) -> None:
+    """One GLUE cell (SST-2 and STS-B, with the majority rows their gates read) at `lr` (None:
+    a suite without a sweep)."""
     values = [
         ("glue/sst2", "accuracy", sst2),
         ("glue/sst2", "majority", 0.5),
         ("glue/stsb", "pearson", pearson),
         ("glue/stsb", "majority", 0.0),
     ]
-    cell = f"{model}-{round(lr * 1e5)}"  # no dot: a dot starts a step suffix
+    cell = f"{model}-{round(lr * 1e5) if lr else 0}"  # no dot: a dot starts a step suffix
     rows = [
         {
             **row(model, metric, value, task=task),
@@ -29,7 +30,7 @@ def _cell(root, model: str, lr: float, sst2: float, pearson: float, tokens: int)
             "cell_id": cell,
             "preset": "bert-mini",
             "tokens_seen": tokens,
-            "sweep": json.dumps({LR: lr}),
+            "sweep": json.dumps({LR: lr} if lr else {}),
             "hardware": "cpu x2: test",
         }
         for task, metric, value in values
@@ -52,6 +53,16 @@ def test_each_point_sets_the_model_beside_its_twin(tmp_path, monkeypatch) -> Non
     assert "| lr 0.0003 | glue/stsb | pearson | 0.4 | 0.2 | 0.2 | 1 | passed |" in page
     assert "bert-mini-ce passes every gate at 1 of 2 points (lr 0.0003)." in page
     assert "trained on cpu x2: test" in page
+
+
+def test_a_suite_without_a_sweep_is_one_point(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("harness.paper.diagnostics.DIAGNOSTICS", (PROBE,))
+    _cell(tmp_path, "bert-mini-ce", None, 0.80, pearson=0.15, tokens=1000)
+    _cell(tmp_path, "bert-mini-untrained", None, 0.72, pearson=0.20, tokens=0)
+    page = "\n".join(diagnostic_sections(tmp_path))
+    assert "| - | glue/sst2 | accuracy | 0.8 | 0.72 | 0.08 | 1 | passed |" in page
+    assert "| - | glue/stsb | pearson | 0.15 | 0.2 | -0.05 | 1 | failed: pearson 0.15" in page
+    assert page.endswith("bert-mini-ce fails at least one gate.")
 
 
 def test_a_diagnostic_without_rows_says_how_to_run_it(tmp_path, monkeypatch) -> None:
