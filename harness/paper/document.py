@@ -285,7 +285,7 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "Clergerie, Sagot, *Headless Language Models: Learning without Predicting with "
         "Contrastive Weight Tying*, ICLR 2024. Ours: the `paper-cpu-*` suites of `suites/` "
         "(tiny models, the real corpora of `$HLM_DATA_ROOT`), and the `paper-gpu-*` ones a "
-        "size up on a GPU (the scale sections), then the diagnostics' `gpu-*` suites; every "
+        "size up on a GPU (the scale sections), then the diagnostics' suites; every "
         "row's commit, library versions, machine and configuration are in its Parquet file.",
         "",
         f"**{headline(found)}**",
