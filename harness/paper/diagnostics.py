@@ -92,7 +92,11 @@ def _point_order(sweep_json: str) -> tuple[float | str, ...]:
 
 def _point_label(sweep_json: str) -> str:
     point = json.loads(sweep_json) if sweep_json not in ("", "{}") else {}
-    return " ".join(f"{k.rsplit('.', 1)[-1]} {v:g}" for k, v in point.items()) or "-"
+    shown = {
+        k.rsplit(".", 1)[-1]: f"{v:g}" if isinstance(v, int | float) else v
+        for k, v in point.items()
+    }
+    return " ".join(f"{k} {v}" for k, v in shown.items()) or "-"
 
 
 def _mean(values: pd.Series) -> float:
@@ -132,17 +136,20 @@ def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
         lines += mine
         passing += [_point_label(point)] if passed and mine else []
     who = f"{diag.model} against its untrained twin {twin}" if twin else diag.model
-    if len(points) > 1:
-        where = f" ({', '.join(passing)})" if passing else ""
-        answer = f"{diag.model} passes every gate at {len(passing)} of {len(points)} points{where}."
-    else:
-        answer = f"{diag.model} {'passes every gate' if passing else 'fails at least one gate'}."
     delta = "; Δ: the model minus the twin" if twin else ""
     lead = (
         f"Our rows: `{diag.suite}` ({run}); trained on {machines}. {who}, at each point's "
         f"final checkpoint{delta}; means over the seeds counted, no test."
     )
-    return [*head, "", lead, "", table(COLUMNS, lines), "", answer]
+    return [*head, "", lead, "", table(COLUMNS, lines), "", _answer(diag.model, points, passing)]
+
+
+def _answer(model: str, points: list[str], passing: list[str]) -> str:
+    """The closing sentence: at how many of the points `model` passes every gate."""
+    if len(points) == 1:
+        return f"{model} {'passes every gate' if passing else 'fails at least one gate'}."
+    where = f" ({', '.join(passing)})" if passing else ""
+    return f"{model} passes every gate at {len(passing)} of {len(points)} points{where}."
 
 
 def diagnostic_sections(root: Path) -> list[str]:

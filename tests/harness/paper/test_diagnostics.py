@@ -81,3 +81,11 @@ def test_every_diagnostic_has_a_shipped_suite_with_its_model() -> None:
         suite = load_suite(root / "suites" / f"{diag.suite}.yaml")
         assert diag.model in [m.label() for m in suite.models], diag.suite
         assert any(t.type == diag.task_type for t in suite.tasks), diag.suite
+
+
+def test_a_point_is_labelled_by_its_parameter_and_value() -> None:
+    from harness.paper.diagnostics import _point_label
+
+    assert _point_label(json.dumps({LR: 3e-05})) == "lr 3e-05"
+    assert _point_label(json.dumps({"tasks.glue.loss": "ce"})) == "loss ce"
+    assert _point_label("{}") == "-"
