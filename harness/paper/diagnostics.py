@@ -103,7 +103,9 @@ def _mean(values: pd.Series) -> float:
     return float(values.mean()) if not values.empty else math.nan
 
 
-def _point_rows(diag: Diagnostic, at: pd.DataFrame, twin: str | None) -> tuple[list, bool]:
+def _point_rows(
+    diag: Diagnostic, at: pd.DataFrame, twin: str | None
+) -> tuple[list[list[str]], bool]:
     """The table's lines of one sweep point (its rows `at`), and whether every gate passed."""
     label = _point_label(str(at["sweep"].iloc[0]))
     lines, all_passed = [], True
@@ -114,7 +116,7 @@ def _point_rows(diag: Diagnostic, at: pd.DataFrame, twin: str | None) -> tuple[l
             continue
         check = Check(task, gate).run(at, diag.model)
         theirs = _mean(final_values(at, twin, task, gate.metric)) if twin else math.nan
-        value = _mean(mine)
+        value = check.value  # the mean over `mine`, as the gate read it
         state = "passed" if check.passed else f"failed: {check.text.removeprefix(task + ' ')}"
         all_passed &= check.passed
         cells = [label, task, gate.metric, num(value), num(theirs), num(value - theirs)]
@@ -129,10 +131,12 @@ def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
         return [*head, "", f"No rows of {diag.model} committed yet: run {run} and regenerate."]
     twin = untrained_twin(rows, diag.model)
     machines = ", ".join(sorted(set(rows["hardware"].dropna())))
-    points = sorted(rows["sweep"].astype(str).unique(), key=_point_order)
-    lines, passing = [], []
+    at_point = dict(list(rows.groupby(rows["sweep"].astype(str))))
+    points = sorted(at_point, key=_point_order)
+    lines: list[list[str]] = []
+    passing: list[str] = []
     for point in points:
-        mine, passed = _point_rows(diag, rows[rows["sweep"].astype(str) == point], twin)
+        mine, passed = _point_rows(diag, at_point[point], twin)
         lines += mine
         passing += [_point_label(point)] if passed and mine else []
     who = f"{diag.model} against its untrained twin {twin}" if twin else diag.model
