@@ -297,7 +297,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     if isinstance(args, int):
         return args
-    _quiet_transformers()
     configure(verbosity(args))
     return _dispatch(args)
 
@@ -377,14 +376,6 @@ def _unknown_flags(parser: argparse.ArgumentParser, verb: str, unknown: list[str
             file=sys.stderr,
         )
     return 2
-
-
-def _quiet_transformers() -> None:
-    """No progress bars or advisory warnings from transformers, once a verb that uses it runs."""
-    import transformers
-
-    transformers.utils.logging.disable_progress_bar()
-    transformers.utils.logging.set_verbosity_error()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import warnings
 from typing import Any
@@ -56,7 +57,7 @@ def verbosity(args: argparse.Namespace) -> int:
 def configure(level: int) -> None:
     """Set up logging, warnings and progress bars for one `hlm` invocation at `level`."""
     ours = {-1: logging.WARNING, 0: logging.INFO}.get(level, logging.DEBUG)
-    theirs = logging.INFO if level >= 2 else logging.WARNING if level == 1 else logging.ERROR
+    theirs = _library_level(level)
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     for name in OURS:
         logging.getLogger(name).setLevel(ours)
@@ -65,18 +66,42 @@ def configure(level: int) -> None:
     if level < 1:
         for module in THIRD_PARTY:
             warnings.filterwarnings("ignore", module=module.replace("-", "_"))
-        _quiet_libraries()
+    os.environ.update(library_environment(level))
+    _tell_imported_libraries(theirs, bars=level >= 1)
 
 
-def _quiet_libraries() -> None:
-    import transformers
+def _library_level(level: int) -> int:
+    return logging.INFO if level >= 2 else logging.WARNING if level == 1 else logging.ERROR
 
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
-    try:
+
+def library_environment(level: int) -> dict[str, str]:
+    """What transformers, datasets and huggingface_hub read from the environment when first
+    imported: their log level and, below -v, no progress bars. Set in the environment rather
+    than on the libraries, so that a verb that never uses them does not import them (importing
+    transformers alone takes seconds); a child process (torchrun's workers) inherits them."""
+    name = logging.getLevelName(_library_level(level)).lower()
+    env = {"TRANSFORMERS_VERBOSITY": name, "DATASETS_VERBOSITY": name}
+    if level < 1:
+        env |= {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"}
+    return env
+
+
+def _tell_imported_libraries(level: int, bars: bool) -> None:
+    """The same settings, for a library imported before `configure` (`main` called from Python):
+    it read the environment already."""
+    if "transformers" in sys.modules:
+        import transformers
+
+        transformers.utils.logging.set_verbosity(level)
+        if not bars:
+            transformers.utils.logging.disable_progress_bar()
+    if "datasets" in sys.modules:
         import datasets
 
-        datasets.disable_progress_bars()
-        datasets.logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover - datasets is a dependency
-        pass
+        datasets.logging.set_verbosity(level)
+        if not bars:
+            datasets.disable_progress_bars()
+    if "huggingface_hub" in sys.modules and not bars:
+        import huggingface_hub.utils
+
+        huggingface_hub.utils.disable_progress_bars()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("zoo", "harness")
 
@@ -158,7 +160,15 @@ def test_reading_results_imports_no_model_code() -> None:
     import subprocess
     import sys
 
-    light = ["harness.results.leaderboard", "harness.results.significance", "zoo.train.atomic"]
+    light = [
+        "harness.results.leaderboard",
+        "harness.results.significance",
+        "zoo.train.atomic",
+        "harness.suite",  # the schema and the checks' registries: declarations only
+        "harness.tasks",
+        "zoo.models",
+        "zoo.tokenizers",
+    ]
     probe = (
         f"import sys; import {', '.join(light)}; "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
@@ -167,3 +177,28 @@ def test_reading_results_imports_no_model_code() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+# verbs that read a suite or a leaderboard and compute nothing: they answer in about a second
+# of imports, not the several transformers and torch take
+READING_VERBS = [
+    ["validate", "suites/quickstart.yaml"],
+    ["leaderboard", "paper-cpu-encoder"],
+    ["power", "paper-cpu-encoder"],
+]
+
+
+@pytest.mark.parametrize("argv", READING_VERBS, ids=lambda argv: argv[0])
+def test_verbs_that_read_suites_and_leaderboards_load_no_model_code(argv: list[str]) -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from harness.cli import main; status = main(sys.argv[1:]); "
+        "loaded = sorted(m for m in ('torch', 'transformers') if m in sys.modules); "
+        "print('PROBE', status, loaded, file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=ROOT
+    )
+    assert "PROBE 0 []" in out.stderr.splitlines(), out.stderr[-2000:]

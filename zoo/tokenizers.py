@@ -1,13 +1,16 @@
 """Tokenizers: train byte-level BPE (decoders) or WordPiece (encoders) locally, or load one.
 
 Trained tokenizers are wrapped as Hugging Face fast tokenizers and saved with each checkpoint,
-so `AutoTokenizer.from_pretrained(checkpoint)` works without this package.
+so `AutoTokenizer.from_pretrained(checkpoint)` works without this package. transformers is
+imported where a tokenizer is made or loaded: the special tokens and vocabulary bounds, which
+a config's checks read, do not load it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tokenizers import (
     Tokenizer,
@@ -18,9 +21,11 @@ from tokenizers import (
     processors,
     trainers,
 )
-from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from zoo.errors import UserError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 ENCODER_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 DECODER_SPECIALS = ["<|endoftext|>", "<|pad|>"]
@@ -45,6 +50,8 @@ def _batches(texts: Iterable[str], size: int = 1000) -> Iterator[list[str]]:
 def train_tokenizer(texts: Iterable[str], vocab_size: int, kind: str) -> PreTrainedTokenizerFast:
     """Train a WordPiece (kind='encoder', lower-cased like bert-uncased) or byte-level BPE
     (kind='decoder') tokenizer of exactly `vocab_size` entries at most."""
+    from transformers import PreTrainedTokenizerFast
+
     need = min_vocab_size(kind)
     if vocab_size < need:
         raise UserError(
@@ -116,6 +123,8 @@ def encode_documents(tokenizer: PreTrainedTokenizerBase, docs: list[str]) -> lis
 
 def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
     """A tokenizer from a local folder (or a hub id, for users with network)."""
+    from transformers import AutoTokenizer
+
     p = Path(name_or_path).expanduser()
     if p.exists() and not p.is_dir():
         raise UserError(

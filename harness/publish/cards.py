@@ -213,7 +213,7 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOpt
     from huggingface_hub import ModelCard
 
     meta = read_metadata(checkpoint)
-    auto = FAMILIES.get(meta.family).auto_class.__name__
+    auto = FAMILIES.get(meta.family).auto_class_name
     made_by = "headless-zoo" + (f" ({options.repository_url})" if options.repository_url else "")
     lines = [
         f"# {repo.split('/')[-1]}",

@@ -132,9 +132,18 @@ def resolve_suite_path(name_or_path: str, suites_dir: Path = Path("suites")) -> 
 
 
 def suite_name(ref: str) -> str:
-    """A suite's leaderboard name from its name or YAML path (the file's `name:` when it is one)."""
+    """A suite's leaderboard name from its name or YAML path (the file's `name:` when it is one).
+
+    Only the file's schema is read: the verbs that read a leaderboard need its name, not its
+    plugins imported nor every registry name checked. A file the schema refuses is loaded in
+    full, which reports its problems with the file and key."""
     p = resolve_suite_path(ref)
-    return load_suite(p).name if p.is_file() else ref
+    if not p.is_file():
+        return ref
+    try:
+        return Suite.model_validate({**read_raw(p), "path": str(p)}).name
+    except ValidationError:
+        return load_suite(p).name
 
 
 def last_suite(directory: Path) -> Suite | None:

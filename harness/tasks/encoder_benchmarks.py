@@ -3,7 +3,8 @@
 Each sub-task is fine-tuned `finetune_seeds` times from the cell's checkpoint; a row holds the
 mean over those runs (stderr: their standard error) at the last epoch (`mcc`) and at the best
 epoch (`mcc@best`, chosen on the same dev set, as the paper reports along epochs). An
-`average` row holds the mean of the primary metrics.
+`average` row holds the mean of the primary metrics. Fine-tuning (torch, transformers) is
+imported when a cell runs: checking a suite does not load it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,12 +28,13 @@ from harness.downstream.benchmarks import (
     XNLI_LANGUAGES,
     xnli,
 )
-from harness.downstream.classifier import FinetuneConfig, finetune
 from harness.downstream.data import Example, TaskData, load_examples
 from harness.results.gates import Gate
 from harness.results.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
-from zoo.train.distributed import resolve_device
+
+if TYPE_CHECKING:
+    from harness.downstream.classifier import FinetuneConfig
 
 # Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
 LOSS_DEFAULTS = {"balanced": (1e-5, 0.0), "ce": (5e-6, 0.01)}
@@ -93,6 +95,9 @@ def _cap(examples: list[Example], n: int | None, seed: int = 0) -> list[Example]
 
 
 def _config(p: FinetuneParams, seed: int) -> FinetuneConfig:
+    from harness.downstream.classifier import FinetuneConfig
+    from zoo.train.distributed import resolve_device
+
     lr, wd = LOSS_DEFAULTS[p.loss]
     return FinetuneConfig(
         epochs=p.epochs,
@@ -122,6 +127,8 @@ def _runs(
     p: FinetuneParams,
     seed: int,
 ) -> list[list[dict[str, dict[str, float]]]]:
+    from harness.downstream.classifier import finetune
+
     return [
         finetune(ckpt, task, train, evals, _config(p, seed * 1000 + r))
         for r in range(p.finetune_seeds)

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import ValidationError
-from transformers import PreTrainedTokenizerBase
 
-from zoo.data.cache import token_streams
 from zoo.errors import UserError
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,8 @@ def training_counts(checkpoint: Path, tokenizer: PreTrainedTokenizerBase) -> np.
     """Token counts [V] of the text `checkpoint` was pretrained on, by the config its metadata
     records; None for a checkpoint without that record (a Hub model, an older checkpoint),
     and, with a warning, for one whose recorded text cannot be read here."""
+    from zoo.data.cache import token_streams  # the token cache: torch and transformers
+
     meta = find_metadata(checkpoint) if checkpoint.is_dir() else None
     if meta is None or not meta.config:
         return None

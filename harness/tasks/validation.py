@@ -9,37 +9,31 @@ the training text's unigram model on the same tokens: the bar a model must clear
 perplexity says anything. For decoders (blocks of at least 64 tokens), `context_gain`: the
 head's cross-entropy on a block's first 16 predictions minus on its second half's, how much
 of what it has read the model uses (near 0 for a model that cannot yet copy a word from the
-passage, as LAMBADA asks).
+passage, as LAMBADA asks). The model code (torch, transformers) is imported when a cell
+runs: checking a suite does not load it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.results.gates import VALIDATION as VALIDATION_GATE
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from harness.tasks.unigram import unigram_perplexity
-from zoo.data.batches import MaskingConfig, PackedBlocks
-from zoo.data.cache import CorpusSpec, Part, token_streams
 from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
-from zoo.tokenizers import load_tokenizer, special_ids
-from zoo.train.checkpoint import load_model
-from zoo.train.evaluate import (
-    CONTEXT_MIN_TOKENS,
-    context_gains,
-    evaluated_blocks,
-    summarize,
-    validation_batches,
-)
 from zoo.train.metadata import find_metadata
 from zoo.train.recipe import resolve_recipe
-from zoo.train.step import TrainModule
+
+if TYPE_CHECKING:
+    import torch
+
+    from zoo.data.cache import CorpusSpec, Part
 
 
 class ValidationParams(BaseModel):
@@ -57,6 +51,8 @@ class ValidationParams(BaseModel):
 def _held_out_text(ctx: TaskContext) -> tuple[CorpusSpec, Part]:
     """The text to score: all of the task's sources, else the pretraining's validation text
     (its validation sources, or the part held out of its corpus)."""
+    from zoo.data.cache import CorpusSpec
+
     params: ValidationParams = ctx.params
     if params.corpus:
         return CorpusSpec(tuple(params.corpus)), "main"
@@ -67,6 +63,8 @@ def _held_out_text(ctx: TaskContext) -> tuple[CorpusSpec, Part]:
 def scored_tokens(blocks: torch.Tensor, kind: str, special: dict[str, int]) -> np.ndarray:
     """The ids a language model predicts in `blocks` [N, T]: every position after the first
     (decoders), the non-special ones (encoders)."""
+    import torch
+
     if kind == "decoder":
         return blocks[:, 1:].flatten().numpy()
     ids = blocks.flatten()
@@ -74,6 +72,19 @@ def scored_tokens(blocks: torch.Tensor, kind: str, special: dict[str, int]) -> n
 
 
 def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> list[Result]:
+    from zoo.data.batches import MaskingConfig, PackedBlocks
+    from zoo.data.cache import token_streams
+    from zoo.tokenizers import load_tokenizer, special_ids
+    from zoo.train.checkpoint import load_model
+    from zoo.train.evaluate import (
+        CONTEXT_MIN_TOKENS,
+        context_gains,
+        evaluated_blocks,
+        summarize,
+        validation_batches,
+    )
+    from zoo.train.step import TrainModule
+
     params: ValidationParams = ctx.params
     recipe = resolve_recipe(ctx.pretrain, ctx.spec)
     meta = find_metadata(path)

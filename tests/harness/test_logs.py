@@ -72,3 +72,36 @@ def test_hlm_run_shows_one_bar_not_lm_evals(tiny_decoder: Path, tmp_path: Path) 
     assert "Running loglikelihood requests" not in out.stderr and "fatal:" not in out.stderr
     shown = _hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "2"], tmp_path)
     assert "Running loglikelihood requests" in shown.stderr  # ad hoc, lm-eval's own bars
+
+
+LIBRARY_ENV = (
+    "TRANSFORMERS_VERBOSITY",
+    "DATASETS_VERBOSITY",
+    "HF_HUB_DISABLE_PROGRESS_BARS",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS",
+)
+
+
+@pytest.mark.parametrize(("level", "verbosity", "bars"), [(0, 40, False), (2, 20, True)])
+def test_settings_reach_transformers_and_datasets_imported_after(
+    level: int, verbosity: int, bars: bool
+) -> None:
+    """`configure` runs before any verb imports transformers or datasets: the level and the
+    bars still reach them (errors only and no bars by default; INFO and bars with -vv)."""
+    probe = (
+        f"from harness.logs import configure; configure({level}); "
+        "import datasets, transformers; "
+        "from datasets.utils.tqdm import are_progress_bars_disabled; "
+        "print(transformers.utils.logging.get_verbosity(), "
+        "transformers.utils.logging.is_progress_bar_enabled(), "
+        "datasets.logging.get_verbosity(), not are_progress_bars_disabled())"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in LIBRARY_ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == [str(verbosity), str(bars), str(verbosity), str(bars)]

@@ -4,16 +4,21 @@
     model = spec.build()
 
 A family file registers its `ModelSpec` subclass (under its Hugging Face model type) and its
-presets with decorators; a new family is its own file plus one import line below.
+presets with decorators; a new family is its own file plus one import line below. Importing
+this package imports neither torch nor transformers: a family imports them where it builds or
+runs a model.
 """
 
 from __future__ import annotations
 
-from transformers import PretrainedConfig
+from typing import TYPE_CHECKING
 
 from zoo.models import bert, gpt2, gpt_neox, llama  # noqa: F401  # each file registers its family
 from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import ModelSpec, Recipe
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 # An existing checkpoint's own training recipe is unknown: evaluation batch shapes only.
 EVALUATION_RECIPE = Recipe(lr=1e-4, weight_decay=0.01, seq_len=128, batch_size=32)

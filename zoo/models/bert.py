@@ -1,29 +1,24 @@
 """BERT-like encoders (BertForMaskedLM) and their presets.
 
 Numbers follow the Hugging Face releases the paper uses (google/bert_uncased_L-*, bert-base,
-distilbert-base-multilingual-cased's shape).
+distilbert-base-multilingual-cased's shape). As in `zoo.models.spec`, torch and
+transformers are imported by the methods that build or run a model, not with the presets.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
-
-import torch
-from torch import Tensor, nn
-from transformers import AutoModelForMaskedLM, BertConfig, BertForMaskedLM, PreTrainedModel
-from transformers.masking_utils import create_bidirectional_mask
-from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
-from transformers.models.bert.modeling_bert import (
-    BertLayer,
-    BertSelfAttention,
-    eager_attention_forward,
-)
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import Kind, ModelSpec, Recipe, padded_row_count
-from zoo.objectives.base import VocabHead
-from zoo.tokenizers import ENCODER_SPECIALS
+
+if TYPE_CHECKING:
+    from torch import Tensor, nn
+    from transformers import BertForMaskedLM, PreTrainedModel
+    from transformers.models.bert.modeling_bert import BertLayer, BertSelfAttention
+
+    from zoo.objectives.base import VocabHead
 
 
 @FAMILIES.register("bert")
@@ -31,10 +26,14 @@ from zoo.tokenizers import ENCODER_SPECIALS
 class BertSpec(ModelSpec):
     family: ClassVar[str] = "bert"
     kind: ClassVar[Kind] = "encoder"
-    auto_class: ClassVar[Any] = AutoModelForMaskedLM
+    auto_class_name: ClassVar[str] = "AutoModelForMaskedLM"
     pipeline_tag: ClassVar[str] = "fill-mask"
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
+        from transformers import BertConfig, BertForMaskedLM
+
+        from zoo.tokenizers import ENCODER_SPECIALS
+
         config = BertConfig(
             vocab_size=self.vocab_size,
             hidden_size=self.hidden_size,
@@ -60,21 +59,25 @@ class BertSpec(ModelSpec):
         values for every position but queries, attention output and feed-forward only at the
         selected ones (MLM reads nothing else). Same values as `body(...)[selected]`; at 15%
         masking a 4-layer encoder does about 17% fewer FLOPs."""
-        assert isinstance(model, BertForMaskedLM)
-        bert = model.bert
+        from torch import Tensor
+        from transformers.masking_utils import create_bidirectional_mask
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+        from transformers.models.bert.modeling_bert import eager_attention_forward
+
+        bert = _checked(model).bert
         x = bert.embeddings(input_ids=input_ids)  # (B, T, D)
         mask = create_bidirectional_mask(
             config=bert.config, inputs_embeds=x, attention_mask=attention_mask
         )  # None, or (B, 1, T, T) in the attention implementation's format
         if mask is not None and not isinstance(mask, Tensor):  # e.g. flex attention's BlockMask
             return cls.body(model, input_ids, attention_mask)[selected]
-        *layers, last = cast(list[BertLayer], list(bert.encoder.layer))
+        *layers, last = cast("list[BertLayer]", list(bert.encoder.layer))
         for layer in layers:
             x = layer(x, mask)
         idx, valid = _padded_positions(selected)  # (B, m), (B, m)
         b, t, d = x.shape
         xq = x.gather(1, idx[..., None].expand(b, idx.shape[1], d))  # (B, m, D)
-        sa = cast(BertSelfAttention, last.attention.self)
+        sa = cast("BertSelfAttention", last.attention.self)
         heads, hd = sa.num_attention_heads, sa.attention_head_size
         q = sa.query(xq).view(b, -1, heads, hd).transpose(1, 2)  # (B, H, m, d)
         k = sa.key(x).view(b, t, heads, hd).transpose(1, 2)  # (B, H, T, d)
@@ -94,27 +97,37 @@ class BertSpec(ModelSpec):
 
     @staticmethod
     def vocab_head(model: PreTrainedModel) -> VocabHead:
-        assert isinstance(model, BertForMaskedLM)
-        pred = model.cls.predictions
+        from zoo.objectives.base import VocabHead
+
+        pred = _checked(model).cls.predictions
         return VocabHead(transform=pred.transform, weight=pred.decoder.weight, bias=pred.bias)
 
     @classmethod
     def shard_units(cls, model: PreTrainedModel) -> list[nn.Module]:
         """Every block but the last: `selected_body` calls into the last one's sub-modules,
         past its forward (where FSDP would gather it), so it stays in the root unit."""
-        assert isinstance(model, BertForMaskedLM)
-        last = model.bert.encoder.layer[-1]
+        last = _checked(model).bert.encoder.layer[-1]
         return [m for m in super().shard_units(model) if m is not last]
 
     @staticmethod
     def head_only_modules(model: PreTrainedModel) -> list[nn.Module]:
-        assert isinstance(model, BertForMaskedLM)
-        return [model.cls.predictions.transform]
+        return [_checked(model).cls.predictions.transform]
+
+
+def _checked(model: PreTrainedModel) -> BertForMaskedLM:
+    """`model` as the BertForMaskedLM it must be (this family builds and loads no other)."""
+    from transformers import BertForMaskedLM
+
+    if not isinstance(model, BertForMaskedLM):
+        raise TypeError(f"a bert spec was handed a {type(model).__name__}, not a BertForMaskedLM")
+    return model
 
 
 def _padded_positions(selected: Tensor) -> tuple[Tensor, Tensor]:
     """selected (Tensor): [B, T] bool -> the selected positions of each row, in order, padded
     to the longest row (idx [B, m]), and which entries are real (valid [B, m])."""
+    import torch
+
     counts = selected.sum(1)  # (B,)
     m = padded_row_count(selected)
     order = torch.sort(selected.to(torch.int8), dim=1, descending=True, stable=True).indices

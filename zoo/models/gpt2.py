@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
-
-from transformers import (
-    GPT2Config,
-    GPT2LMHeadModel,
-    PretrainedConfig,
-    PreTrainedModel,
-)
+from typing import TYPE_CHECKING, ClassVar
 
 from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import DecoderSpec, Recipe
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedModel
 
 
 @FAMILIES.register("gpt2")
@@ -32,6 +28,8 @@ class GPT2Spec(DecoderSpec):
         }
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
+        from transformers import GPT2Config, GPT2LMHeadModel
+
         config = GPT2Config(
             n_embd=self.hidden_size,
             n_layer=self.num_layers,

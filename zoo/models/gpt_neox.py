@@ -6,12 +6,13 @@ Numbers follow EleutherAI's Pythia configs (rotary on 25% of head dims, parallel
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
-
-from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, PreTrainedModel
+from typing import TYPE_CHECKING, ClassVar
 
 from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import DecoderSpec, Recipe
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 @FAMILIES.register("gpt_neox")
@@ -20,6 +21,8 @@ class GPTNeoXSpec(DecoderSpec):
     family: ClassVar[str] = "gpt_neox"
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
+        from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
         config = GPTNeoXConfig(
             hidden_size=self.hidden_size,
             num_hidden_layers=self.num_layers,

@@ -5,17 +5,13 @@ FLOP count comes from the same block description (`kv_heads`, `mlp_matrices`).""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
-
-from transformers import (
-    LlamaConfig,
-    LlamaForCausalLM,
-    PretrainedConfig,
-    PreTrainedModel,
-)
+from typing import TYPE_CHECKING, ClassVar
 
 from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import DecoderSpec, Recipe
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig, PreTrainedModel
 
 
 @FAMILIES.register("llama")
@@ -32,6 +28,8 @@ class LlamaSpec(DecoderSpec):
         }
 
     def build(self, tie_word_embeddings: bool = True) -> PreTrainedModel:
+        from transformers import LlamaConfig, LlamaForCausalLM
+
         config = LlamaConfig(
             hidden_size=self.hidden_size,
             num_hidden_layers=self.num_layers,

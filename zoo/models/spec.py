@@ -6,19 +6,23 @@ A spec says what to build (family, sizes, vocabulary); a `Recipe` says how the p
 to build their Hugging Face model, reach its body, head and embeddings, which `Auto*` class
 loads it, and how to describe an existing checkpoint's config as a spec. Code outside a family
 file dispatches through these, never through the model type's name.
+
+A spec is plain numbers: making one, or listing the presets, imports neither torch nor
+transformers (seconds); the methods that build or reach into a model import them when called.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from torch import Tensor, nn
-from transformers import AutoModelForCausalLM, PretrainedConfig, PreTrainedModel
+if TYPE_CHECKING:
+    from torch import Tensor, nn
+    from transformers import PretrainedConfig, PreTrainedModel
 
-from zoo.objectives.base import VocabHead
-from zoo.tokenizers import DECODER_SPECIALS
+    from zoo.objectives.base import VocabHead
 
 Kind = Literal["encoder", "decoder"]
 Schedule = Literal["triangular", "cosine", "constant"]
@@ -63,7 +67,7 @@ class ModelSpec:
 
     family: ClassVar[str]  # the Hugging Face config.model_type
     kind: ClassVar[Kind]
-    auto_class: ClassVar[Any]  # AutoModelForMaskedLM / AutoModelForCausalLM: how to load one
+    auto_class_name: ClassVar[str]  # "AutoModelForMaskedLM", ...: the class that loads one
     pipeline_tag: ClassVar[str]  # the Hub pipeline a trained-head checkpoint of it serves
 
     name: str
@@ -80,6 +84,11 @@ class ModelSpec:
 
     def with_vocab(self, vocab_size: int) -> ModelSpec:
         return dataclasses.replace(self, vocab_size=vocab_size)
+
+    @classmethod
+    def auto_class(cls) -> Any:
+        """The transformers `Auto*` class that loads a checkpoint of this family."""
+        return getattr(importlib.import_module("transformers"), cls.auto_class_name)
 
     # --- to be provided by each family -------------------------------------------------
     @classmethod
@@ -157,6 +166,8 @@ class ModelSpec:
     # --- shared ---------------------------------------------------------------------------
     @staticmethod
     def input_embeddings(model: PreTrainedModel) -> nn.Embedding:
+        from torch import nn
+
         emb = model.get_input_embeddings()
         assert isinstance(emb, nn.Embedding)
         return emb
@@ -200,11 +211,13 @@ class DecoderSpec(ModelSpec):
     tokens of the zoo's decoder tokenizers. A family adds `build` (from `decoder_config`)."""
 
     kind: ClassVar[Kind] = "decoder"
-    auto_class: ClassVar[Any] = AutoModelForCausalLM
+    auto_class_name: ClassVar[str] = "AutoModelForCausalLM"
     pipeline_tag: ClassVar[str] = "text-generation"
 
     def decoder_config(self, tie_word_embeddings: bool) -> dict[str, Any]:
         """The config values every decoder family's Hugging Face config takes by these names."""
+        from zoo.tokenizers import DECODER_SPECIALS
+
         return {
             "vocab_size": self.vocab_size,
             "tie_word_embeddings": tie_word_embeddings and self.tied,
@@ -216,6 +229,8 @@ class DecoderSpec(ModelSpec):
 
     @classmethod
     def vocab_head(cls, model: PreTrainedModel) -> VocabHead:
+        from zoo.objectives.base import VocabHead
+
         return VocabHead(transform=_identity, weight=cls.output_embeddings(model), bias=None)
 
     @staticmethod

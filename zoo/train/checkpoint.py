@@ -110,7 +110,7 @@ def load_model(name_or_path: str) -> PreTrainedModel:
     that do not fit the architecture (missing, unexpected or of another shape) are an error
     naming them, never a model left partly at random."""
     config = hf_config(name_or_path)
-    auto = family_of(config).auto_class
+    auto = family_of(config).auto_class()
     try:
         model, info = auto.from_pretrained(name_or_path, output_loading_info=True)
     except (OSError, ValueError, RuntimeError, SafetensorError) as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import harness.tasks.throughput as throughput
+import harness.tasks.throughput_steps as throughput_steps
 from harness.bench.stepper import Stepper, Variant
 from harness.tasks import TaskContext
 from harness.tasks.throughput import ThroughputParams, run_throughput
@@ -18,7 +18,7 @@ def test_throughput_uses_the_cells_loss_options(monkeypatch) -> None:
             seen.append(variant)
             super().__init__(spec, variant, *args, **kwargs)
 
-    monkeypatch.setattr(throughput, "Stepper", Recording)
+    monkeypatch.setattr(throughput_steps, "Stepper", Recording)
     cfg = PretrainConfig(
         preset="bert-tiny",
         objective="cwt",
@@ -94,8 +94,8 @@ def test_speedups_keep_each_rounds_ratio_as_a_sample(monkeypatch) -> None:
         def sample(self) -> None:
             self.samples.append(1e12)
 
-    monkeypatch.setattr(throughput, "Stepper", Timed)
-    monkeypatch.setattr(throughput, "_roofline", lambda cuda: Flat())
+    monkeypatch.setattr(throughput_steps, "Stepper", Timed)
+    monkeypatch.setattr(throughput_steps, "_roofline", lambda cuda: Flat())
     ctx = _ctx(hf_baseline=False, steps=3, device="cpu")
     got = {r.metric: r for r in run_throughput(ctx)}
     speedup = got["speedup_vs_baseline"]
