@@ -34,3 +34,24 @@ def isolated(tmp_path, monkeypatch):
     """Runs and leaderboards under tmp_path."""
     monkeypatch.setenv("HLM_RUNS_DIR", str(tmp_path / "runs"))
     return tmp_path
+
+
+def hlm_imports(argv: list[str], cwd: Path = ROOT) -> tuple[int, list[str], str]:
+    """`hlm ARGV` in a fresh interpreter: its exit status, which of torch and transformers it
+    imported, and its stderr."""
+    import json
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys; from harness.cli import main; status = main(sys.argv[1:]); "
+        "loaded = sorted(m for m in ('torch', 'transformers') if m in sys.modules); "
+        "print('PROBE', json.dumps([status, loaded]), file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=cwd
+    )
+    lines = [line for line in out.stderr.splitlines() if line.startswith("PROBE ")]
+    assert lines, out.stderr[-2000:]
+    status, loaded = json.loads(lines[-1].removeprefix("PROBE "))
+    return status, loaded, out.stderr

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import hlm_imports
+
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("zoo", "harness")
 
@@ -179,26 +181,17 @@ def test_reading_results_imports_no_model_code() -> None:
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
-# verbs that read a suite or a leaderboard and compute nothing: they answer in about a second
-# of imports, not the several transformers and torch take
+# verbs that read a suite or a leaderboard and compute nothing (a run's plan among them): they
+# answer in about a second of imports, not the several transformers and torch take
 READING_VERBS = [
     ["validate", "suites/quickstart.yaml"],
+    ["run", "suites/quickstart.yaml", "--dry-run"],
     ["leaderboard", "paper-cpu-encoder"],
     ["power", "paper-cpu-encoder"],
 ]
 
 
-@pytest.mark.parametrize("argv", READING_VERBS, ids=lambda argv: argv[0])
+@pytest.mark.parametrize("argv", READING_VERBS, ids=" ".join)
 def test_verbs_that_read_suites_and_leaderboards_load_no_model_code(argv: list[str]) -> None:
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys; from harness.cli import main; status = main(sys.argv[1:]); "
-        "loaded = sorted(m for m in ('torch', 'transformers') if m in sys.modules); "
-        "print('PROBE', status, loaded, file=sys.stderr)"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=ROOT
-    )
-    assert "PROBE 0 []" in out.stderr.splitlines(), out.stderr[-2000:]
+    status, loaded, stderr = hlm_imports(argv)
+    assert (status, loaded) == (0, []), stderr[-2000:]

@@ -5,7 +5,9 @@ A cell evaluates its final checkpoint and, when its task asks (`every: N` steps,
 fractions of the step budget), the intermediate ones along pretraining. Each point has its
 own leaderboard file (`<cell_id>.parquet` for the final one, `<cell_id>.step-N.parquet`
 before), so an interrupted cell resumes where it stopped and no checkpoint is evaluated
-twice. A fine-tuned point counts the fine-tuning's tokens too (paper Fig. 4).
+twice. A fine-tuned point counts the fine-tuning's tokens too (paper Fig. 4). The training
+code (torch, transformers) is imported where a point is made: a run whose cells are all done
+starts without it.
 """
 
 from __future__ import annotations
@@ -25,12 +27,9 @@ from harness.suite.schema import pretraining_point
 from harness.tasks import TASKS
 from zoo.errors import UserError
 from zoo.train.atomic import checkpoint_problem
-from zoo.train.causal_finetune import finetune_causal
-from zoo.train.checkpoint import checkpoint_step, list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.names import link_run, run_name
-from zoo.train.pretrain import pretrain
 
 
 @dataclass(frozen=True)
@@ -90,6 +89,9 @@ def preparing_now(folder: Path) -> bool:
 
 def ensure_pretrained(cell: Cell) -> Path:
     """The pretraining run's folder, trained (or resumed) if its `final/` is missing."""
+    from zoo.train.checkpoint import list_checkpoints
+    from zoo.train.pretrain import pretrain
+
     if cell.pretrain is None:
         raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
     out = Path(cell.pretrain.output_dir)
@@ -123,6 +125,8 @@ def _run_name(cell: Cell) -> str:
 
 def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
     """`checkpoint` causally fine-tuned into `folder` (once), per the model entry."""
+    from zoo.train.causal_finetune import finetune_causal
+
     link_run(_run_name(cell), folder)
     with _lock(_lock_file(folder)):
         discard_if_damaged(folder / "final")
@@ -137,6 +141,9 @@ def ensure_steps(cell: Cell, cfg: PretrainConfig, out: Path) -> None:
     """Make each checkpoint the cell's task evaluates that the cached run lacks (it was
     trained for other evaluation points): resumed from the nearest earlier checkpoint, or
     from the start, up to that step only (`pretrain(until=)`); never a new pretraining."""
+    from zoo.train.checkpoint import checkpoint_step, list_checkpoints
+    from zoo.train.pretrain import pretrain
+
     have = {checkpoint_step(p) for p in list_checkpoints(out)}
     last = read_metadata(out / "final").pretrain_step
     missing = [s for s in cell.steps() if s not in have and s < last]
@@ -153,6 +160,8 @@ def _selected(cell: Cell, out: Path) -> list[Path]:
     """Intermediate checkpoints the cell evaluates, oldest first: those its task asks for
     (`every`, `at`; made where missing), and those where a matched budget of the suite was
     first reached."""
+    from zoo.train.checkpoint import checkpoint_step, list_checkpoints
+
     if cell.pretrain is None:
         return []
     ensure_steps(cell, cell.pretrain, out)

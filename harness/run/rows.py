@@ -14,13 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import torch
 
 from harness.results.leaderboard import GROUP, git_sha, mixed_cells, now, read_leaderboard
 from harness.results.metrics import direction
 from harness.tasks import Result, TaskContext
 from zoo.errors import UserError
-from zoo.hardware import processor
 from zoo.train.metadata import CheckpointMetadata, versions
 from zoo.train.recipe import resolve_recipe
 
@@ -68,6 +66,10 @@ def trained_on(meta: CheckpointMetadata | None) -> str | None:
     H100 80GB HBM3'); for a cell with no checkpoint (throughput), this machine (its GPU
     where torch sees one); None where an older checkpoint's metadata does not say."""
     if meta is None:
+        import torch
+
+        from zoo.hardware import processor
+
         device = "cuda" if torch.cuda.is_available() else "cpu"
         return f"{device} x1: {processor(device)}"
     if not meta.hardware:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
 import yaml
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
@@ -46,7 +45,6 @@ from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config
 from zoo.models.spec import ModelSpec
 from zoo.train.atomic import COMMIT
-from zoo.train.checkpoint import hf_config
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
 
@@ -56,6 +54,8 @@ log = logging.getLogger(__name__)
 def _checkpoint_spec(cell: Cell) -> tuple[ModelSpec, PretrainConfig]:
     """An existing checkpoint's spec and a config describing it (its objective from metadata;
     a checkpoint without metadata is a classical LM)."""
+    from zoo.train.checkpoint import hf_config  # transformers: for such a cell alone
+
     ref = str(cell.model.checkpoint)
     meta = find_metadata(ref) if Path(ref).is_dir() else None
     config = hf_config(ref)  # its architecture: no weights need loading
@@ -272,11 +272,14 @@ def _cuda_keys(suite: Suite, cell: Cell) -> list[str]:
 
 def _check_cuda(suite: Suite, todo: list[Cell]) -> None:
     """Refuse at once, before any cell, a run whose cells ask for CUDA on a machine without
-    it (each cell would otherwise fail on its own, after its pretraining set-up)."""
-    if torch.cuda.is_available():
-        return
+    it (each cell would otherwise fail on its own, after its pretraining set-up). torch is
+    asked only where a cell asks for CUDA: a run with nothing to compute starts without it."""
     keys = sorted({k for c in todo for k in _cuda_keys(suite, c)})
-    if keys:
+    if not keys:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
         raise UserError(
             f"{suite.path}: {', '.join(keys)}: 'cuda' asked for, but torch sees no CUDA device "
             f"here; {len(todo)} cells to compute need a GPU machine"

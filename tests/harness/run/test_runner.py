@@ -23,6 +23,7 @@ from harness.results.schema import COLUMNS
 from harness.run.cells import Selection
 from harness.run.runner import expand, plan_suite, run_suite
 from harness.suite import load_suite
+from tests.conftest import hlm_imports
 from tests.harness.conftest import TINY
 from zoo.hardware import processor
 
@@ -82,6 +83,9 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
     assert all(plan_suite(TINY, root=lb, force=True).pretraining.values())  # cached now
     s2 = run_suite(TINY, root=lb, progress=False)
     assert (s2.skipped, s2.computed) == (8, 0)
+    # and `hlm run` with nothing to compute starts without the training code
+    status, loaded, stderr = hlm_imports(["run", str(TINY), "--leaderboards", str(lb), "-q"])
+    assert (status, loaded) == (0, []), stderr[-2000:]
     assert len(list((isolated / "runs" / "pretrain").glob("*/final"))) == 4  # 2 models x 2 seeds
     # readable without project code
     assert len(pd.read_parquet(lb / "tiny")) == len(df)
