@@ -61,24 +61,32 @@ class Check:
     gate: Gate
 
     def run(self, rows: pd.DataFrame, model: str) -> GateCheck:
+        """The gate's outcome for `model`'s final rows, its text led by the task's label."""
         mine = final_values(rows, model, self.task, self.gate.metric)
         if mine.empty:
             nan = float("nan")
             later = waiting(rows, model, self.task, self.gate.metric)
             why = f" of the final checkpoint ({later})" if later else ""
             return GateCheck(False, nan, nan, f"{self.task}: no `{self.gate.metric}` row{why}")
+        found = self.outcome(rows, model, float(mine.mean()))
+        return replace(found, text=f"{self.task} {found.text}")
+
+    def outcome(self, rows: pd.DataFrame, model: str, value: float) -> GateCheck:
+        """The gate's outcome for `model`'s mean final `value`: against chance (or the bar its
+        baseline metric sets) and, where it passes that, against its untrained twin in
+        `rows`; the text does not name the task."""
 
         def baseline(metric: str) -> float | None:
             values = final_values(rows, model, self.task, metric)
             return None if values.empty else float(values.mean())
 
-        found = self.gate.check(float(mine.mean()), baseline)
+        found = self.gate.check(value, baseline)
         twin = untrained_twin(rows, model)
         if found.passed and twin is not None:
             theirs = final_values(rows, twin, self.task, self.gate.metric)
             if not theirs.empty:
                 found = self.gate.check_untrained(found.value, float(theirs.mean()), twin)
-        return replace(found, text=f"{self.task} {found.text}")
+        return found
 
 
 def untrained_twin(rows: pd.DataFrame, model: str) -> str | None:
