@@ -29,9 +29,9 @@ from harness.results.schema import COLUMNS
 from harness.suite import suite_name
 from zoo.errors import UserError
 from zoo.train.checkpoint import hf_config
+from zoo.train.layout import LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
 from zoo.train.names import resolve_checkpoint
-from zoo.train.safe_load import LEGACY_STATE, STATE
 
 log = logging.getLogger(__name__)
 

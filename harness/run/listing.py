@@ -21,7 +21,7 @@ import yaml
 
 from harness.run.points import preparing_now
 from zoo.train.atomic import checkpoint_problem
-from zoo.train.checkpoint import checkpoint_step, list_checkpoints
+from zoo.train.layout import checkpoint_step, list_checkpoints
 from zoo.train.names import named_runs
 
 

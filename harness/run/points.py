@@ -28,6 +28,7 @@ from harness.tasks import TASKS
 from zoo.errors import UserError
 from zoo.train.atomic import checkpoint_problem
 from zoo.train.config import PretrainConfig
+from zoo.train.layout import checkpoint_step, list_checkpoints
 from zoo.train.metadata import read_metadata
 from zoo.train.names import link_run, run_name
 
@@ -89,7 +90,6 @@ def preparing_now(folder: Path) -> bool:
 
 def ensure_pretrained(cell: Cell) -> Path:
     """The pretraining run's folder, trained (or resumed) if its `final/` is missing."""
-    from zoo.train.checkpoint import list_checkpoints
     from zoo.train.pretrain import pretrain
 
     if cell.pretrain is None:
@@ -141,7 +141,6 @@ def ensure_steps(cell: Cell, cfg: PretrainConfig, out: Path) -> None:
     """Make each checkpoint the cell's task evaluates that the cached run lacks (it was
     trained for other evaluation points): resumed from the nearest earlier checkpoint, or
     from the start, up to that step only (`pretrain(until=)`); never a new pretraining."""
-    from zoo.train.checkpoint import checkpoint_step, list_checkpoints
     from zoo.train.pretrain import pretrain
 
     have = {checkpoint_step(p) for p in list_checkpoints(out)}
@@ -160,8 +159,6 @@ def _selected(cell: Cell, out: Path) -> list[Path]:
     """Intermediate checkpoints the cell evaluates, oldest first: those its task asks for
     (`every`, `at`; made where missing), and those where a matched budget of the suite was
     first reached."""
-    from zoo.train.checkpoint import checkpoint_step, list_checkpoints
-
     if cell.pretrain is None:
         return []
     ensure_steps(cell, cell.pretrain, out)

@@ -13,8 +13,8 @@ from harness.run.runner import run_suite
 from tests.harness.conftest import TINY
 from zoo.errors import UserError
 from zoo.train.atomic import COMMIT, checkpoint_problem
-from zoo.train.checkpoint import list_checkpoints
 from zoo.train.config import PretrainConfig
+from zoo.train.layout import list_checkpoints
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
 

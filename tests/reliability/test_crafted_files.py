@@ -15,10 +15,9 @@ from harness.cli import main as hlm
 from tests.tiny import TINY_RUN
 from zoo.errors import UserError
 from zoo.train.atomic import write_commit
-from zoo.train.checkpoint import list_checkpoints
 from zoo.train.config import PretrainConfig
+from zoo.train.layout import LEGACY_STATE, STATE, list_checkpoints
 from zoo.train.pretrain import pretrain
-from zoo.train.safe_load import LEGACY_STATE, STATE
 
 PWNED = "hlm-pwned"
 

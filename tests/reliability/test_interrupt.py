@@ -22,9 +22,9 @@ from safetensors.torch import load_file
 import zoo.train.loop as loop
 from tests.tiny import TINY_RUN
 from zoo.train.atomic import checkpoint_problem
-from zoo.train.checkpoint import list_checkpoints
 from zoo.train.config import PretrainConfig
 from zoo.train.interrupt import StopSignals, TrainingInterrupted
+from zoo.train.layout import list_checkpoints
 from zoo.train.pretrain import pretrain
 
 RUN = dict(preset="bert-tiny", objective="cwt", steps=8, **TINY_RUN)  # no save_every

@@ -22,8 +22,8 @@ import yaml
 from safetensors.torch import load_file
 
 from tests.tiny import TINY_RUN
-from zoo.train.checkpoint import list_checkpoints
 from zoo.train.config import PretrainConfig
+from zoo.train.layout import list_checkpoints
 from zoo.train.pretrain import pretrain
 
 TRIALS = 4

@@ -13,8 +13,8 @@ import torch
 from safetensors.torch import load_file
 
 from zoo.errors import TrainingDiverged
-from zoo.train.checkpoint import list_checkpoints
 from zoo.train.config import PretrainConfig
+from zoo.train.layout import list_checkpoints
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
 

@@ -24,7 +24,7 @@ from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.train.atomic import COMMIT, atomic_dir_write, checkpoint_problem, write_commit
 from zoo.train.metadata import CheckpointMetadata, write_metadata
-from zoo.train.safe_load import has_state, write_state
+from zoo.train.safe_load import write_state
 
 WEIGHTS = "model.safetensors"
 
@@ -125,16 +125,3 @@ def load_model(name_or_path: str) -> PreTrainedModel:
         said = "; ".join(f"{k.replace('_', ' ')}: {', '.join(v[:8])}" for k, v in wrong.items())
         raise UserError(f"{name_or_path}: the weights do not fit its config ({said})")
     return cast(PreTrainedModel, model)
-
-
-def list_checkpoints(output_dir: Path) -> list[Path]:
-    """Intermediate checkpoints (with training state), oldest first."""
-    d = Path(output_dir) / "checkpoints"
-    if not d.is_dir():
-        return []
-    return sorted(p for p in d.iterdir() if p.name.startswith("step-") and has_state(p))
-
-
-def checkpoint_step(path: Path) -> int:
-    """The step of an intermediate checkpoint folder `step-0000100`."""
-    return int(path.name.removeprefix("step-"))

@@ -18,8 +18,8 @@ import torch
 from torch.distributed.tensor import DTensor
 
 from zoo.errors import TrainingDiverged
-from zoo.train.checkpoint import list_checkpoints
 from zoo.train.distributed import DistContext
+from zoo.train.layout import list_checkpoints
 
 
 def parameters_finite(model: torch.nn.Module) -> bool:

@@ -19,12 +19,12 @@ from pydantic import ValidationError
 
 from zoo.errors import UserError
 from zoo.train.atomic import checkpoint_problem, remove_leftovers
-from zoo.train.checkpoint import checkpoint_step, list_checkpoints
 from zoo.train.config import PretrainConfig
+from zoo.train.layout import STATE, checkpoint_step, list_checkpoints
 from zoo.train.metadata import ResumeRecord, read_metadata
 from zoo.train.roles import names_with_role
 from zoo.train.run import Counters, Run
-from zoo.train.safe_load import STATE, read_state
+from zoo.train.safe_load import read_state
 from zoo.train.sharded import SHARDED, load_sharded
 from zoo.yaml_files import read_yaml_mapping
 

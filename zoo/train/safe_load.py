@@ -25,9 +25,7 @@ from torch.distributed.checkpoint import FileSystemReader
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 
 from zoo.errors import UserError
-
-STATE = "training_state.json"
-LEGACY_STATE = "training_state.pt"
+from zoo.train.layout import LEGACY_STATE, STATE
 
 # the globals a DCP `.metadata` pickle may name: DCP's own types and the torch values in them
 _ALLOWED_MODULES = ("torch.distributed.checkpoint.metadata",)
@@ -120,7 +118,3 @@ def read_state(checkpoint: Path) -> dict[str, Any]:
     if not isinstance(state, dict):
         raise UserError(f"{checkpoint}: the training state is not a mapping")
     return state
-
-
-def has_state(checkpoint: Path) -> bool:
-    return (checkpoint / STATE).is_file() or (checkpoint / LEGACY_STATE).is_file()

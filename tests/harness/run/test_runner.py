@@ -83,9 +83,11 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
     assert all(plan_suite(TINY, root=lb, force=True).pretraining.values())  # cached now
     s2 = run_suite(TINY, root=lb, progress=False)
     assert (s2.skipped, s2.computed) == (8, 0)
-    # and `hlm run` with nothing to compute starts without the training code
-    status, loaded, stderr = hlm_imports(["run", str(TINY), "--leaderboards", str(lb), "-q"])
-    assert (status, loaded) == (0, []), stderr[-2000:]
+    # and `hlm run` with nothing to compute, or `hlm runs` listing the cache, starts without
+    # the training code
+    for argv in (["run", str(TINY), "--leaderboards", str(lb), "-q"], ["runs"]):
+        status, loaded, stderr = hlm_imports(argv)
+        assert (status, loaded) == (0, []), stderr[-2000:]
     assert len(list((isolated / "runs" / "pretrain").glob("*/final"))) == 4  # 2 models x 2 seeds
     # readable without project code
     assert len(pd.read_parquet(lb / "tiny")) == len(df)

@@ -56,7 +56,7 @@ def test_budgets_are_range_checked(key: str) -> None:
 
 def test_budget_marks_keep_the_checkpoint_that_first_reached_them(tmp_path: Path) -> None:
     from zoo.train.budgets import BudgetMarks
-    from zoo.train.checkpoint import list_checkpoints
+    from zoo.train.layout import list_checkpoints
 
     marks = BudgetMarks(tokens=[2 * TOKENS_PER_STEP + 1, 5 * TOKENS_PER_STEP])
     out = tmp_path / "m"

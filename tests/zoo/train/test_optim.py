@@ -12,8 +12,9 @@ from torch.testing import assert_close
 from zoo.errors import UserError
 from zoo.models import get_spec
 from zoo.objectives import OBJECTIVES
-from zoo.train.checkpoint import list_checkpoints, load_model
+from zoo.train.checkpoint import load_model
 from zoo.train.config import PretrainConfig
+from zoo.train.layout import list_checkpoints
 from zoo.train.optim import clip_grad_norm, make_optimizer
 from zoo.train.pretrain import pretrain
 from zoo.train.recipe import ResolvedRecipe

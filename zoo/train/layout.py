@@ -1,0 +1,33 @@
+"""A run folder's layout: where its checkpoints are and how one with training state is told.
+
+    runs/x/final/                       the last checkpoint (a plain Hugging Face folder)
+    runs/x/checkpoints/step-0000100/    an intermediate one, with `training_state.json`
+
+Plain paths and file names, no torch: `hlm runs` lists a runs folder, and `hlm run` looks for
+the checkpoints it needs, without loading any model code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+STATE = "training_state.json"  # the scheduler and counters of a checkpoint that can resume
+LEGACY_STATE = "training_state.pt"  # the same, in folders written before it was JSON
+
+
+def has_state(checkpoint: Path) -> bool:
+    """Whether `checkpoint` holds training state (so a run can resume from it)."""
+    return (checkpoint / STATE).is_file() or (checkpoint / LEGACY_STATE).is_file()
+
+
+def list_checkpoints(output_dir: Path) -> list[Path]:
+    """Intermediate checkpoints (with training state), oldest first."""
+    d = Path(output_dir) / "checkpoints"
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.iterdir() if p.name.startswith("step-") and has_state(p))
+
+
+def checkpoint_step(path: Path) -> int:
+    """The step of an intermediate checkpoint folder `step-0000100`."""
+    return int(path.name.removeprefix("step-"))
