@@ -17,6 +17,9 @@ builds the model and runs the same steps; `memory_vs_baseline` compares the grow
 during the steps, which excludes the interpreter. On CUDA the caching allocator's peak over
 a step (`cuda_peak_mb`), and with `max_batch: true` the largest batch that fits
 (`max_batch`: doubling until out of memory, then bisection).
+
+This file declares the task; the measuring is in `throughput_steps.py`, imported when a cell
+runs, so that checking a suite does not load torch.
 """
 
 from __future__ import annotations
