@@ -1,6 +1,6 @@
 """`hlm report --paper`: docs/REPRODUCTION.md (and the README's headline) from the leaderboards.
 
-    hlm report --paper                 # writes docs/REPRODUCTION.md, updates README.md
+    hlm report --paper   # docs/REPRODUCTION.md, docs/figures/verdicts.svg; README.md headline
 
 The page is generated, never edited: how a verdict is reached, in words; per claim of the
 paper, a table of our run beside the paper's figure (`harness.paper.findings.findings`): Δ
@@ -8,13 +8,16 @@ with its 95 % interval, the seeds, the raw and Holm-adjusted p, one of four verd
 reason (the gates checked, where our protocol differs); our measurements where the paper
 makes no claim; the power the seeds had; the paper's results not attempted, and why; a
 section per other scale (GPU), or what it waits for; then the diagnostics
-(`harness.paper.diagnostics`). The README's headline sentence sits
-between two markers and is rewritten from the same findings, so the two cannot disagree. A
-test regenerates both from the committed leaderboards and checks they are unchanged.
+(`harness.paper.diagnostics`). Under the tally, a figure of every judged claim's Δ in units
+of the paper's (`harness.paper.forest`), written to `figures/verdicts.svg` beside the page.
+The README's headline sentence sits between two markers and is rewritten from the same
+findings, so the two cannot disagree. A test regenerates all three from the committed
+leaderboards and checks they are unchanged.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import re
@@ -24,6 +27,7 @@ from pathlib import Path
 from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS, Role
 from harness.paper.findings import Finding, findings
+from harness.paper.forest import forest_svg, left_out, panels, write_forest
 from harness.paper.scales import SCALES, Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.results.stats import ALPHA, POWER
@@ -46,6 +50,7 @@ HEADLINE = re.compile(
     r"(<!-- reproduction-headline -->\n)(.*?)(\n<!-- /reproduction-headline -->)", re.S
 )
 MAIN_CLAIM = "table1-tokens: GLUE average"
+FIGURE = Path("figures/verdicts.svg")  # beside the page, by `write_reproduction`
 HOW = (
     "How a verdict is reached. (1) Each arm is reduced to one value per pretraining seed "
     "(the seed's last checkpoint; along training or over a sweep, the mean over the points "
@@ -219,6 +224,28 @@ def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
     return ["", "Plots: " + ", ".join(links) + "."] if links else []
 
 
+def _figure_link(found: list[Finding]) -> list[str]:
+    """The verdicts' figure (`harness.paper.forest`) and how to read it, where it has a claim."""
+    if not panels(found):
+        return []
+    skipped = left_out(found)
+    without = (
+        f" {skipped} claims with a verdict are in the tables only: the paper gives no Δ for "
+        "them (a figure it only draws, or a stated trend)."
+        if skipped
+        else ""
+    )
+    return [
+        "",
+        f"![Our Δ in units of the paper's Δ, per judged claim and scale]({FIGURE.as_posix()})",
+        "",
+        "Every claim with a verdict other than *not comparable* and a Δ in the paper, at every "
+        "scale: our Δ divided by the paper's, with the 95 % interval divided likewise. 1 is the "
+        "paper's effect, 0 none, below 0 the opposite direction; the colour is the verdict, "
+        "which comes from the adjusted p in the tables, not from the interval." + without,
+    ]
+
+
 def _rows_line(mine: list[Finding]) -> str:
     """Which suites hold these findings' rows, and where they were trained (as recorded)."""
     names = sorted({f.source.suite for f in mine})
@@ -293,6 +320,7 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         HOW,
         "",
         *tally(cpu),
+        *_figure_link(found),
     ]
     for claim, title in TITLES.items():
         mine = [f for f in cpu if f.figure.claim == claim]
@@ -312,9 +340,16 @@ def render_html(found: list[Finding], suite: str) -> str:
         if f.figure.compared
     )
     head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    svg = forest_svg(found)
+    figure = (
+        '<figure><img alt="our Δ in units of the paper\'s Δ, per judged claim" '
+        f'src="data:image/svg+xml;base64,{base64.b64encode(svg).decode()}"></figure>'
+        if svg is not None
+        else ""
+    )
     return (
         f"<h2>The paper's figures beside ours</h2><p>{html.escape(headline(found, suite))}</p>"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        f"{figure}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -326,11 +361,14 @@ def report_section(directory: Path, suite: str) -> str:
 
 
 def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]:
-    """Write `doc` from the leaderboards under `root`, and the headline into `readme`."""
+    """Write `doc` from the leaderboards under `root`, its verdicts' figure beside it
+    (`FIGURE`, where a claim can be drawn), and the headline into `readme`."""
     found = findings(root)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(render(found, root), encoding="utf-8")
     written = [doc]
+    figure = write_forest(found, doc.parent / FIGURE)
+    written += [figure] if figure is not None else []
     if readme is not None and readme.exists():
         text = readme.read_text(encoding="utf-8")
         new, n = HEADLINE.subn(lambda m: m.group(1) + headline(found) + m.group(3), text)

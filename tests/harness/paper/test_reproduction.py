@@ -274,7 +274,8 @@ def test_the_readme_headline_is_rewritten_between_its_markers(tmp_path) -> None:
     plots.mkdir(parents=True)
     (plots / "curves-glue_average-average.png").write_bytes(b"")
     (plots / "bars-synonyms.png").write_bytes(b"")  # a task no GLUE finding reads
-    assert write_reproduction(root, doc, readme) == [doc, readme]
+    figure = doc.parent / "figures" / "verdicts.svg"
+    assert write_reproduction(root, doc, readme) == [doc, figure, readme]
     text = readme.read_text()
     assert "old" not in text and "24.0" not in text and "reproduced" in text
     assert doc.read_text() == render(findings(root), root)

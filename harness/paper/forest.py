@@ -1,0 +1,158 @@
+"""The verdicts in one picture: each judged claim's Δ in units of the paper's Δ.
+
+    write_forest(found, docs / "figures" / "verdicts.svg")   # what `hlm report --paper` does
+
+A claim is drawn where it has a verdict other than *not comparable* and the paper gives its Δ
+(`Finding.paper_effect`). Its point is our Δ divided by the paper's, and its bar the 95 %
+interval divided likewise. So 1 is the paper's effect, 0 is none, and below 0 is the opposite
+direction. The ratio is unit-free, so GLUE points, log-perplexities and speed ratios share one
+axis. Ratios beyond ±`EDGE` sit on the edge as an arrow, with their value written beside it.
+Perplexities of barely trained decoders land there. One panel per scale, the colour is the
+verdict.
+
+The SVG keeps its text as text and carries no date, so a rerun over the same rows writes the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from harness.paper.findings import Finding
+from harness.paper.scales import SCALES
+
+EDGE = 5.0  # ratios beyond ±EDGE are drawn on the edge, their value written
+COLOURS = {"reproduced": "#1b7837", "contradicted": "#b2182b", "inconclusive": "#7f7f7f"}
+ROW_INCHES = 0.24
+
+
+@dataclass(frozen=True)
+class Point:
+    """One claim as drawn: its label, verdict and Δ / paper Δ with the interval's ends."""
+
+    label: str
+    verdict: str
+    ratio: float
+    low: float  # nan where the comparison has no interval (one measurement, no spread)
+    high: float
+
+
+def point(f: Finding) -> Point | None:
+    """`f` as a point of the figure; None where it is not drawn (no verdict, not comparable,
+    or no Δ in the paper)."""
+    effect = f.paper_effect
+    if not f.figure.compared or f.verdict in (None, "not comparable") or not effect:
+        return None
+    if math.isnan(f.gain):
+        return None
+    ends = sorted(x / effect for x in f.interval)  # dividing by a negative Δ swaps them
+    quantity = f.figure.quantity.split(" (")[0]
+    label = f"{f.figure.source}: {quantity} [{f.role}]"
+    return Point(label, str(f.verdict), f.gain / effect, ends[0], ends[1])
+
+
+def panels(found: list[Finding]) -> list[tuple[str, list[Point]]]:
+    """(scale, its points) for every scale with a point, in `SCALES`' order."""
+    out = []
+    for scale in SCALES:
+        points = [p for f in found if f.scale == scale.name and (p := point(f)) is not None]
+        if points:
+            out.append((scale.name, points))
+    return out
+
+
+def left_out(found: list[Finding]) -> int:
+    """The claims with a verdict other than not comparable that are not drawn: the paper
+    gives no Δ for them (a figure it only draws, or a stated trend)."""
+    judged = [f for f in found if f.figure.compared and f.verdict not in (None, "not comparable")]
+    return sum(point(f) is None for f in judged)
+
+
+def _clip(x: float) -> float:
+    return max(-EDGE, min(EDGE, x))
+
+
+def _draw_point(ax: Axes, y: int, p: Point) -> None:
+    colour = COLOURS[p.verdict]
+    if not math.isnan(p.low):
+        ax.plot([_clip(p.low), _clip(p.high)], [y, y], color=colour, lw=1.6)
+    if abs(p.ratio) <= EDGE:
+        ax.plot(p.ratio, y, "o", color=colour, ms=5)
+        return
+    marker, side, align = (">", -0.15, "right") if p.ratio > 0 else ("<", 0.15, "left")
+    ax.plot(_clip(p.ratio), y, marker, color=colour, ms=7)
+    ax.annotate(f"{p.ratio:.3g}", (_clip(p.ratio) + side, y), va="center", ha=align, size=7)
+
+
+def _panel(ax: Axes, scale: str, points: list[Point]) -> None:
+    for y, p in enumerate(reversed(points)):
+        _draw_point(ax, y, p)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.axvline(1, color="black", lw=0.8, ls="--")
+    ax.set_yticks(range(len(points)), [p.label for p in reversed(points)])
+    ax.set_ylim(-0.7, len(points) - 0.3)
+    ax.set_xlim(-EDGE - 0.3, EDGE + 0.3)
+    ax.set_xticks(range(-int(EDGE), int(EDGE) + 1))
+    ax.set_title(f"at {scale} scale", loc="left", size=9)
+    ax.grid(axis="x", color="#dddddd", lw=0.5)
+
+
+def _legend(fig: Figure) -> None:
+    handles = [Line2D([], [], color=c, marker="o", lw=1.6, label=v) for v, c in COLOURS.items()]
+    handles += [
+        Line2D([], [], color="black", lw=0.8, ls="--", label="the paper's Δ (1)"),
+        Line2D([], [], color="black", lw=0.8, label="no difference (0)"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+
+
+def forest_svg(found: list[Finding]) -> bytes | None:
+    """The judged claims of every scale drawn as SVG; None where no claim can be drawn."""
+    drawn = panels(found)
+    if not drawn:
+        return None
+    sizes = [len(points) + 1.2 for _, points in drawn]
+    # text kept as text, ids salted: the same rows give the same bytes
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "headless-zoo", "font.size": 8}):
+        fig, axes = plt.subplots(
+            len(drawn),
+            1,
+            sharex=True,
+            figsize=(10, 1.4 + ROW_INCHES * sum(sizes)),
+            gridspec_kw={"height_ratios": sizes},
+            squeeze=False,
+            layout="constrained",
+        )
+        for ax, (scale, points) in zip(axes[:, 0], drawn, strict=True):
+            _panel(ax, scale, points)
+        _legend(fig)
+        axes[-1, 0].set_xlabel(
+            f"our Δ ÷ the paper's Δ, 95 % interval likewise (beyond ±{EDGE:g}: an arrow, "
+            "its value written)"
+        )
+        fig.suptitle("The paper's claims with a verdict: our effect in units of the paper's")
+        out = io.BytesIO()
+        fig.savefig(out, format="svg", metadata={"Date": None})
+        plt.close(fig)
+    return out.getvalue()
+
+
+def write_forest(found: list[Finding], path: Path) -> Path | None:
+    """`forest_svg` into `path`; None, and nothing written, where no claim can be drawn."""
+    svg = forest_svg(found)
+    if svg is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(svg)
+    return path
