@@ -1,6 +1,6 @@
-"""Leaderboard rows for the reproduction report's tests: one row of a paper suite, and seeds of
-an encoder pair along pretraining (with the side-by-side speed ratio the equal-time comparison
-reads)."""
+"""Leaderboard rows for the reproduction report's tests: one row of a paper suite, seeds of an
+encoder pair along pretraining (with the side-by-side speed ratio the equal-time comparison
+reads), and a decoder pair's validation and LAMBADA rows."""
 
 from __future__ import annotations
 
@@ -65,6 +65,24 @@ def encoder_rows(
     ablation = "paper-cpu-ablation" if "cpu" in suite else suite  # a GPU suite measures its own
     write_cell(tmp / ablation, "speed", speed)
     return tmp
+
+
+def decoder_rows(root: Path, unigram: float) -> Path:
+    """A paper-cpu-decoder board under `root` whose vanilla model passes its validation gate
+    but scores no LAMBADA target exactly; its LAMBADA perplexity (2e6, headless 4e6) set
+    against the unigram model's `unigram` on the same targets."""
+    rows = []
+    for seed in range(3):
+        for model, ppl in (("pythia-tiny-ce", 2e6), ("pythia-tiny-cwt", 4e6 + 1e5 * seed)):
+            rows += [
+                paper_row(model, "validation", "val_ppl", 300.0, seed),
+                paper_row(model, "validation", "unigram_ppl", 1000.0, seed),
+                paper_row(model, "lm_eval/hlm_lambada", "acc", 0.0, seed),
+                paper_row(model, "lm_eval/hlm_lambada", "perplexity", ppl, seed),
+                paper_row(model, "lm_eval/hlm_lambada", "unigram_ppl", unigram, seed),
+            ]
+    write_cell(root / "paper-cpu-decoder", "rows", rows)
+    return root
 
 
 def by_key(found, key: str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from harness.paper.findings import findings
 from harness.paper.sources import source_of
 from harness.results.leaderboard import write_cell
 from harness.results.samples import write_samples
-from tests.harness.paper.rows import by_key, encoder_rows, paper_row
+from tests.harness.paper.rows import by_key, decoder_rows, encoder_rows, paper_row
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -228,21 +229,8 @@ def test_gates_use_the_tasks_own_metric(tmp_path) -> None:
 
 
 def _decoder_board(root: Path, unigram: float) -> list:
-    """The findings of a paper-cpu-decoder board whose vanilla model passes its validation
-    gate but scores no LAMBADA target exactly; its LAMBADA perplexity (2e6, headless 4e6)
-    set against the unigram model's `unigram` on the same targets."""
-    rows = []
-    for seed in range(3):
-        for model, ppl in (("pythia-tiny-ce", 2e6), ("pythia-tiny-cwt", 4e6 + 1e5 * seed)):
-            rows += [
-                paper_row(model, "validation", "val_ppl", 300.0, seed),
-                paper_row(model, "validation", "unigram_ppl", 1000.0, seed),
-                paper_row(model, "lm_eval/hlm_lambada", "acc", 0.0, seed),
-                paper_row(model, "lm_eval/hlm_lambada", "perplexity", ppl, seed),
-                paper_row(model, "lm_eval/hlm_lambada", "unigram_ppl", unigram, seed),
-            ]
-    write_cell(root / "paper-cpu-decoder", "rows", rows)
-    return findings(root)
+    """The findings of `decoder_rows`' board."""
+    return findings(decoder_rows(root, unigram))
 
 
 def test_lambada_perplexity_is_gated_on_the_unigram_model_not_on_accuracy(tmp_path) -> None:
@@ -285,12 +273,21 @@ def test_the_readme_headline_is_rewritten_between_its_markers(tmp_path) -> None:
     assert "bars-synonyms" not in table1
 
 
+def _rounded(svg: str) -> str:
+    """An SVG with every number to one decimal: a last-digit difference in a layout float
+    between machines is not a change of the figure."""
+    return re.sub(r"-?\d+\.\d+", lambda m: f"{float(m.group()):.1f}", svg)
+
+
 def test_reproduction_doc_is_generated_from_the_committed_leaderboards(tmp_path) -> None:
-    """docs/REPRODUCTION.md and the README headline: `hlm report --paper` output, unedited."""
+    """docs/REPRODUCTION.md, its figure and the README headline: `hlm report --paper`
+    output, unedited."""
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     doc = tmp_path / "REPRODUCTION.md"
     write_reproduction(ROOT / "leaderboards", doc, tmp_path / "README.md")
     assert doc.read_text() == (ROOT / "docs" / "REPRODUCTION.md").read_text()
+    drawn, committed = (d / "figures" / "verdicts.svg" for d in (tmp_path, ROOT / "docs"))
+    assert _rounded(drawn.read_text()) == _rounded(committed.read_text())
     match = HEADLINE.search((ROOT / "README.md").read_text())
     assert match is not None, "README.md lacks the reproduction-headline markers"
     assert (tmp_path / "README.md").read_text() == (ROOT / "README.md").read_text()
