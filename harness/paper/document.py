@@ -242,7 +242,9 @@ def _figure_link(found: list[Finding]) -> list[str]:
         "Every claim with a verdict other than *not comparable* and a Δ in the paper, at every "
         "scale: our Δ divided by the paper's, with the 95 % interval divided likewise. 1 is the "
         "paper's effect, 0 none, below 0 the opposite direction; the colour is the verdict, "
-        "which comes from the adjusted p in the tables, not from the interval." + without,
+        "which comes from the adjusted p in the tables, not from the interval. An arrow on "
+        "the edge is a ratio beyond the axis, its value written: our Δ is on another scale "
+        "than the paper's, as differences of perplexities far above the paper's are." + without,
     ]
 
 
