@@ -188,6 +188,7 @@ READING_VERBS = [
     ["run", "suites/quickstart.yaml", "--dry-run"],
     ["leaderboard", "paper-cpu-encoder"],
     ["power", "paper-cpu-encoder"],
+    ["ls"],
 ]
 
 

@@ -15,6 +15,8 @@ kernels; neither runs on a CPU. `zoo.objectives.kernels` registers them as ``cce
 
 Vanilla CE calls them with the vocabulary matrix as the weight; CWT with the batch's target
 embeddings as the weight and `arange(K)` as the targets (it is a linear cross-entropy too).
+Importing this module does not import torch (`hlm ls` lists the kernels without it): the
+functions import it when called.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING, Any
 
 from zoo.errors import UserError
+
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,8 @@ LIGER = Vendor(
 def _operand_dtype(at_least_16bit: bool) -> torch.dtype:
     """Autocast's dtype where it is on (bf16 tensor-core matmuls, fp32 accumulation inside
     the kernels), else fp32, or bf16 for a kernel whose backward takes 16-bit operands only."""
+    import torch
+
     if torch.is_autocast_enabled("cuda"):
         return torch.get_autocast_dtype("cuda")
     return torch.bfloat16 if at_least_16bit else torch.float32
@@ -102,6 +107,8 @@ def cce_linear_cross_entropy(
     Returns:
         Tensor: scalar fp32 loss (operands in bf16 or autocast's dtype: see the module).
     """
+    import torch
+
     CCE.on_cuda(x)
     fn = CCE.load()
     dtype = _operand_dtype(at_least_16bit=True)

@@ -14,19 +14,17 @@ A new kernel is one function of `KernelFn`'s signature and one `LinearCEKernel` 
 plus its name in `zoo.objectives.declared.Impl` and `CEImpl` (which the config validates);
 `tests/zoo/objectives/test_kernels.py` checks those names and the registry agree, and
 `tests/zoo/objectives/test_chunked.py` checks every kernel that runs on a CPU against ``plain``.
+Importing the registry does not import torch (`hlm ls` lists it without): a kernel imports
+what it computes with when it is called.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import torch
-import torch.nn.functional as F
-from torch import Tensor, nn
+from typing import TYPE_CHECKING
 
 from zoo.errors import UserError
-from zoo.objectives.chunked import chunked_linear_cross_entropy
 from zoo.objectives.external import (
     CCE,
     LIGER,
@@ -36,7 +34,12 @@ from zoo.objectives.external import (
 )
 from zoo.registry import Registry
 
-Exclude = tuple[Tensor, Tensor]  # ([K] row ids, [N] column ids): same-id columns left out
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    Exclude = tuple[Tensor, Tensor]  # ([K] row ids, [N] column ids): same-id columns left out
+    # mean CE of softmax(x [K, D] @ weight [N, D].T * scale + bias [N]) at target [K]: fp32
+    KernelFn = Callable[[Tensor, Tensor, Tensor, "KernelArgs"], Tensor]
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,6 @@ class KernelArgs:
     scale: float  # multiplies the scores (CWT: 1 / temperature)
     chunk: int  # rows per block, for the kernels that do not pick their own
     exclude: Exclude | None  # CWT's duplicates="mask"
-
-
-# mean CE of softmax(x [K, D] @ weight [N, D].T * scale + bias [N]) at target [K]: fp32 scalar
-KernelFn = Callable[[Tensor, Tensor, Tensor, KernelArgs], Tensor]
 
 
 @dataclass(frozen=True)
@@ -105,6 +104,8 @@ class LinearCEKernel:
 
 def _chunked(recompute: bool) -> KernelFn:
     def compute(x: Tensor, weight: Tensor, target: Tensor, a: KernelArgs) -> Tensor:
+        from zoo.objectives.chunked import chunked_linear_cross_entropy
+
         return chunked_linear_cross_entropy(
             x,
             weight,
@@ -121,6 +122,10 @@ def _chunked(recompute: bool) -> KernelFn:
 
 def _torch(x: Tensor, weight: Tensor, target: Tensor, a: KernelArgs) -> Tensor:
     """torch's `F.linear_cross_entropy`, chunked over rows, in fp32 with autocast off."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
     with torch.autocast(device_type=x.device.type, enabled=False):
         xf = x.float() if a.scale == 1.0 else x.float() * a.scale  # (K, D)
         return F.linear_cross_entropy(

@@ -71,17 +71,17 @@ def test_chunked_under_bf16_autocast_accumulates_in_fp32(impl: str) -> None:
 
 
 def test_auto_selects_chunked_above_threshold(monkeypatch) -> None:
+    import zoo.objectives.chunked as chunked_mod
     import zoo.objectives.cwt as cwt_mod
-    import zoo.objectives.kernels as kernels_mod
 
     calls = []  # the chunked kernel's `recompute` at each call
-    original = kernels_mod.chunked_linear_cross_entropy
+    original = chunked_mod.chunked_linear_cross_entropy
 
     def spy(*args, **kwargs):
         calls.append(kwargs["recompute"])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(kernels_mod, "chunked_linear_cross_entropy", spy)
+    monkeypatch.setattr(chunked_mod, "chunked_linear_cross_entropy", spy)
     monkeypatch.setattr(cwt_mod, "AUTO_CHUNK_ABOVE", 100)
     h, e, _ = _batch(k=50)
     cwt_loss(h, e)
