@@ -17,7 +17,6 @@ leaderboards and checks they are unchanged.
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 import re
@@ -30,6 +29,7 @@ from harness.paper.findings import Finding, findings
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
 from harness.paper.scales import SCALES, Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
+from harness.report.page import embedded_figure
 from harness.results.stats import ALPHA, POWER
 
 TITLES = {
@@ -343,12 +343,8 @@ def render_html(found: list[Finding], suite: str) -> str:
     )
     head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     svg = forest_svg(found)
-    figure = (
-        '<figure><img alt="our Δ in units of the paper\'s Δ, per judged claim" '
-        f'src="data:image/svg+xml;base64,{base64.b64encode(svg).decode()}"></figure>'
-        if svg is not None
-        else ""
-    )
+    alt = "our Δ in units of the paper's Δ, per judged claim"
+    figure = embedded_figure(svg, "image/svg+xml", alt) if svg is not None else ""
     return (
         f"<h2>The paper's figures beside ours</h2><p>{html.escape(headline(found, suite))}</p>"
         f"{figure}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"

@@ -48,13 +48,16 @@ class Point:
     high: float
 
 
+def _judged(f: Finding) -> bool:
+    """A claim with a verdict other than not comparable."""
+    return f.figure.compared and f.verdict not in (None, "not comparable")
+
+
 def point(f: Finding) -> Point | None:
     """`f` as a point of the figure; None where it is not drawn (no verdict, not comparable,
     or no Δ in the paper)."""
     effect = f.paper_effect
-    if not f.figure.compared or f.verdict in (None, "not comparable") or not effect:
-        return None
-    if math.isnan(f.gain):
+    if not _judged(f) or not effect or math.isnan(f.gain):
         return None
     ends = sorted(x / effect for x in f.interval)  # dividing by a negative Δ swaps them
     quantity = f.figure.quantity.split(" (")[0]
@@ -75,8 +78,7 @@ def panels(found: list[Finding]) -> list[tuple[str, list[Point]]]:
 def left_out(found: list[Finding]) -> int:
     """The claims with a verdict other than not comparable that are not drawn: the paper
     gives no Δ for them (a figure it only draws, or a stated trend)."""
-    judged = [f for f in found if f.figure.compared and f.verdict not in (None, "not comparable")]
-    return sum(point(f) is None for f in judged)
+    return sum(_judged(f) and point(f) is None for f in found)
 
 
 def _clip(x: float) -> float:

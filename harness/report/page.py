@@ -113,15 +113,19 @@ def _table(agg: pd.DataFrame, task: str) -> str:
     )
 
 
+def embedded_figure(data: bytes, mime: str, alt: str, caption: str = "") -> str:
+    """An image inside the page itself (a data URI: the page stays one offline file)."""
+    note = f'<figcaption class="note">{html.escape(caption)}</figcaption>' if caption else ""
+    return (
+        f'<figure><img alt="{html.escape(alt)}" src="data:{mime};base64,'
+        f'{base64.b64encode(data).decode()}">{note}</figure>'
+    )
+
+
 def _figures(df: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="hlm-report-") as tmp:
         files = make_plots(df, Path(tmp), samples)
-        return [
-            f'<figure><img alt="{html.escape(f.stem)}" src="data:image/png;base64,'
-            f'{base64.b64encode(f.read_bytes()).decode()}"><figcaption class="note">'
-            f"{html.escape(f.name)}</figcaption></figure>"
-            for f in files
-        ]
+        return [embedded_figure(f.read_bytes(), "image/png", f.stem, f.name) for f in files]
 
 
 def _provenance(df: pd.DataFrame) -> str:
