@@ -1,5 +1,6 @@
-"""`hlm bench` part `cwt`: the CWT loss kernels side by side (time, memory, FLOP/s) and the
-duplicate modes on Zipfian targets.
+"""`hlm bench` part `cwt`: the CWT loss kernels side by side (time, memory, FLOP/s), the
+duplicate modes on Zipfian targets, and under bf16 autocast the score products in bf16 (the
+default, as the vocabulary head's logits) beside fp32 ones (`loss.score_dtype: fp32`).
 
 Goals: chunked memory / plain <= 1/8 and recompute memory / plain <= 1/8 at K = 16384 (INFO
 under --quick, whose K = 8192 is too small for them), chunked time / plain <= 1.15, chunked
@@ -22,16 +23,30 @@ SETTLE = 0.03  # a comparison's rounds go on until each variant's best is seen t
 
 
 def loss_step(
-    k: int, d: int, impl: str, duplicates: str = "keep", ids: torch.Tensor | None = None
+    k: int,
+    d: int,
+    impl: str,
+    duplicates: str = "keep",
+    ids: torch.Tensor | None = None,
+    score_dtype: str | None = None,
 ) -> Callable[[], float]:
-    """A closure timing one CWT forward + backward on fixed random [K, D] inputs."""
+    """A closure timing one CWT forward + backward on fixed random [K, D] inputs; with a
+    `score_dtype`, under bf16 autocast with the products in that dtype."""
     g = torch.Generator().manual_seed(0)
     h = torch.randn(k, d, generator=g).requires_grad_()  # LayerNorm-scale outputs
     e = (0.05 * torch.randn(k, d, generator=g)).requires_grad_()  # embedding-scale targets
 
     def run() -> float:
         t = time.perf_counter()
-        loss = cwt_loss(h, e, duplicates=duplicates, target_ids=ids, impl=impl)  # type: ignore[arg-type]
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=score_dtype is not None):
+            loss = cwt_loss(
+                h,
+                e,
+                duplicates=duplicates,  # type: ignore[arg-type]
+                target_ids=ids,
+                impl=impl,  # type: ignore[arg-type]
+                score_dtype=score_dtype or "autocast",  # type: ignore[arg-type]
+            )
         loss.backward()
         return time.perf_counter() - t
 
@@ -85,4 +100,19 @@ def bench_cwt(quick: bool, peak: Roofline) -> list[Row]:
         ),
         spread_row(f"cwt K={k}", ct),
     ]
-    return rows + _duplicate_rows(quick, d)
+    return rows + _duplicate_rows(quick, d) + _score_dtype_rows(quick)
+
+
+def _score_dtype_rows(quick: bool) -> list[Row]:
+    """The chunked CWT step under bf16 autocast, its products in bf16 and in fp32: what an
+    fp32 contrastive loss beside a bf16 vocabulary head would cost the headless side (INFO:
+    bf16 products are fast only where the CPU multiplies bf16 natively, AMX or AVX-512 BF16)."""
+    k, d = (8192, 512) if quick else (16384, 512)
+    steps = {dt: loss_step(k, d, "chunked", score_dtype=dt) for dt in ("autocast", "fp32")}
+    best = interleaved(steps, warmup=1, reps=2 if quick else 3, settle=SETTLE).best
+    name = f"cwt K={k} D={d} chunked under bf16 autocast"
+    return [
+        Row(f"{name}, bf16 products: ms/step", 1000 * best["autocast"], "ms"),
+        Row(f"{name}, fp32 products: ms/step", 1000 * best["fp32"], "ms"),
+        Row(f"{name}: fp32 products time / bf16", best["fp32"] / best["autocast"], "x"),
+    ]

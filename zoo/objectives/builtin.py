@@ -6,10 +6,11 @@ functions; this module, and torch with it, is imported at the first loss compute
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from zoo.objectives.base import LossInputs
+from zoo.objectives.base import LossInputs, VocabHead
 from zoo.objectives.cwt import cwt_loss
 from zoo.objectives.declared import LossOptions
 from zoo.objectives.kernels import KERNELS
@@ -18,12 +19,13 @@ from zoo.objectives.kernels import KERNELS
 def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     """Classical cross-entropy through the weight-tied head, at the K selected positions only.
 
-    batch.hidden (Tensor): [K, D]; logits [K, V] are computed in fp32.
+    batch.hidden (Tensor): [K, D]; the logits [K, V] are products in autocast's dtype under
+    autocast (as a Hugging Face head's), or fp32 with ``score_dtype: fp32``; the softmax fp32.
     """
     if batch.head is None:
         raise RuntimeError("the 'ce' objective needs the model's head")
     if options.ce_impl == "plain":
-        logits = batch.head.logits(batch.hidden).float()  # (K, V)
+        logits = _logits(batch.head, batch.hidden, options)  # (K, V) fp32
         loss = F.cross_entropy(logits, batch.targets)
     else:  # a registered kernel, the vocabulary as its weight: no [K, V] tensor
         loss = KERNELS.get(options.ce_impl)(
@@ -32,8 +34,20 @@ def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
             batch.targets,
             bias=batch.head.bias,
             chunk=options.chunk,
+            score_dtype=options.score_dtype,
         )
     return {"loss": loss, "ce": loss.detach()}
+
+
+def _logits(head: VocabHead, hidden: Tensor, options: LossOptions) -> Tensor:
+    """[K, V] fp32 logits of hidden [K, D]: the projection under the step's autocast, or, with
+    ``score_dtype: fp32``, in fp32 with autocast off (the head's transform runs as the body)."""
+    if options.score_dtype == "autocast":
+        return head.logits(hidden).float()
+    x = head.transform(hidden)  # (K, D)
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        bias = head.bias.float() if head.bias is not None else None
+        return F.linear(x.float(), head.weight.float(), bias)
 
 
 def _contrast(batch: LossInputs, targets_e: Tensor, options: LossOptions) -> Tensor:
@@ -47,6 +61,7 @@ def _contrast(batch: LossInputs, targets_e: Tensor, options: LossOptions) -> Ten
         impl=options.cwt_impl,
         chunk=options.chunk,
         negatives=options.negatives,
+        score_dtype=options.score_dtype,
     )
 
 

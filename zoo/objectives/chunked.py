@@ -5,7 +5,9 @@
 CWT is this with w = the K gathered target embeddings and t(i) = i (or w = every rank's
 targets, t(i) = offset + i, for cross-rank negatives); vanilla CE is this with w = the
 vocabulary matrix and t(i) = the token id. Rows are processed in blocks of `chunk` rows: each
-block's [chunk, N] scores live only inside the loop, in fp32 even for bf16 inputs.
+block's [chunk, N] scores live only inside the loop, in fp32. The products (scores and
+gradients) run in `product_dtype`: under bf16 autocast, in bf16 with fp32 accumulation (as
+the plain losses), unless `score_dtype="fp32"`; the softmax and the sums are fp32 always.
 
 Two backward strategies:
 - ``fused`` (default): the gradients are computed block by block during the forward pass and
@@ -20,10 +22,13 @@ own target (CWT's `duplicates="mask"`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
+
+from zoo.objectives.declared import ScoreDtype
+from zoo.objectives.kernels import product_dtype
 
 
 def _block_scores(
@@ -40,7 +45,10 @@ def _block_scores(
     """Scores of a row block, written into `buf` (one allocation reused by every block: fresh
     64 MiB blocks would be page-faulted in again and again)."""
     s = buf[: rows.stop - rows.start]
-    torch.mm(x[rows], w.T, out=s)  # (B, N) fp32
+    if x.dtype == s.dtype:
+        torch.mm(x[rows], w.T, out=s)  # (B, N) fp32
+    else:  # 16-bit products, accumulated in fp32 by the matmul; the scores kept in fp32
+        s.copy_(x[rows] @ w.T)
     if scale != 1.0:
         s.mul_(scale)
     if bias is not None:
@@ -72,12 +80,18 @@ def _accumulate_grads(
     gw: Tensor,
     gb: Tensor | None,
 ) -> None:
-    """Given a block's softmax `p` [B, N] (overwritten), add its loss gradients (x K)."""
+    """Given a block's softmax `p` [B, N] (overwritten), add its loss gradients (x K) to the
+    fp32 `gx`, `gw`, `gb`, the products in the dtype of `x` and `w`."""
     p[torch.arange(p.shape[0]), target[rows]] -= 1.0  # softmax - one-hot
-    torch.mm(p, w, out=gx[rows])  # (B, D)
+    if w.dtype == p.dtype:
+        torch.mm(p, w, out=gx[rows])  # (B, D)
+        gw.addmm_(p.T, x[rows], alpha=scale)  # (N, D)
+    else:  # 16-bit products of the fp32 softmax, summed into the fp32 gradients
+        pc = p.to(w.dtype)
+        gx[rows] = pc @ w  # (B, D)
+        gw.add_(pc.T @ x[rows], alpha=scale)  # (N, D)
     if scale != 1.0:
         gx[rows].mul_(scale)
-    gw.addmm_(p.T, x[rows], alpha=scale)  # (N, D)
     if gb is not None:
         gb += p.sum(0)
 
@@ -87,7 +101,17 @@ def _grads_out(
 ) -> tuple[Tensor | None, ...]:
     dx_t, dw_t, db_t = dtypes
     bias_grad = (gb * g).to(db_t) if gb is not None else None
-    return ((gx * g).to(dx_t), (gw * g).to(dw_t), None, bias_grad, None, None, None, None, None)
+    return ((gx * g).to(dx_t), (gw * g).to(dw_t), None, bias_grad, None, None, None)
+
+
+class _Blocks(NamedTuple):
+    """How the rows are processed: the score scale, rows per block, whether backward
+    recomputes the scores, and the dtype the products run in."""
+
+    scale: float
+    chunk: int
+    recompute: bool
+    dtype: torch.dtype
 
 
 class _ChunkedLinearCE(torch.autograd.Function):
@@ -98,34 +122,34 @@ class _ChunkedLinearCE(torch.autograd.Function):
         w: Tensor,
         target: Tensor,
         bias: Tensor | None,
-        scale: float,
-        chunk: int,
         row_ids: Tensor | None,
         col_ids: Tensor | None,
-        recompute: bool,
+        how: _Blocks,
     ) -> Tensor:
-        xf, wf = x.float(), w.float()
+        scale, chunk, recompute, dtype = how
+        xc, wc = x.to(dtype), w.to(dtype)  # the products' operands
         bf = bias.float() if bias is not None else None
-        k = xf.shape[0]
+        k = xc.shape[0]
         needs_grad = ctx.needs_input_grad[0] or ctx.needs_input_grad[1] or ctx.needs_input_grad[3]
         lse = torch.empty(k, dtype=torch.float32, device=x.device)
         total = torch.zeros((), dtype=torch.float64, device=x.device)
         fused = needs_grad and not recompute
-        gx = torch.empty_like(xf) if fused else None
-        gw = torch.zeros_like(wf) if fused else None
+        gx = torch.empty_like(xc, dtype=torch.float32) if fused else None
+        gw = torch.zeros_like(wc, dtype=torch.float32) if fused else None
         gb = torch.zeros_like(bf) if fused and bf is not None else None
-        buf = torch.empty(min(chunk, k), wf.shape[0], dtype=torch.float32, device=x.device)
+        buf = torch.empty(min(chunk, k), wc.shape[0], dtype=torch.float32, device=x.device)
         for start in range(0, k, chunk):
             rows = slice(start, min(start + chunk, k))
-            s = _block_scores(xf, wf, bf, scale, rows, target, row_ids, col_ids, buf)  # (B, N)
+            s = _block_scores(xc, wc, bf, scale, rows, target, row_ids, col_ids, buf)  # (B, N)
             pos = s.gather(1, target[rows, None]).squeeze(1)  # (B,)
             block_lse = _softmax_(s)  # s now holds the softmax
             lse[rows] = block_lse
             total += (block_lse - pos).sum(dtype=torch.float64)
             if fused:
                 assert gx is not None and gw is not None
-                _accumulate_grads(s, xf, wf, rows, target, scale, gx, gw, gb)
+                _accumulate_grads(s, xc, wc, rows, target, scale, gx, gw, gb)
         ctx.scale, ctx.chunk, ctx.k, ctx.recompute = scale, chunk, k, not fused
+        ctx.dtype = dtype
         ctx.dtypes = (x.dtype, w.dtype, bias.dtype if bias is not None else None)
         if fused:
             ctx.save_for_backward(gx, gw, gb)
@@ -139,16 +163,17 @@ class _ChunkedLinearCE(torch.autograd.Function):
         if not ctx.recompute:
             return _grads_out(g, ctx.dtypes, *ctx.saved_tensors)
         x, w, target, bias, lse, row_ids, col_ids = ctx.saved_tensors
-        xf, wf = x.float(), w.float()
+        xc, wc = x.to(ctx.dtype), w.to(ctx.dtype)
         bf = bias.float() if bias is not None else None
-        gx, gw = torch.empty_like(xf), torch.zeros_like(wf)
+        gx = torch.empty_like(xc, dtype=torch.float32)
+        gw = torch.zeros_like(wc, dtype=torch.float32)
         gb = torch.zeros_like(bf) if bf is not None else None
-        buf = torch.empty(min(ctx.chunk, ctx.k), wf.shape[0], dtype=torch.float32, device=x.device)
+        buf = torch.empty(min(ctx.chunk, ctx.k), wc.shape[0], dtype=torch.float32, device=x.device)
         for start in range(0, ctx.k, ctx.chunk):
             rows = slice(start, min(start + ctx.chunk, ctx.k))
-            s = _block_scores(xf, wf, bf, ctx.scale, rows, target, row_ids, col_ids, buf)
+            s = _block_scores(xc, wc, bf, ctx.scale, rows, target, row_ids, col_ids, buf)
             _accumulate_grads(
-                s.sub_(lse[rows, None]).exp_(), xf, wf, rows, target, ctx.scale, gx, gw, gb
+                s.sub_(lse[rows, None]).exp_(), xc, wc, rows, target, ctx.scale, gx, gw, gb
             )
         return _grads_out(g, ctx.dtypes, gx, gw, gb)
 
@@ -163,17 +188,19 @@ def chunked_linear_cross_entropy(
     chunk: int = 1024,
     exclude_ids: tuple[Tensor, Tensor] | None = None,
     recompute: bool = False,
+    score_dtype: ScoreDtype = "autocast",
 ) -> Tensor:
     """Mean cross-entropy of softmax(x @ weight.T * scale + bias) at `target`, in row chunks.
 
     Args:
-        x (Tensor): [K, D] inputs (any float dtype; computed in fp32).
+        x (Tensor): [K, D] inputs (any float dtype; the products in `product_dtype`).
         weight (Tensor): [N, D] class vectors (CWT: target embeddings; CE: the vocabulary).
         target (Tensor): [K] column index of each row's positive.
         bias (Tensor): [N] or None.
         exclude_ids (tuple): ([K] row ids, [N] column ids): columns with the row's id, other
             than its target, are left out of its softmax.
         recompute (bool): keep only the log-sum-exp and recompute in backward (least memory).
+        score_dtype (str): "autocast" (bf16 products under bf16 autocast) or "fp32".
 
     Returns:
         Tensor: scalar fp32 loss.
@@ -181,8 +208,8 @@ def chunked_linear_cross_entropy(
     if chunk <= 0:
         raise ValueError(f"chunk must be > 0, got {chunk}")
     row_ids, col_ids = exclude_ids if exclude_ids is not None else (None, None)
+    dtype = product_dtype(x.device.type, score_dtype)  # read before autocast is turned off
     with torch.autocast(device_type=x.device.type, enabled=False):
-        out: Tensor = _ChunkedLinearCE.apply(
-            x, weight, target, bias, scale, chunk, row_ids, col_ids, recompute
-        )
+        how = _Blocks(scale, chunk, recompute, dtype)
+        out: Tensor = _ChunkedLinearCE.apply(x, weight, target, bias, row_ids, col_ids, how)
     return out

@@ -5,8 +5,10 @@ target tokens (in-batch negatives), and cross-entropy is taken on the diagonal:
 
     loss = F.cross_entropy(h @ e.T / tau, arange(K))
 
-computed in fp32 with autocast disabled, via log-sum-exp (never the paper's exp / divide, which
-overflows for scores above ~88 in fp32). No [K, V] tensor is ever built.
+the scores' products in `product_dtype` (under bf16 autocast, bf16 with fp32 accumulation, as
+vanilla CE's head computes its logits, unless `score_dtype="fp32"`), the softmax in fp32 via
+log-sum-exp (never the paper's exp / divide, which overflows for scores above ~88 in fp32). No
+[K, V] tensor is ever built.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from zoo.objectives.declared import Duplicates, Impl, Negatives
-from zoo.objectives.kernels import KERNELS
+from zoo.objectives.declared import Duplicates, Impl, Negatives, ScoreDtype
+from zoo.objectives.kernels import KERNELS, product_dtype
 
 DUPLICATE_MODES: tuple[str, ...] = get_args(Duplicates)
 IMPLS: tuple[str, ...] = get_args(Impl)
@@ -36,6 +38,7 @@ def cwt_loss(
     impl: Impl = "auto",
     chunk: int = 1024,
     negatives: Negatives = "local",
+    score_dtype: ScoreDtype = "autocast",
 ) -> Tensor:
     """Contrastive Weight Tying loss.
 
@@ -58,6 +61,9 @@ def cwt_loss(
         negatives (str): ``local`` (this process's K targets) or ``global``: every rank's
             targets are all-gathered (with gradient) and serve as negatives, as in
             large-batch contrastive training; the same as ``local`` in a single process.
+        score_dtype (str): ``autocast``: under autocast, the [K, N] products in its dtype
+            (accumulated in fp32), as the vocabulary head's under the same autocast; ``fp32``:
+            in fp32. The softmax is fp32 either way; without autocast, so is everything.
 
     Returns:
         Tensor: scalar fp32 loss (mean over the K rows).
@@ -86,10 +92,19 @@ def cwt_loss(
         exclude = (target_ids, col_ids)
     if impl != "plain":  # a registered kernel, the target embeddings as its "vocabulary"
         kernel = KERNELS.get(impl)
-        return kernel(hidden, cols, target, scale=1.0 / temperature, chunk=chunk, exclude=exclude)
+        return kernel(
+            hidden,
+            cols,
+            target,
+            scale=1.0 / temperature,
+            chunk=chunk,
+            exclude=exclude,
+            score_dtype=score_dtype,
+        )
+    dtype = product_dtype(hidden.device.type, score_dtype)  # read before autocast is off
     with torch.autocast(device_type=hidden.device.type, enabled=False):
         # 1/tau scales h [K, D], not the scores [K, N]: one pass fewer over the big tensor
-        scores = (hidden.float() / temperature) @ cols.float().T  # (K, N) or (K, U)
+        scores = ((hidden.to(dtype) / temperature) @ cols.to(dtype).T).float()  # (K, N) / (K, U)
         if exclude is not None:
             same = exclude[0][:, None] == exclude[1][None, :]  # (K, N)
             same[torch.arange(k, device=hidden.device), target] = False

@@ -39,6 +39,8 @@ Duplicates = Literal["keep", "mask", "unique"]
 Impl = Literal["auto", "plain", "chunked", "recompute", "torch", "cce", "liger"]
 CEImpl = Literal["plain", "chunked", "recompute", "torch", "cce", "liger"]
 Negatives = Literal["local", "global"]
+# the dtype of a loss's score products (the head's logits, CWT's [K, K]) under autocast
+ScoreDtype = Literal["autocast", "fp32"]
 
 
 class LossOptions(BaseModel):
@@ -74,6 +76,12 @@ class LossOptions(BaseModel):
         "local",
         description="contrastive negatives: this process's batch, or every rank's batch "
         "all-gathered (torchrun; same as local in one process)",
+    )
+    score_dtype: ScoreDtype = Field(
+        "autocast",
+        description="the score products of both losses (the head's logits, the contrastive "
+        "[K, K]) under bf16: in autocast's dtype, as a Hugging Face head computes its logits, "
+        "or in fp32; the softmax is fp32 either way, and without bf16 all is fp32",
     )
 
 

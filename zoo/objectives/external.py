@@ -9,7 +9,8 @@ kernels; neither runs on a CPU. `zoo.objectives.kernels` registers them as ``cce
   more input column of ones and one more weight column (D + 1 features; a copy of the weight).
   Its gradient filtering (`filter_eps`, which skips small softmax terms) is off, but its
   backward accepts only 16-bit operands, so ``cce`` always multiplies in bf16 (accumulating
-  in fp32): at fp32 it is not the same computation as the others, only a close one.
+  in fp32): with fp32 products asked for, it is not the same computation as the others,
+  only a close one.
 - `liger_linear_cross_entropy`: Liger-Kernel's fused linear cross-entropy
   (`pip install liger-kernel`), `liger_fused_linear_cross_entropy(x, w, target, bias)`.
 
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zoo.errors import UserError
+from zoo.objectives.declared import ScoreDtype
 
 if TYPE_CHECKING:
     import torch
@@ -82,18 +84,26 @@ LIGER = Vendor(
 )
 
 
-def _operand_dtype(at_least_16bit: bool) -> torch.dtype:
-    """Autocast's dtype where it is on (bf16 tensor-core matmuls, fp32 accumulation inside
-    the kernels), else fp32, or bf16 for a kernel whose backward takes 16-bit operands only."""
+def _operand_dtype(at_least_16bit: bool, score_dtype: ScoreDtype) -> torch.dtype:
+    """`product_dtype` on CUDA (autocast's dtype where it is on and `score_dtype` asks for it:
+    bf16 tensor-core matmuls, fp32 accumulation inside the kernels; else fp32), or bf16 where
+    that is fp32 for a kernel whose backward takes 16-bit operands only."""
     import torch
 
-    if torch.is_autocast_enabled("cuda"):
-        return torch.get_autocast_dtype("cuda")
-    return torch.bfloat16 if at_least_16bit else torch.float32
+    from zoo.objectives.kernels import product_dtype
+
+    dtype = product_dtype("cuda", score_dtype)
+    return torch.bfloat16 if at_least_16bit and dtype == torch.float32 else dtype
 
 
 def cce_linear_cross_entropy(
-    x: Tensor, weight: Tensor, target: Tensor, *, bias: Tensor | None = None, scale: float = 1.0
+    x: Tensor,
+    weight: Tensor,
+    target: Tensor,
+    *,
+    bias: Tensor | None = None,
+    scale: float = 1.0,
+    score_dtype: ScoreDtype = "autocast",
 ) -> Tensor:
     """Mean cross-entropy of softmax(x @ weight.T * scale + bias) at `target`, by CCE.
 
@@ -103,6 +113,8 @@ def cce_linear_cross_entropy(
         target (Tensor): [K] column index of each row's positive.
         bias (Tensor): [N] or None (folded in as one more feature).
         scale (float): multiplies the scores (CWT's 1 / temperature), applied to x.
+        score_dtype (str): "autocast" or "fp32" (`LossOptions.score_dtype`; CCE's products
+            are 16-bit either way).
 
     Returns:
         Tensor: scalar fp32 loss (operands in bf16 or autocast's dtype: see the module).
@@ -111,7 +123,7 @@ def cce_linear_cross_entropy(
 
     CCE.on_cuda(x)
     fn = CCE.load()
-    dtype = _operand_dtype(at_least_16bit=True)
+    dtype = _operand_dtype(True, score_dtype)
     x, weight = (x * scale).to(dtype), weight.to(dtype)
     if bias is not None:  # CCE has no bias: one more feature, 1 for every row
         x = torch.cat([x, x.new_ones(x.shape[0], 1)], dim=1)  # (K, D + 1)
@@ -121,7 +133,13 @@ def cce_linear_cross_entropy(
 
 
 def liger_linear_cross_entropy(
-    x: Tensor, weight: Tensor, target: Tensor, *, bias: Tensor | None = None, scale: float = 1.0
+    x: Tensor,
+    weight: Tensor,
+    target: Tensor,
+    *,
+    bias: Tensor | None = None,
+    scale: float = 1.0,
+    score_dtype: ScoreDtype = "autocast",
 ) -> Tensor:
     """Mean cross-entropy of softmax(x @ weight.T * scale + bias) at `target`, by Liger-Kernel.
 
@@ -129,7 +147,7 @@ def liger_linear_cross_entropy(
     """
     LIGER.on_cuda(x)
     fn = LIGER.load()
-    dtype = _operand_dtype(at_least_16bit=False)
+    dtype = _operand_dtype(False, score_dtype)
     x, weight = (x * scale).to(dtype), weight.to(dtype)
     loss: Tensor = fn(x, weight, target, bias.to(dtype) if bias is not None else None)
     return loss.float()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zoo.errors import UserError
+from zoo.objectives.declared import ScoreDtype
 from zoo.objectives.external import (
     CCE,
     LIGER,
@@ -35,6 +36,7 @@ from zoo.objectives.external import (
 from zoo.registry import Registry
 
 if TYPE_CHECKING:
+    import torch
     from torch import Tensor
 
     Exclude = tuple[Tensor, Tensor]  # ([K] row ids, [N] column ids): same-id columns left out
@@ -50,6 +52,19 @@ class KernelArgs:
     scale: float  # multiplies the scores (CWT: 1 / temperature)
     chunk: int  # rows per block, for the kernels that do not pick their own
     exclude: Exclude | None  # CWT's duplicates="mask"
+    score_dtype: ScoreDtype = "autocast"  # the products' dtype under autocast (`product_dtype`)
+
+
+def product_dtype(device_type: str, score_dtype: ScoreDtype) -> torch.dtype:
+    """The dtype a loss's score products run in on `device_type`: autocast's where autocast
+    is on there and `score_dtype` is "autocast" (16-bit tensor-core products accumulating in
+    fp32, as a Hugging Face head computes its logits), else fp32. Both objectives use it, so a
+    bf16 comparison gives neither loss more precise, or slower, products than the other."""
+    import torch
+
+    if score_dtype == "autocast" and torch.is_autocast_enabled(device_type):
+        return torch.get_autocast_dtype(device_type)
+    return torch.float32
 
 
 @dataclass(frozen=True)
@@ -95,11 +110,13 @@ class LinearCEKernel:
         scale: float = 1.0,
         chunk: int = 1024,
         exclude: Exclude | None = None,
+        score_dtype: ScoreDtype = "autocast",
     ) -> Tensor:
         """The scalar fp32 loss; a `ValueError` for `exclude` where it cannot mask."""
         if exclude is not None and not self.masks:
             raise ValueError(f"impl={self.name!r} does not support duplicates='mask'")
-        return self.compute(x, weight, target, KernelArgs(bias, scale, chunk, exclude))
+        args = KernelArgs(bias, scale, chunk, exclude, score_dtype)
+        return self.compute(x, weight, target, args)
 
 
 def _chunked(recompute: bool) -> KernelFn:
@@ -115,13 +132,16 @@ def _chunked(recompute: bool) -> KernelFn:
             chunk=a.chunk,
             exclude_ids=a.exclude,
             recompute=recompute,
+            score_dtype=a.score_dtype,
         )
 
     return compute
 
 
 def _torch(x: Tensor, weight: Tensor, target: Tensor, a: KernelArgs) -> Tensor:
-    """torch's `F.linear_cross_entropy`, chunked over rows, in fp32 with autocast off."""
+    """torch's `F.linear_cross_entropy`, chunked over rows, in fp32 with autocast off whatever
+    `score_dtype` asks: it takes its softmax in its operands' dtype (bf16 operands round the
+    loss itself to bf16)."""
     import torch
     import torch.nn.functional as F
     from torch import nn
@@ -139,7 +159,9 @@ def _torch(x: Tensor, weight: Tensor, target: Tensor, a: KernelArgs) -> Tensor:
 
 def _vendor(fn: Callable[..., Tensor]) -> KernelFn:
     """A vendor kernel as a `KernelFn`: it picks its own blocks and cannot mask."""
-    return lambda x, weight, target, a: fn(x, weight, target, bias=a.bias, scale=a.scale)
+    return lambda x, weight, target, a: fn(
+        x, weight, target, bias=a.bias, scale=a.scale, score_dtype=a.score_dtype
+    )
 
 
 KERNELS: Registry[LinearCEKernel] = Registry("linear cross-entropy kernel")
@@ -147,16 +169,18 @@ for _kernel in (
     LinearCEKernel(
         "chunked",
         _chunked(recompute=False),
-        "row blocks in fp32, gradients computed in the forward pass",
+        "row blocks, gradients computed in the forward pass",
         masks=True,
     ),
     LinearCEKernel(
         "recompute",
         _chunked(recompute=True),
-        "row blocks in fp32, only the log-sum-exp kept and recomputed in backward",
+        "row blocks, only the log-sum-exp kept and recomputed in backward",
         masks=True,
     ),
-    LinearCEKernel("torch", _torch, "torch's F.linear_cross_entropy, chunked over rows"),
+    LinearCEKernel(
+        "torch", _torch, "torch's F.linear_cross_entropy, chunked over rows (fp32 products)"
+    ),
     LinearCEKernel(
         CCE.name,
         _vendor(cce_linear_cross_entropy),

@@ -65,10 +65,17 @@ class PretrainConfig(*reversed(SECTIONS)):  # type: ignore[misc]  # pydantic ord
 
     def key_fields(self) -> dict[str, Any]:
         """The settings that make the pretraining key: those that define the weights and
-        those a resume may change (JSON values; the loss options with the objective's own)."""
-        return self.model_dump(
+        those a resume may change (JSON values; the loss options with the objective's own).
+
+        Without ``bf16`` there is no autocast, so every score product is fp32 whatever
+        ``loss.score_dtype`` says: the key leaves it out there (and an fp32 run keeps the key
+        it had before the option existed)."""
+        keyed = self.model_dump(
             mode="json", include=set(names_with_role(type(self), "weights", "resume"))
         )
+        if not self.bf16:
+            keyed["loss"] = {k: v for k, v in keyed["loss"].items() if k != "score_dtype"}
+        return keyed
 
     def as_given(self) -> dict[str, Any]:
         """Every field as JSON values, as `config.yaml` holds it (`--config` reads it back)."""

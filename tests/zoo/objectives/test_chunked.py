@@ -53,21 +53,58 @@ def test_torch_impl_rejects_mask() -> None:
         cwt_loss(h, e, duplicates="mask", target_ids=ids, impl="torch")
 
 
+@pytest.mark.parametrize("score_dtype", ["autocast", "fp32"])
 @pytest.mark.parametrize("impl", ["chunked", "recompute"])
-def test_chunked_under_bf16_autocast_accumulates_in_fp32(impl: str) -> None:
+def test_chunked_under_bf16_autocast_multiplies_as_plain_does(impl: str, score_dtype: str) -> None:
+    """bf16 products (or fp32 ones) as the plain loss's, the softmax and sums in fp32."""
     h, e, _ = _batch(k=300, d=32)
     hb, eb = h.detach().bfloat16().requires_grad_(), e.detach().bfloat16().requires_grad_()
+    hp, ep = h.detach().bfloat16().requires_grad_(), e.detach().bfloat16().requires_grad_()
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        out = cwt_loss(hb, eb, impl=impl, chunk=64)
+        out = cwt_loss(hb, eb, impl=impl, chunk=64, score_dtype=score_dtype)  # type: ignore[arg-type]
+        plain = cwt_loss(hp, ep, impl="plain", score_dtype=score_dtype)  # type: ignore[arg-type]
     assert out.dtype == torch.float32
-    ref = cwt_loss(hb.detach().float().requires_grad_(), eb.detach().float(), impl="plain")
-    assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    assert_close(out, plain, rtol=1e-6, atol=1e-6)
     gh, ge = torch.autograd.grad(out, [hb, eb])
-    assert (
-        gh.dtype == torch.bfloat16
-        and torch.isfinite(gh.float()).all()
-        and torch.isfinite(ge.float()).all()
+    ph, pe = torch.autograd.grad(plain, [hp, ep])
+    assert gh.dtype == ge.dtype == torch.bfloat16
+    assert_close(gh, ph, rtol=2e-2, atol=1e-4)  # one bf16 rounding of the gradients apart
+    assert_close(ge, pe, rtol=2e-2, atol=1e-4)
+    fp32 = cwt_loss(hb.detach().float(), eb.detach().float())  # no autocast: fp32 throughout
+    if score_dtype == "fp32":
+        assert_close(out, fp32, rtol=1e-6, atol=0)
+    else:  # the bf16 scores are a different computation, close to the fp32 one
+        assert (out - fp32).abs() > 1e-5
+        assert_close(out, fp32, rtol=1e-2, atol=0)
+
+
+@pytest.mark.parametrize("score_dtype", ["autocast", "fp32"])
+@pytest.mark.parametrize("impl", ["plain", "chunked"])
+def test_vanilla_ce_under_bf16_autocast_multiplies_in_score_dtype(
+    impl: str, score_dtype: str
+) -> None:
+    spec = get_spec("bert-tiny", vocab_size=500)
+    torch.manual_seed(0)
+    model = spec.build().eval()
+    ids = torch.randint(5, 500, (2, 32))
+    labels = torch.full_like(ids, -100)
+    labels[:, ::3] = ids[:, ::3]
+    step = TrainModule(
+        model,
+        spec,
+        OBJECTIVES.get("ce"),
+        LossOptions(ce_impl=impl, chunk=4, score_dtype=score_dtype),  # type: ignore[arg-type]
     )
+    fp32 = step(ids, labels)["loss"].detach()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = step(ids, labels)["loss"].detach()
+        base = TrainModule(model, spec, OBJECTIVES.get("ce"), LossOptions())(ids, labels)
+    assert out.dtype == torch.float32
+    assert_close(out, fp32, rtol=2e-2, atol=0)  # the body runs in bf16 either way
+    if score_dtype == "autocast":  # the kernel's bf16 logits are the plain head's
+        assert_close(out, base["loss"].detach(), rtol=1e-4, atol=0)
+    else:  # fp32 logits of the same bf16 body: not the bf16 ones
+        assert (out - base["loss"].detach()).abs() > 1e-6
 
 
 def test_auto_selects_chunked_above_threshold(monkeypatch) -> None:

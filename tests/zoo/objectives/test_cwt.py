@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch.testing import assert_close
 
 from zoo.objectives import cwt_loss
@@ -50,22 +51,28 @@ def test_finite_where_paper_formula_overflows() -> None:
     assert_close(loss.double(), reference(h, e), rtol=1e-6, atol=1e-6)
 
 
-def test_fp32_under_bf16_autocast() -> None:
+def test_under_bf16_autocast_the_products_are_bf16_and_the_softmax_fp32() -> None:
     g = torch.Generator().manual_seed(3)
     h, e = torch.randn(64, 32, generator=g), torch.randn(64, 32, generator=g)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        loss = cwt_loss(h, e)
-    assert loss.dtype == torch.float32
-    assert_close(loss, cwt_loss(h, e))
-    # bf16 inputs are accumulated in fp32 too
-    loss_bf16 = cwt_loss(h.bfloat16(), e.bfloat16())
-    assert loss_bf16.dtype == torch.float32
-    assert_close(
-        loss_bf16.double(),
-        reference(h.bfloat16().float(), e.bfloat16().float()),
-        rtol=1e-5,
-        atol=1e-5,
-    )
+        loss = cwt_loss(h, e)  # score_dtype="autocast", as the vocabulary head's logits
+        fp32 = cwt_loss(h, e, score_dtype="fp32")
+    assert loss.dtype == fp32.dtype == torch.float32
+    scores = (h.bfloat16() @ e.bfloat16().T).float()  # bf16 products, fp32 softmax
+    assert_close(loss, F.cross_entropy(scores, torch.arange(64)))
+    assert_close(fp32, cwt_loss(h, e))  # fp32 products: autocast makes no difference
+    assert (loss - fp32).abs() > 1e-4  # the two are different computations
+    assert_close(loss, fp32, rtol=1e-2, atol=0)
+    # without autocast, bf16 inputs are multiplied in fp32 whatever score_dtype says
+    for score_dtype in ("autocast", "fp32"):
+        loss_bf16 = cwt_loss(h.bfloat16(), e.bfloat16(), score_dtype=score_dtype)  # type: ignore[arg-type]
+        assert loss_bf16.dtype == torch.float32
+        assert_close(
+            loss_bf16.double(),
+            reference(h.bfloat16().float(), e.bfloat16().float()),
+            rtol=1e-5,
+            atol=1e-5,
+        )
 
 
 def _dup_batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,6 +110,22 @@ def test_the_key_changes_exactly_when_a_key_field_changes(changed: frozenset[str
     base, other = config(frozenset()), config(changed)
     in_key = set(names_with_role(PretrainConfig, "weights", "resume"))
     assert (key(base) != key(other)) == bool(changed & in_key), sorted(changed)
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_the_score_dtype_is_in_the_key_only_where_autocast_runs(bf16: bool) -> None:
+    """Without bf16 every product is fp32 whatever `loss.score_dtype` says: the key leaves it
+    out (an fp32 run keeps the key it had before the option); under bf16 it defines the run."""
+    base = {name: ALTERNATIVES[name][0] for name in ALTERNATIVES} | {"objective": "cwt"}
+    keys = {
+        d: key(PretrainConfig.model_validate({**base, "bf16": bf16, "loss": {"score_dtype": d}}))
+        for d in ("autocast", "fp32")
+    }
+    assert (keys["autocast"] != keys["fp32"]) == bf16
+    unset = key(PretrainConfig.model_validate({**base, "bf16": bf16}))
+    assert unset == keys["autocast"]  # the default
+    fp32_run = PretrainConfig.model_validate({**base, "bf16": False})
+    assert "score_dtype" not in fp32_run.key_fields()["loss"]
 
 
 @settings(max_examples=60, deadline=None)
