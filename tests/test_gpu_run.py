@@ -185,3 +185,34 @@ def test_a_suite_that_does_not_load_fails_its_lane_and_the_call(tmp_path: Path) 
     assert f"{bad} does not load (above): its lane stopped" in log
     assert f"{bad}: models: Input should be a valid list" in res.stderr  # the reason, named
     assert (tmp_path / "out" / "status.txt").read_text() == "failed\n"
+
+
+def test_collect_files_away_what_the_run_superseded_and_keeps_each_row_once(
+    tmp_path: Path,
+) -> None:
+    from harness.results.leaderboard import SUPERSEDED, write_cell, write_current_cells
+    from tests.harness.results.test_leaderboard import row
+
+    here = tmp_path / "lb" / "s"  # the committed board: cell "old" current
+    write_cell(here, "old", [row("a", "val_loss", 9.0)])
+    write_current_cells(here, ["old"])
+    run = tmp_path / "run" / "leaderboards" / "s"  # the GPU machine's, after its `hlm run`
+    shutil.copytree(here, run)
+    write_cell(run, "new", [row("a", "val_loss", 1.0)])
+    assert write_current_cells(run, ["new"]) == [run / SUPERSEDED / "old.parquet"]
+    out = tmp_path / "out"
+    out.mkdir()
+    with tarfile.open(out / "leaderboards.tar.gz", "w:gz") as tar:
+        tar.add(run.parent, arcname="leaderboards")
+    env = {**os.environ, "GPU_COLLECT_INTO": str(here.parent), "GPU_COLLECT_NO_REPORT": "1"}
+    got = subprocess.run(
+        ["bash", str(ROOT / "tools" / "gpu-collect.sh"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert got.returncode == 0, got.stderr
+    assert "s: old.parquet is superseded" in got.stdout
+    assert sorted(p.name for p in here.glob("*.parquet")) == ["new.parquet"]
+    assert list(read_leaderboard(here)["value"]) == [1.0]
+    assert sorted(read_leaderboard(here, include_stale=True)["value"]) == [1.0, 9.0]

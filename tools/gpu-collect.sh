@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Bring a GPU run's rows (tools/gpu-run.sh's leaderboards.tar.gz) into leaderboards/, beside
 # the rows already there (one file per cell: nothing is overwritten but a cell's own file),
-# then regenerate the reproduction report. Commit what it adds.
+# then regenerate the reproduction report. Commit what it adds. Where the run filed cells away
+# as superseded (an edited suite, or a change to what cell ids hash), the copy of each such
+# file here moves into the suite's _superseded/ too, as `hlm run` moves it: no row is kept
+# twice, and none is lost.
 #   tools/gpu-collect.sh /work/.device/.../gpu-results
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +19,18 @@ tar -C "$tmp" -xzf "$RESULTS/leaderboards.tar.gz" --exclude='_claims' --exclude=
 mkdir -p "$DEST"
 if [ -d "$tmp/leaderboards" ]; then
     cp -r "$tmp/leaderboards/." "$DEST/"
+    "${PYTHON:-.venv/bin/python}" - "$DEST" "$tmp/leaderboards" <<'FILE'
+import sys
+from pathlib import Path
+
+from harness.results.leaderboard import current_cells, file_superseded
+
+dest, came = Path(sys.argv[1]), Path(sys.argv[2])
+for suite in sorted(p.name for p in came.iterdir() if p.is_dir()):
+    cells = current_cells(dest / suite)
+    for f in file_superseded(dest / suite, cells) if cells is not None else []:
+        print(f"gpu-collect: {suite}: {f.name} is superseded (moved to {f.parent})")
+FILE
 fi
 ls "$DEST"
 if [ -z "${GPU_COLLECT_NO_REPORT:-}" ]; then
