@@ -11,6 +11,13 @@ current code expands `suites/<suite>.yaml`; `harness.run.rekey.pair` matches the
 a pair whose pretraining differs on any field the current key reads. `--apply` then renames
 the files, rewrites the ids in the rows (values untouched) and records the current suite and
 cells, as `hlm run` does. Old cells without a current counterpart are left to be filed away.
+
+`--joined SETTING` names a setting that joined the key after the rows were written, and so
+what its difference means (`harness.run.rekey.JOINED`): `score_dtype`, for the bf16 rows
+keyed before `loss.score_dtype` (commit 0df0b87; `--old-commit 396f0e8`):
+
+    .venv/bin/python tools/rekey_leaderboards.py --old-commit 396f0e8 --joined score_dtype \
+        --apply paper-gpu-encoder paper-gpu-decoder gpu-finetune-lr
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 
 from harness.results.leaderboard import CURRENT, current_cells
 from harness.run.cells import expand
-from harness.run.rekey import apply, pair, read_old_cells
+from harness.run.rekey import JOINED, SameComputation, apply, pair, read_old_cells
 from harness.run.runner import record_suite
 from harness.suite import load_suite
 
@@ -42,7 +49,9 @@ def _export(old_tree: Path, snapshot: Path, out: Path) -> None:
         sys.exit(f"{snapshot}: the old code cannot expand it (written by newer code: re-keyed?)")
 
 
-def rekey(suite_name: str, old_tree: Path, root: Path, do_apply: bool) -> None:
+def rekey(
+    suite_name: str, old_tree: Path, root: Path, do_apply: bool, same: SameComputation | None
+) -> None:
     folder = root / suite_name
     with tempfile.TemporaryDirectory() as tmp:
         cells_file = Path(tmp) / "cells.jsonl"
@@ -52,14 +61,14 @@ def rekey(suite_name: str, old_tree: Path, root: Path, do_apply: bool) -> None:
         sys.exit(f"{folder / CURRENT}: the old code does not give these cells; not re-keyed")
     suite = load_suite(ROOT / "suites" / f"{suite_name}.yaml")
     new = expand(suite)
-    moves, unpaired = pair(old, new)
+    moves, unpaired = pair(old, new, same)
     fresh = len(new) - len(moves)
     print(
         f"{suite_name}: {len(moves)} cells re-keyed, {len(unpaired)} old cells without a "
-        f"current one, {fresh} current cells new"
+        f"current one (or computed differently now), {fresh} current cells new"
     )
     for o in unpaired:
-        print(f"  no current cell for {o.cell_id} ({o.config['model']}, seed {o.config['seed']})")
+        print(f"  to file away: {o.cell_id} ({o.config['model']}, seed {o.config['seed']})")
     if do_apply:
         n = apply(folder, moves)
         record_suite(folder, suite, new)
@@ -72,6 +81,11 @@ def main() -> None:
     p.add_argument("--old-commit", default="0029352^", help="the commit whose code wrote the ids")
     p.add_argument("--leaderboards", type=Path, default=ROOT / "leaderboards")
     p.add_argument("--apply", action="store_true", help="move the files (default: the plan)")
+    p.add_argument(
+        "--joined",
+        choices=sorted(JOINED),
+        help="a setting that joined the key after the rows: which differences it explains",
+    )
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "old"
@@ -91,7 +105,8 @@ def main() -> None:
         )
         try:
             for name in args.suites:
-                rekey(name, tree, args.leaderboards, args.apply)
+                same = JOINED[args.joined] if args.joined else None
+                rekey(name, tree, args.leaderboards, args.apply, same)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)])
 

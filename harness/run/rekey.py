@@ -10,7 +10,9 @@ file the committed rows away as superseded. Re-keying ends that, and changes no 
   configuration (model, seed, task, sweep point, fine-tuning), and the same pretraining
   settings on every field the current key reads. The old key's other fields must be ones
   the current code declares `runtime` (where checkpoints are saved, the device): they never
-  changed the weights.
+  changed the weights. A setting that joined the key later (`JOINED`: `loss.score_dtype`)
+  says, for each old cell that lacks it, whether the old code computed what the current
+  cell does (the rows move) or not (the old cell is filed away, as an edited one).
 - `apply` renames each old cell's files (results, per-example samples, artifacts) and
   rewrites the id in its rows, nothing else: values, steps, commits, versions and
   timestamps stay as computed. It can be run again after an interruption.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,10 +100,20 @@ def pretraining_difference(keyed: dict[str, Any] | None, now: PretrainConfig | N
     return "; ".join(diffs)
 
 
-def pair(old: list[OldCell], new: list[Cell]) -> tuple[list[Move], list[OldCell]]:
+# Whether an old cell's pretraining (its keyed settings) is the current one's, where the two
+# differ on a setting that joined the key after the old rows: True (the same computation: the
+# rows move), False (computed differently now: the old cell is left to be filed away), None
+# (not a difference it knows: the difference is an error).
+SameComputation = Callable[[dict[str, Any], PretrainConfig], bool | None]
+
+
+def pair(
+    old: list[OldCell], new: list[Cell], same: SameComputation | None = None
+) -> tuple[list[Move], list[OldCell]]:
     """The moves of the old cells with a current counterpart, and the old cells without one
     (the suite changed since: they are superseded at the next run, as any edited cell is).
-    A counterpart whose pretraining differs is an error: the rows are not its rows."""
+    A counterpart whose pretraining differs is an error: the rows are not its rows, unless
+    `same` says what the difference is (a setting that joined the key)."""
     current = {identity(c.config): c for c in new}
     moves, unpaired = [], []
     for o in old:
@@ -110,7 +123,11 @@ def pair(old: list[OldCell], new: list[Cell]) -> tuple[list[Move], list[OldCell]
             continue
         c = current[ident]
         diff = pretraining_difference(o.keyed, c.pretrain)
-        if diff:
+        known = same(o.keyed, c.pretrain) if diff and same and o.keyed and c.pretrain else None
+        if known is False:
+            unpaired.append(o)
+            continue
+        if diff and known is None:
             raise UserError(
                 f"cell {o.cell_id} ({c.label}, seed {c.seed}, task {c.task.label()}): its "
                 f"pretraining differs from the current cell {c.cell_id}'s ({diff})"
@@ -166,3 +183,23 @@ def apply(directory: Path, moves: list[Move]) -> int:
             os.replace(d, arts / found[0])
             moved += 1
     return moved
+
+
+def score_dtype_same(keyed: dict[str, Any], now: PretrainConfig) -> bool | None:
+    """A bf16 pretraining keyed before `loss.score_dtype`: the same computation as `now` where
+    `now` multiplies in bf16 (the default) with the plain vocabulary loss, whose line the
+    change left as it was (`head.logits(hidden).float()` under autocast), and differs from the
+    old one on nothing else; every other objective or kernel multiplied in fp32 then (the
+    contrastive scores, the chunked kernels) and in bf16 now: computed differently."""
+    loss = keyed.get("loss")
+    if not now.bf16 or not isinstance(loss, dict) or "score_dtype" in loss:
+        return None  # not a row keyed without it under bf16
+    completed = {**keyed, "loss": {**loss, "score_dtype": now.loss.score_dtype}}
+    if pretraining_difference(completed, now):
+        return None  # it differs on more than the setting: an error, as any difference
+    plain_ce = now.objective == "ce" and now.loss.ce_impl == "plain"
+    return plain_ce and now.loss.score_dtype == "autocast"
+
+
+# the settings that joined the key after committed rows were keyed, by name
+JOINED: dict[str, SameComputation] = {"score_dtype": score_dtype_same}

@@ -11,7 +11,7 @@ import pytest
 from harness.results.leaderboard import read_leaderboard, write_cell
 from harness.results.samples import read_samples, write_samples
 from harness.run.cells import Cell, expand
-from harness.run.rekey import OldCell, apply, pair, read_old_cells
+from harness.run.rekey import JOINED, OldCell, apply, pair, read_old_cells
 from harness.suite import load_suite
 from tests.harness.conftest import TINY
 from tests.harness.results.test_leaderboard import row
@@ -72,6 +72,45 @@ def test_an_old_cell_whose_configuration_changed_is_left_unpaired() -> None:
     o = _old(c, 0)
     other = OldCell(o.cell_id, {**o.config, "seed": 7}, o.keyed)
     assert pair([other], [c]) == ([], [other])
+
+
+def _bf16_cells(**recipe: object) -> list[Cell]:
+    """The tiny suite's cells with a bf16 recipe (and `recipe` on top)."""
+    suite = load_suite(TINY)
+    merged = suite.recipe.model_copy(update={"bf16": True, **recipe})
+    return expand(suite.model_copy(update={"recipe": merged}))
+
+
+def _keyed_before_score_dtype(c: Cell, i: int) -> OldCell:
+    """The cell as the code before `loss.score_dtype` keyed it: the option absent."""
+    o = _old(c, i)
+    assert o.keyed is not None
+    loss = {k: v for k, v in o.keyed["loss"].items() if k != "score_dtype"}
+    return OldCell(o.cell_id, o.config, {**o.keyed, "loss": loss})
+
+
+def test_score_dtype_moves_the_plain_vocabulary_loss_and_files_the_contrastive_away() -> None:
+    """Under bf16, the old code multiplied the head's logits in bf16, as `autocast` does now,
+    and the contrastive scores in fp32, which `autocast` no longer does."""
+    cells = _bf16_cells()
+    old = [_keyed_before_score_dtype(c, i) for i, c in enumerate(cells)]
+    with pytest.raises(UserError, match=r"loss: .* -> .*'score_dtype': 'autocast'"):
+        pair(old, cells)  # strict: a setting the old key lacked
+    moves, unpaired = pair(old, cells, JOINED["score_dtype"])
+    objective = {c.cell_id: c.pretrain.objective for c in cells if c.pretrain is not None}
+    assert {objective[m.new] for m in moves} == {"ce"}
+    assert {o.config["model"] for o in unpaired} == {"bert-tiny-cwt"}
+    assert len(moves) + len(unpaired) == len(cells)
+    # the chunked vocabulary loss multiplied in fp32 then: computed differently now
+    chunked = _bf16_cells(loss={"ce_impl": "chunked"})
+    old = [_keyed_before_score_dtype(c, i) for i, c in enumerate(chunked)]
+    assert pair(old, chunked, JOINED["score_dtype"])[0] == []
+    # a difference beyond the setting is still an error
+    c = _bf16_cells()[0]
+    o = _keyed_before_score_dtype(c, 0)
+    assert o.keyed is not None
+    with pytest.raises(UserError, match=r"lr: 0\.5 ->"):
+        pair([OldCell(o.cell_id, o.config, {**o.keyed, "lr": 0.5})], [c], JOINED["score_dtype"])
 
 
 def _write_old(folder: Path, o: OldCell) -> None:
