@@ -30,6 +30,7 @@ from harness.paper.forest import forest_svg, left_out, panels, write_forest
 from harness.paper.scales import SCALES, Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.report.page import embedded_figure
+from harness.results.leaderboard import SUPERSEDED, result_files
 from harness.results.stats import ALPHA, POWER
 
 TITLES = {
@@ -290,17 +291,37 @@ def _gates_so_far(mine: list[Finding]) -> list[str]:
     return ["", lead, "", table(["vanilla model", "gate", ""], rows)]
 
 
+def _filed_away(root: Path | None, suites: list[str]) -> list[str]:
+    """A paragraph naming the cells of `suites` whose rows were filed away (`_superseded/`),
+    so that a reader knows they exist and why they are not compared; [] where none were."""
+    counts = {
+        s: len({f.stem.split(".", 1)[0] for f in result_files(root / s / SUPERSEDED)})
+        for s in suites
+        if root is not None
+    }
+    named = [f"{n} in `leaderboards/{s}/{SUPERSEDED}/`" for s, n in sorted(counts.items()) if n]
+    if not named:
+        return []
+    return [
+        "",
+        f"Filed away, and not compared: the rows of cells these suites no longer have "
+        f"({', '.join(named)}), computed under settings a suite or the code has changed since "
+        "(each row's commit and configuration say which).",
+    ]
+
+
 def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> list[str]:
     """The figures a scale other than CPU compares (`harness.paper.scales.SCALES`)."""
     mine = [f for f in found if f.scale == scale.name]
     title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
+    away = _filed_away(root, sorted({f.source.suite for f in mine}))
     if not any(f.measured is not None for f in mine):
         some = any(f.machines for f in mine)
         state = "No figure has both arms' rows yet." if some else "No rows committed yet."
         head = ["", f"## {title}", "", _rows_line(mine), "", f"{state} {scale.pending}"]
-        return head + _gates_so_far(mine)
+        return head + away + _gates_so_far(mine)
     power = power_section(mine, f"### Power at {scale.name} scale")
-    return _section(title, mine, root, "\n".join(tally(mine))) + power
+    return _section(title, mine, root, "\n".join(tally(mine))) + away + power
 
 
 def render(found: list[Finding], root: Path | None = None) -> str:

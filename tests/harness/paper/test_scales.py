@@ -125,3 +125,23 @@ def test_a_scale_whose_vanilla_arm_alone_has_rows_shows_its_gates(tmp_path) -> N
     ]
     stsb = [line for line in gates.splitlines() if "glue/stsb pearson" in line]
     assert len(stsb) == 1 and stsb[0].endswith("| passed |")
+
+
+def test_a_scale_says_which_of_its_suites_rows_were_filed_away(tmp_path) -> None:
+    """Rows of cells a suite no longer has (`_superseded/`) are not compared, and the page says
+    how many cells' rows sit there, so that a reader knows they exist."""
+    from harness.results.leaderboard import write_current_cells
+
+    ce = encoder_rows(
+        tmp_path / "ce", 0.53, 0.0, "paper-gpu-encoder", arms=("ce",), hardware="cuda x1"
+    )
+    board = ce / "paper-gpu-encoder"
+    section = "## At GPU scale: bert-small and"
+    page = render(findings(ce), ce).split(section)[1].split("\n## ")[0]
+    assert "Filed away" not in page  # nothing filed away yet
+    files = sorted(board.glob("*.parquet"))
+    cells = sorted({f.stem.split(".", 1)[0] for f in files})
+    write_current_cells(board, cells[1:])  # the first cell is no longer the suite's
+    page = render(findings(ce), ce).split(section)[1].split("\n## ")[0]
+    filed = "Filed away, and not compared: the rows of cells these suites no longer have"
+    assert f"{filed} (1 in `leaderboards/paper-gpu-encoder/_superseded/`)" in page
