@@ -197,8 +197,7 @@ def score_dtype_same(keyed: dict[str, Any], now: PretrainConfig) -> bool | None:
     completed = {**keyed, "loss": {**loss, "score_dtype": now.loss.score_dtype}}
     if pretraining_difference(completed, now):
         return None  # it differs on more than the setting: an error, as any difference
-    plain_ce = now.objective == "ce" and now.loss.ce_impl == "plain"
-    return plain_ce and now.loss.score_dtype == "autocast"
+    return now.multiplies_as_before_score_dtype()
 
 
 # the settings that joined the key after committed rows were keyed, by name

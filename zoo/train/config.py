@@ -77,6 +77,17 @@ class PretrainConfig(*reversed(SECTIONS)):  # type: ignore[misc]  # pydantic ord
             keyed["loss"] = {k: v for k, v in keyed["loss"].items() if k != "score_dtype"}
         return keyed
 
+    def multiplies_as_before_score_dtype(self) -> bool:
+        """Whether the code before ``loss.score_dtype`` computed this run's score products as
+        the code does now. Without bf16, all was and is fp32. Under bf16, that code multiplied
+        the plain vocabulary loss's logits in bf16, as ``autocast`` does now, and every other
+        loss's products in fp32; only that first case is taken as the same computation (what
+        re-keying old rows and resuming an old run rely on)."""
+        if not self.bf16:
+            return True
+        plain_ce = self.objective == "ce" and self.loss.ce_impl == "plain"
+        return plain_ce and self.loss.score_dtype == "autocast"
+
     def as_given(self) -> dict[str, Any]:
         """Every field as JSON values, as `config.yaml` holds it (`--config` reads it back)."""
         return self.model_dump(mode="json")

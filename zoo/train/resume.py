@@ -6,7 +6,9 @@ batch, optimiser constants, bf16, dropout masks) are compared with those the out
 was started with (`config.yaml`); any difference is refused, each one named. Those a resume
 may change (more steps, the learning rate and its schedule, clipping, budgets, micro-batches,
 the attention kernel) are applied for real and recorded in the metadata as changed at the step
-the run resumed from. Runtime settings (device, logging, evaluation points) are free.
+the run resumed from. Runtime settings (device, logging, evaluation points) are free. A bf16
+run started before `loss.score_dtype` existed resumes only where its score products are
+computed as they were then (`PretrainConfig.multiplies_as_before_score_dtype`).
 """
 
 from __future__ import annotations
@@ -98,6 +100,13 @@ def started_config(out: Path) -> PretrainConfig:
         raise UserError(f"{f}: not a configuration this headless-zoo reads ({exc})") from None
 
 
+def _started_before_score_dtype(out: Path) -> bool:
+    """Whether the folder's `config.yaml` was written before `loss.score_dtype` existed (it
+    writes every loss option, so an older one lacks it)."""
+    loss = read_yaml_mapping(out / "config.yaml", "config keys").get("loss")
+    return isinstance(loss, dict) and "score_dtype" not in loss
+
+
 def _value(cfg: PretrainConfig, key: str) -> Any:
     value = getattr(cfg, key)
     return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
@@ -107,6 +116,13 @@ def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str
     """{setting: [before, now]} of the changes a resume applies; a changed defining setting,
     or fewer steps than the checkpoint has made, is refused."""
     before = started_config(out)
+    if _started_before_score_dtype(out) and not cfg.multiplies_as_before_score_dtype():
+        raise UserError(
+            f"--resume: {out} was started under bf16 before `loss.score_dtype` existed, when "
+            "the contrastive and chunked losses multiplied in fp32 beside the head's bf16 "
+            "logits; this code multiplies them as `loss.score_dtype` says, so the run would "
+            "change its computation midway (use a new output_dir)"
+        )
     refused = [
         f"{k}: {_value(before, k)!r} -> {_value(cfg, k)!r}"
         for k in names_with_role(PretrainConfig, "weights")

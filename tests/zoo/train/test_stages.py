@@ -177,3 +177,31 @@ def test_a_given_tokenizer_decides_the_vocabulary(tmp_path: Path) -> None:
         )
     )
     assert meta.vocab_size == 500 and meta.tokenizer.source == str(first)  # not the preset's 4096
+
+
+@pytest.mark.parametrize(
+    ("objective", "bf16", "refused"),
+    [("cwt", True, True), ("ce", True, False), ("cwt", False, False)],
+)
+def test_a_bf16_run_started_before_score_dtype_resumes_only_where_it_multiplies_as_then(
+    tmp_path: Path, objective: str, bf16: bool, refused: bool
+) -> None:
+    """Its config.yaml lacks `loss.score_dtype`: a headless bf16 run multiplied its scores in
+    fp32 then and in bf16 now, so it is refused; the plain vocabulary loss, or any fp32 run,
+    computes as it did and resumes."""
+    import yaml
+
+    from zoo.train.resume import resume_changes
+
+    cfg = PretrainConfig(preset="bert-tiny", objective=objective, bf16=bf16, output_dir="x")
+    given = cfg.as_given()
+    old = {**given, "loss": {k: v for k, v in given["loss"].items() if k != "score_dtype"}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(old))
+    step = tmp_path / "checkpoints" / "step-0000002"
+    if refused:
+        with pytest.raises(UserError, match=r"before `loss\.score_dtype` existed"):
+            resume_changes(cfg, tmp_path, step)
+    else:
+        assert resume_changes(cfg, tmp_path, step) == {}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(given))  # started with the option
+    assert resume_changes(cfg, tmp_path, step) == {}
