@@ -56,6 +56,17 @@ def _run(
     )
 
 
+def _collect(out: Path, into: Path) -> subprocess.CompletedProcess[str]:
+    """tools/gpu-collect.sh of the results in `out` into the leaderboards folder `into`."""
+    env = {**os.environ, "GPU_COLLECT_INTO": str(into), "GPU_COLLECT_NO_REPORT": "1"}
+    return subprocess.run(
+        ["bash", str(ROOT / "tools" / "gpu-collect.sh"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
 @pytest.mark.slow
 def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path) -> None:
     res = _run(tmp_path, budget=900)
@@ -82,13 +93,7 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     with tarfile.open(out / "leaderboards.tar.gz") as tar:
         assert any(n.endswith(".parquet") for n in tar.getnames())
     lb = tmp_path / "lb"
-    env = {**os.environ, "GPU_COLLECT_INTO": str(lb), "GPU_COLLECT_NO_REPORT": "1"}
-    got = subprocess.run(
-        ["bash", str(ROOT / "tools" / "gpu-collect.sh"), str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    got = _collect(out, lb)
     assert got.returncode == 0, got.stderr
     rows = read_leaderboard(lb / "tiny")
     assert set(rows["seed"]) == {0, 1} and set(rows["model"]) == {"bert-tiny-ce", "bert-tiny-cwt"}
@@ -204,13 +209,7 @@ def test_collect_files_away_what_the_run_superseded_and_keeps_each_row_once(
     out.mkdir()
     with tarfile.open(out / "leaderboards.tar.gz", "w:gz") as tar:
         tar.add(run.parent, arcname="leaderboards")
-    env = {**os.environ, "GPU_COLLECT_INTO": str(here.parent), "GPU_COLLECT_NO_REPORT": "1"}
-    got = subprocess.run(
-        ["bash", str(ROOT / "tools" / "gpu-collect.sh"), str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    got = _collect(out, here.parent)
     assert got.returncode == 0, got.stderr
     assert "s: old.parquet is superseded" in got.stdout
     assert sorted(p.name for p in here.glob("*.parquet")) == ["new.parquet"]

@@ -294,10 +294,11 @@ def _gates_so_far(mine: list[Finding]) -> list[str]:
 def _filed_away(root: Path | None, suites: list[str]) -> list[str]:
     """A paragraph naming the cells of `suites` whose rows were filed away (`_superseded/`),
     so that a reader knows they exist and why they are not compared; [] where none were."""
+    if root is None:
+        return []
     counts = {
         s: len({f.stem.split(".", 1)[0] for f in result_files(root / s / SUPERSEDED)})
         for s in suites
-        if root is not None
     }
     named = [f"{n} in `leaderboards/{s}/{SUPERSEDED}/`" for s, n in sorted(counts.items()) if n]
     if not named:

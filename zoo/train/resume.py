@@ -86,25 +86,23 @@ def _named_checkpoint(out: Path, path: Path, checkpoints: list[Path]) -> Path:
     return chosen
 
 
-def started_config(out: Path) -> PretrainConfig:
-    """The configuration the output folder's run was started with (its `config.yaml`)."""
+def started_config(out: Path) -> tuple[PretrainConfig, bool]:
+    """The configuration the output folder's run was started with (its `config.yaml`), and
+    whether that file was written before `loss.score_dtype` existed (it writes every loss
+    option, so an older one lacks it)."""
     f = out / "config.yaml"
     if not f.is_file():
         raise UserError(f"--resume: {f} is missing: not an output folder of hlm pretrain")
     data = read_yaml_mapping(f, "config keys")
+    loss = data.get("loss")
+    before_score_dtype = isinstance(loss, dict) and "score_dtype" not in loss
     try:
-        return PretrainConfig.model_validate(
+        cfg = PretrainConfig.model_validate(
             {k: v for k, v in data.items() if k in PretrainConfig.model_fields}
         )
     except ValidationError as exc:
         raise UserError(f"{f}: not a configuration this headless-zoo reads ({exc})") from None
-
-
-def _started_before_score_dtype(out: Path) -> bool:
-    """Whether the folder's `config.yaml` was written before `loss.score_dtype` existed (it
-    writes every loss option, so an older one lacks it)."""
-    loss = read_yaml_mapping(out / "config.yaml", "config keys").get("loss")
-    return isinstance(loss, dict) and "score_dtype" not in loss
+    return cfg, before_score_dtype
 
 
 def _value(cfg: PretrainConfig, key: str) -> Any:
@@ -115,8 +113,8 @@ def _value(cfg: PretrainConfig, key: str) -> Any:
 def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str, list[Any]]:
     """{setting: [before, now]} of the changes a resume applies; a changed defining setting,
     or fewer steps than the checkpoint has made, is refused."""
-    before = started_config(out)
-    if _started_before_score_dtype(out) and not cfg.multiplies_as_before_score_dtype():
+    before, before_score_dtype = started_config(out)
+    if before_score_dtype and not cfg.multiplies_as_before_score_dtype():
         raise UserError(
             f"--resume: {out} was started under bf16 before `loss.score_dtype` existed, when "
             "the contrastive and chunked losses multiplied in fp32 beside the head's bf16 "
