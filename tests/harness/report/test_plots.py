@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.container import ErrorbarContainer
+from PIL import Image
 
 from harness.report import plots
 from harness.report.plots import groups, make_plots, sweep_series
@@ -33,6 +34,17 @@ def test_sweep_lines_are_per_model(tmp_path) -> None:
         5.0,
     ]
     assert (tmp_path / "sweep-batch_size.png") in make_plots(_sweep_rows(), tmp_path)
+
+
+def test_figures_are_palette_pngs_and_the_same_rows_give_the_same_bytes(tmp_path) -> None:
+    first = make_plots(_sweep_rows(), tmp_path / "a")
+    again = make_plots(_sweep_rows(), tmp_path / "b")
+    assert [p.name for p in first] == [p.name for p in again] and first
+    for a, b in zip(first, again, strict=True):
+        assert a.read_bytes() == b.read_bytes()
+        with Image.open(a) as image:
+            assert image.format == "PNG" and image.mode == "P"
+            assert len(image.getcolors(256) or []) > 8  # lines, text and grid, not a blank
 
 
 def test_a_sweep_panel_holds_one_task(tmp_path, monkeypatch) -> None:
