@@ -2,7 +2,9 @@
 # Pack, on this machine, what the GPU machine needs and lacks into .gpu-carry/ (git-ignored;
 # name it in the device tool's `carry`, 64 MiB at most with the repository):
 #   .gpu-carry/data.tar.xz   the data the paper-gpu suites read, from $HLM_DATA_ROOT
-#   .gpu-carry/wheels/       tools/gpu-wheels.txt for CPython 3.12 on x86-64 Linux
+#   .gpu-carry/wheels/       tools/gpu-wheels.txt for CPython 3.12 on x86-64 Linux, lm-eval's
+#                            without its own task folders (tools/slim_wheel.py: 8.7 -> 0.3 MiB;
+#                            the suites evaluate harness/lm_eval_tasks/)
 # Then, on the GPU machine: tools/gpu-run.sh (see its header).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,19 +12,21 @@ DATA=${HLM_DATA_ROOT:-../shared/data}
 PY=${PYTHON:-.venv/bin/python}
 CARRY=.gpu-carry
 # what the paper-gpu suites read and nothing else: the first GPU_ENWIKI_FILES files of English
-# Wikipedia (enwiki/AA/, about 1 MB and 0.16M words each; xz keeps about 30 %) for training
+# Wikipedia (enwiki/AA/, about 1 MB and 0.2M tokens each; xz keeps about 30 %) for training
 # and enwiki/AB/wiki_52 held out for validation, the five GLUE tasks with a local train set,
-# the zero-shot tasks' local files and WordNet's four data files (Appendix A). 40 files fit
-# beside the repository and the wheels (the sum is checked below).
-N=${GPU_ENWIKI_FILES:-40}
+# the zero-shot tasks' local files and WordNet's four data files (Appendix A), cut to the
+# fields the synonyms task reads (tools/trim_wordnet.py: the same pairs, 4.8 -> 1.2 MB
+# compressed). The files fit beside the repository and the wheels (the sum is checked below).
+N=${GPU_ENWIKI_FILES:-100}
 ENWIKI=$(cd "$DATA" && ls enwiki/AA/wiki_* | head -n "$N")
 GLUE="glue/CoLA glue/SST-2 glue/MRPC glue/STS-B glue/RTE"
-WORDNET="wordnet/LICENSE wordnet/data.noun wordnet/data.verb wordnet/data.adj wordnet/data.adv"
-PARTS="$ENWIKI enwiki/AB/wiki_52 $GLUE lambada crows_pairs pubmedqa superglue/BoolQ $WORDNET"
+PARTS="$ENWIKI enwiki/AB/wiki_52 $GLUE lambada crows_pairs pubmedqa superglue/BoolQ"
 rm -rf "$CARRY" && mkdir -p "$CARRY/wheels"
+STAGE=$(mktemp -d) && trap 'rm -rf "$STAGE"' EXIT
+"$PY" tools/trim_wordnet.py "$DATA/wordnet" "$STAGE/wordnet" > /dev/null
 echo "packing $N enwiki files and the task data from $DATA"
 # shellcheck disable=SC2086  # PARTS is a list of paths
-tar -C "$DATA" -cf - $PARTS | xz -T0 -9e > "$CARRY/data.tar.xz"  # -9e: 4 % smaller than -6, for the 64 MiB
+tar -C "$DATA" -cf - $PARTS -C "$STAGE" wordnet | xz -T0 -9e > "$CARRY/data.tar.xz"  # -9e: 4 % smaller than -6
 PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
 grep -v '^\s*#' tools/gpu-wheels.txt | grep -v '^\s*$' | while read -r spec; do
     # a binary wheel for the GPU machine's Python, else (pure-Python sdists) a wheel built here
@@ -31,6 +35,7 @@ grep -v '^\s*#' tools/gpu-wheels.txt | grep -v '^\s*$' | while read -r spec; do
         || "$PY" -m pip wheel -q --no-deps -w "$CARRY/wheels" "$spec" 2>/dev/null \
         || { echo "gpu-pack: cannot get $spec" >&2; exit 2; }
 done
+"$PY" tools/slim_wheel.py "$CARRY"/wheels/lm_eval-*.whl --drop-subfolders lm_eval/tasks
 # what travels: the working tree (tracked and untracked-not-ignored files) and the carry
 # (bytes, not disk blocks: the tree's many small leaderboard files take a block each on disk)
 carry_b=$(du -sb "$CARRY" | cut -f1)
