@@ -48,7 +48,8 @@ DIAGNOSTICS = (
         "Diagnostic: the GLUE fine-tuning learning rate at GPU scale",
         "Is it the GLUE fine-tuning recipe, rather than the pretraining, that keeps bert-small "
         "under its gates at GPU scale? `suites/gpu-finetune-lr.yaml` fine-tunes bert-small-ce "
-        "(paper-gpu-encoder's pretraining: the same recipe, so the same pretraining key) and "
+        "(the pretraining of paper-gpu-encoder's version 2: 101.6M tokens over the first 40 "
+        "files of enwiki/AA/, where version 3 reads all 100) and "
         "its untrained twin at three learning rates around paper-gpu-encoder's 1e-4 (a "
         "`tasks.glue.lr` sweep; everything else as paper-gpu-encoder fine-tunes). Where a "
         "learning rate lets the model clear its gates, the paper-gpu suites should fine-tune "
