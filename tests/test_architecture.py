@@ -196,3 +196,21 @@ READING_VERBS = [
 def test_verbs_that_read_suites_and_leaderboards_load_no_model_code(argv: list[str]) -> None:
     status, loaded, stderr = hlm_imports(argv)
     assert (status, loaded) == (0, []), stderr[-2000:]
+
+
+# verbs that write pages and figures from leaderboards: the machine a page was made on is read
+# from /proc/cpuinfo (zoo.hardware.host), not from torch
+PAGE_VERBS = [
+    ["report", "paper-cpu-encoder", "--out", "{tmp}/page.html"],
+    ["report", "--paper", "--out", "{tmp}/REPRODUCTION.md"],
+    ["plot", "paper-cpu-encoder", "--out", "{tmp}/plots"],
+]
+
+
+@pytest.mark.parametrize("argv", PAGE_VERBS, ids=" ".join)
+def test_verbs_that_write_pages_from_leaderboards_load_no_model_code(
+    argv: list[str], tmp_path: Path
+) -> None:
+    status, loaded, stderr = hlm_imports([a.format(tmp=tmp_path) for a in argv])
+    assert (status, loaded) == (0, []), stderr[-2000:]
+    assert any(tmp_path.iterdir())

@@ -17,17 +17,12 @@ import time
 import torch
 
 from harness.bench.timing import Row
-from zoo.hardware import ISA_FLAGS, cpu_info
+from zoo.hardware import host
 
 
 def describe() -> str:
     """One line: model, cores torch uses, ISA extensions, torch version."""
-    model, isa = cpu_info()
-    has = ", ".join(isa) if isa else "none of " + "/".join(ISA_FLAGS)
-    return (
-        f"{model}, {torch.get_num_threads()} threads of {os.cpu_count()} cores; {has}; "
-        f"torch {torch.__version__}"
-    )
+    return f"{host(torch.get_num_threads())}; torch {torch.__version__}"
 
 
 def copy_bandwidth(mib: int = 256, reps: int = 5) -> float:

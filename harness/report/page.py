@@ -36,6 +36,7 @@ from harness.results.leaderboard import (
 from harness.results.samples import read_samples
 from harness.results.significance import compare_to_baseline
 from harness.suite import last_suite
+from zoo.hardware import host
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
@@ -129,8 +130,6 @@ def _figures(df: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
 
 
 def _provenance(df: pd.DataFrame) -> str:
-    from harness.bench.machine import describe
-
     shas = sorted({s for s in df["git_sha"].dropna() if s}) or ["(not recorded)"]
     versions = sorted({v for v in df["versions"].dropna()})
     latest = (
@@ -149,7 +148,7 @@ def _provenance(df: pd.DataFrame) -> str:
         f"<p>library versions of the rows:</p><ul>{libs}</ul>"
         f"<p>budgets each model reached (latest evaluated checkpoint):</p>{budgets}"
         f'<p class="note">page made {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on '
-        f"{html.escape(describe())}</p>"
+        f"{html.escape(host())}</p>"
     )
 
 

@@ -9,10 +9,10 @@
 
 Each model keeps one colour in every figure of a leaderboard (`palette`). A figure is written
 as a palette PNG (256 colours, about a third of the bytes of matplotlib's RGBA file: these
-figures are committed beside the leaderboards), the same rows giving the same bytes. Perplexities are
-drawn on a log axis, and error bars get caps only where there is a spread (n > 1). Values that
-only compare within an objective or a model kind (a CWT loss and a CE loss; MLM and CLM
-perplexities) get one axis per group (`groups`), as the metric registry says.
+figures are committed beside the leaderboards), the same rows giving the same bytes.
+Perplexities are drawn on a log axis, and error bars get caps only where there is a spread
+(n > 1). Values that only compare within an objective or a model kind (a CWT loss and a CE
+loss; MLM and CLM perplexities) get one axis per group (`groups`), as the metric registry says.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from zoo.hardware import cpu_info, processor
+from zoo.hardware import cpu_info, host, processor
 
 
 def test_cpu_info_reads_the_model_and_the_matrix_extensions() -> None:
@@ -32,3 +32,9 @@ def test_the_cpu_is_named_by_its_model() -> None:
 def test_a_gpu_is_named_by_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: f"NVIDIA H100 #{i}")
     assert processor("cuda") == "NVIDIA H100 #0"
+
+
+def test_the_host_line_names_the_cpu_its_cores_and_extensions() -> None:
+    model, isa = cpu_info()
+    assert host().startswith(f"{model}, ") and host().endswith(", ".join(isa) or "amx_bf16")
+    assert " threads of " not in host() and ", 3 threads of " in host(3)
