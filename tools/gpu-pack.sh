@@ -11,20 +11,23 @@ cd "$(dirname "$0")/.."
 DATA=${HLM_DATA_ROOT:-../shared/data}
 PY=${PYTHON:-.venv/bin/python}
 CARRY=.gpu-carry
-# what the paper-gpu suites read and nothing else: the first GPU_ENWIKI_FILES files of English
-# Wikipedia (enwiki/AA/, about 1 MB and 0.2M tokens each; xz keeps about 30 %) for training
-# and enwiki/AB/wiki_52 held out for validation, the five GLUE tasks with a local train set,
-# the zero-shot tasks' local files and WordNet's four data files (Appendix A), cut to the
-# fields the synonyms task reads (tools/trim_wordnet.py: the same pairs, 4.8 -> 1.2 MB
-# compressed). The files fit beside the repository and the wheels (the sum is checked below).
-N=${GPU_ENWIKI_FILES:-100}
-ENWIKI=$(cd "$DATA" && ls enwiki/AA/wiki_* | head -n "$N")
+# what the GPU suites read and nothing else: every corpus and validation file their pretraining
+# names (tools/gpu_corpus_files.py over GPU_PACK_SUITES, default the paper-gpu and gpu suites:
+# the 100 files of enwiki/AA/, about 1 MB and 0.2M tokens each, xz keeps about 30 %, and
+# enwiki/AB/wiki_52 held out for validation; all of them, never a part, since a glob names
+# whatever matches where it is read), the five GLUE tasks with a local train set, the
+# zero-shot tasks' local files and WordNet's four data files (Appendix A), cut to the fields
+# the synonyms task reads (tools/trim_wordnet.py: the same pairs, 4.8 -> 1.2 MB compressed).
+# The sum with the repository and the wheels is checked below.
+PACK_SUITES=${GPU_PACK_SUITES:-$(ls suites/paper-gpu-*.yaml suites/gpu-*.yaml)}
+# shellcheck disable=SC2086  # PACK_SUITES is a list of paths
+CORPUS=$(HLM_DATA_ROOT="$DATA" "$PY" tools/gpu_corpus_files.py $PACK_SUITES)
 GLUE="glue/CoLA glue/SST-2 glue/MRPC glue/STS-B glue/RTE"
-PARTS="$ENWIKI enwiki/AB/wiki_52 $GLUE lambada crows_pairs pubmedqa superglue/BoolQ"
+PARTS="$CORPUS $GLUE lambada crows_pairs pubmedqa superglue/BoolQ"
 rm -rf "$CARRY" && mkdir -p "$CARRY/wheels"
 STAGE=$(mktemp -d) && trap 'rm -rf "$STAGE"' EXIT
 "$PY" tools/trim_wordnet.py "$DATA/wordnet" "$STAGE/wordnet" > /dev/null
-echo "packing $N enwiki files and the task data from $DATA"
+echo "packing $(echo "$CORPUS" | wc -l) corpus files and the task data from $DATA"
 # shellcheck disable=SC2086  # PARTS is a list of paths
 tar -C "$DATA" -cf - $PARTS -C "$STAGE" wordnet | xz -T0 -9e > "$CARRY/data.tar.xz"  # -9e: 4 % smaller than -6
 PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
@@ -44,6 +47,6 @@ MiB=1048576
 total_mib=$(( (carry_b + tree_b + MiB - 1) / MiB ))
 echo "$CARRY: $(( carry_b / MiB )) MiB ($(ls "$CARRY/wheels" | wc -l) wheels); with the working tree's $(( tree_b / MiB )) MiB: ${total_mib} MiB"
 if [ "$total_mib" -gt 63 ]; then
-    echo "gpu-pack: ${total_mib} MiB would travel, over the 64 MiB a call carries: pack fewer enwiki files (GPU_ENWIKI_FILES, now $N)" >&2
+    echo "gpu-pack: ${total_mib} MiB would travel, over the 64 MiB a call carries. The corpus files are what the suites read and cannot be fewer: make the repository smaller, or give GPU_PACK_SUITES only the suites to run" >&2
     exit 2
 fi
