@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 # No network in tests, as in CI: set before huggingface_hub / datasets read them at import.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -55,3 +57,12 @@ def hlm_imports(argv: list[str], cwd: Path = ROOT) -> tuple[int, list[str], str]
     assert lines, out.stderr[-2000:]
     status, loaded = json.loads(lines[-1].removeprefix("PROBE "))
     return status, loaded, out.stderr
+
+
+def load_tool(name: str) -> ModuleType:
+    """The Python script tools/NAME.py as a module (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,20 +3,15 @@ it, and an error where a source names none or lies outside the data root."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_tool
 from zoo.errors import UserError
 
 ROOT = Path(__file__).parents[1]
-_SPEC = importlib.util.spec_from_file_location(
-    "gpu_corpus_files", ROOT / "tools" / "gpu_corpus_files.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-gpu_corpus_files = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(gpu_corpus_files)
+gpu_corpus_files = load_tool("gpu_corpus_files")
 
 SUITE = """name: pack
 version: 1

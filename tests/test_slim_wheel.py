@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import csv
 import hashlib
-import importlib.util
 import io
 import subprocess
 import sys
@@ -15,11 +14,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[1]
-_SPEC = importlib.util.spec_from_file_location("slim_wheel", ROOT / "tools" / "slim_wheel.py")
-assert _SPEC is not None and _SPEC.loader is not None
-slim_wheel = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(slim_wheel)
+from tests.conftest import load_tool
+
+slim_wheel = load_tool("slim_wheel")
 main, slim = slim_wheel.main, slim_wheel.slim
 
 FILES = {

@@ -3,18 +3,14 @@ synonym pairs as the files themselves, in a fraction of the bytes."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from harness.downstream.wordnet import read_synsets, synonym_pairs
+from tests.conftest import load_tool
 
-ROOT = Path(__file__).parents[1]
-_SPEC = importlib.util.spec_from_file_location("trim_wordnet", ROOT / "tools" / "trim_wordnet.py")
-assert _SPEC is not None and _SPEC.loader is not None
-trim_wordnet = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(trim_wordnet)
+trim_wordnet = load_tool("trim_wordnet")
 
 LINE = (
     "00001740 03 n 02 entity 0 thing 1 003 ~ 00001930 n 0000 ~ 00002137 n 0000 "
