@@ -31,11 +31,11 @@ def _files(suite: Path, source: str, root: Path) -> list[str]:
     """`source`'s files relative to `root`; an error where it names none outside the root."""
     if source_kind(source).files is None:  # synthetic or Hub: nothing to carry
         return []
-    problem = source_problem(source)
-    if problem is not None:
-        raise UserError(f"{suite}: corpus source {source!r}: {problem}")
+    files = local_files(source)
+    if not files:
+        raise UserError(f"{suite}: corpus source {source!r}: {source_problem(source)}")
     out = []
-    for f in local_files(source):
+    for f in files:
         try:
             out.append(f.resolve().relative_to(root).as_posix())
         except ValueError:
@@ -46,17 +46,24 @@ def _files(suite: Path, source: str, root: Path) -> list[str]:
     return out
 
 
+def _sources(suite: Path) -> list[str]:
+    """The distinct corpus and validation sources of the suite's pretrained cells, in order."""
+    sources: dict[str, None] = {}
+    for cell in expand(load_suite(suite)):
+        if cell.pretrain is not None:  # None: an existing checkpoint, nothing pretrained
+            sources.update(
+                dict.fromkeys([*cell.pretrain.corpus, *(cell.pretrain.validation or [])])
+            )
+    return list(sources)
+
+
 def corpus_files(suites: list[Path]) -> list[str]:
-    """Every file the suites' pretraining reads, relative to the data root, sorted."""
+    """Every file the suites' pretraining reads, relative to the data root, sorted (each
+    source resolved once, however many cells name it)."""
     root = data_root().resolve()
-    files: set[str] = set()
-    for suite in suites:
-        for cell in expand(load_suite(suite)):
-            if cell.pretrain is None:  # an existing checkpoint: nothing is pretrained
-                continue
-            for source in [*cell.pretrain.corpus, *(cell.pretrain.validation or [])]:
-                files.update(_files(suite, source, root))
-    return sorted(files)
+    return sorted(
+        {f for suite in suites for src in _sources(suite) for f in _files(suite, src, root)}
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
