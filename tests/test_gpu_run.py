@@ -89,6 +89,10 @@ def test_a_toy_gpu_run_lands_rows_that_collect_into_a_leaderboard(tmp_path: Path
     lane_log = (out / "log-tiny.txt").read_text()
     assert re.findall(r"(\d+) computed", lane_log)[-2:] == ["2", "2"], lane_log  # 2 models
     assert "done in" in log
+    # each line says how far into the call it is, never going back
+    seconds = [int(n) for n in re.findall(r"^gpu-run \[\+(\d+) s\]: ", log, flags=re.M)]
+    assert len(seconds) == len(log.splitlines()) and seconds == sorted(seconds), log
+    assert log.index("the suites read: the lanes start") < log.index("tiny seed 0 bert-tiny-ce (")
     assert (out / "status.txt").read_text() == "done\n"
     with tarfile.open(out / "leaderboards.tar.gz") as tar:
         assert any(n.endswith(".parquet") for n in tar.getnames())

@@ -32,7 +32,8 @@
 # `hlm bench --device cuda`; its rows are also logged one by one, so a benchmark cut off by
 # the budget leaves those it measured in log.txt), once: a later call finds it done.
 # Into $OUT (default ./gpu-results): leaderboards.tar.gz (every row so far of the suites run),
-# log.txt, log-SUITE.txt for each lane, machine.txt, status.txt ("done"; "more": call again;
+# log.txt (each line with the seconds into the call: the set-up's share of a lease shows
+# there), log-SUITE.txt for each lane, machine.txt, status.txt ("done"; "more": call again;
 # "failed": a cell failed, its lane's log says why) and bench.json.
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
@@ -62,15 +63,17 @@ WORK=${GPU_RUN_WORK:-.gpu-work}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 LOG="$OUT/log.txt"
-say() { echo "gpu-run: $*" | tee -a "$LOG"; }
+say() { echo "gpu-run [+$(($(date +%s) - start)) s]: $*" | tee -a "$LOG"; }  # seconds into the call
 if [ -z "${GPU_RUN_NO_INSTALL:-}" ]; then
     if [ ! -f "$WORK/site/.installed" ]; then
+        say "installing the carried wheels"
         "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
             --target "$WORK/site" .gpu-carry/wheels/*.whl
         touch "$WORK/site/.installed"
     fi
     export PYTHONPATH="$WORK/site:${PYTHONPATH:-}"
     if [ ! -f "$WORK/data/.unpacked" ]; then
+        say "unpacking the carried data"
         mkdir -p "$WORK/data" && xz -dc .gpu-carry/data.tar.xz | tar -C "$WORK/data" -xf -
         touch "$WORK/data/.unpacked"
     fi
@@ -108,6 +111,7 @@ for path in sys.argv[2:]:
     lines = [s.name, " ".join(map(str, s.seeds)), " ".join(m.label() for m in s.models)]
     meta.write_text("\n".join([*lines, " ".join(t.label() for t in s.tasks)]) + "\n")
 DESCRIBE
+say "the suites read: the lanes start"
 quiet_reserve=0  # kept only where a suite has a quiet task
 for meta in "$WORK"/suites/*.txt; do
     [ -e "$meta" ] || continue
