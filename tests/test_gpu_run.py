@@ -29,6 +29,7 @@ def _run(
     min_cell: int = 60,
     quiet: str = "throughput",
     quiet_force: str = "",
+    seed_lanes: str = "1",
 ) -> subprocess.CompletedProcess[str]:
     """One call of the script, its results in tmp_path/out (emptied first, as on a device)."""
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
@@ -44,6 +45,7 @@ def _run(
         "GPU_RUN_MIN_CELL_S": str(min_cell),
         "GPU_RUN_QUIET_TASKS": quiet,
         "GPU_RUN_QUIET_FORCE": quiet_force,
+        "GPU_RUN_SEED_LANES": seed_lanes,
         "GPU_RUN_BENCH": "0",
         "GPU_RUN_NO_INSTALL": "1",
     }
@@ -180,6 +182,46 @@ def test_two_suites_run_side_by_side_and_models_can_be_chosen(tmp_path: Path) ->
         folders = {Path(n).parts[1] for n in tar.getnames() if len(Path(n).parts) > 1}
     assert folders == {"tiny", "tiny2"}
     assert (out / "status.txt").read_text() == "done\n"
+
+
+@pytest.mark.slow
+def test_seed_lanes_split_a_suite_by_seed_and_share_its_leaderboard(tmp_path: Path) -> None:
+    """GPU_RUN_SEED_LANES=2: seed 0 in one lane, seed 1 in the other, side by side, each with
+    its log; the rows of both land in the suite's one leaderboard, packed once."""
+    res = _run(tmp_path, budget=900, models="bert-tiny-cwt", quiet="", seed_lanes="2")
+    assert res.returncode == 0, res.stderr + res.stdout
+    out = tmp_path / "out"
+    for k in (0, 1):
+        lane_log = (out / f"log-tiny-{k}.txt").read_text()
+        assert re.findall(r"(\d+) computed", lane_log) == ["2"], lane_log  # 2 tasks, its seed
+    assert not (out / "log-tiny.txt").exists()
+    log = (out / "log.txt").read_text()
+    assert sorted(re.findall(r"tiny seed (\d) (\S+) \(", log)) == [
+        ("0", "bert-tiny-cwt"),
+        ("1", "bert-tiny-cwt"),
+    ], log
+    with tarfile.open(out / "leaderboards.tar.gz") as tar:
+        names = tar.getnames()
+    assert {Path(n).parts[1] for n in names if len(Path(n).parts) > 1} == {"tiny"}
+    assert len(names) == len(set(names))  # the folder once, not once a lane
+    lb = tmp_path / "lb"
+    assert _collect(out, lb).returncode == 0
+    rows = read_leaderboard(lb / "tiny")
+    assert set(zip(rows["seed"], rows["model"], strict=True)) == {
+        (0, "bert-tiny-cwt"),
+        (1, "bert-tiny-cwt"),
+    }
+    assert (out / "status.txt").read_text() == "done\n"
+
+
+@pytest.mark.parametrize("lanes", ["0", "two", "-1"])
+def test_a_bad_number_of_seed_lanes_stops_the_call(tmp_path: Path, lanes: str) -> None:
+    res = _run(tmp_path, budget=900, seed_lanes=lanes)
+    assert res.returncode == 2
+    assert f"GPU_RUN_SEED_LANES must be a whole number of lanes, 1 or more (got '{lanes}')" in (
+        res.stderr
+    )
+    assert not (tmp_path / "out" / "log.txt").exists()  # stopped before anything ran
 
 
 def test_a_suite_that_does_not_load_fails_its_lane_and_the_call(tmp_path: Path) -> None:

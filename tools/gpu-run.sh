@@ -21,7 +21,12 @@
 # seed, model by model in the suite's order (`hlm run SUITE --seed N --model M`), so a suite
 # lists first what matters first (an untrained twin before the models its gate compares).
 # GPU_RUN_MODELS, a list of model labels, runs only those, in its order (within each seed), so
-# a lease can put first an arm that has no rows yet. The lanes leave out the quiet tasks
+# a lease can put first an arm that has no rows yet. GPU_RUN_SEED_LANES=N splits each suite
+# into N lanes by seed (lane k: the k-th, (k+N)-th... of its seeds), run side by side: one
+# pretraining leaves much of an H100 idle (bert-small-ce stepped 764k tokens/s alone and still
+# 561k beside the decoder's lane, 2026-11-27), and two `hlm run` of one suite share its
+# leaderboard safely (harness.run.claims; the tokenizer and token cache are built once, under a
+# lock). The lanes leave out the quiet tasks
 # (GPU_RUN_QUIET_TASKS, task labels, default "throughput": a speed measured beside another
 # lane measures the sharing) and stop GPU_RUN_QUIET_S (default 90; none where no suite has a
 # quiet task) + GPU_RUN_BENCH_S seconds
@@ -37,7 +42,7 @@
 # "failed": a cell failed, its lane's log says why) and bench.json.
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
-# GPU_RUN_MODELS, GPU_RUN_QUIET_TASKS ("" runs them in the lanes), GPU_RUN_QUIET_S,
+# GPU_RUN_MODELS, GPU_RUN_SEED_LANES (default 1), GPU_RUN_QUIET_TASKS ("" runs them in the lanes), GPU_RUN_QUIET_S,
 # GPU_RUN_QUIET_FORCE=1 (measure the quiet tasks' cells again, at the seeds the lanes started),
 # GPU_RUN_BUDGET_S, GPU_RUN_MIN_CELL_S (default 60: a lane with less time left
 # starts no model; on a lease's last call, set it to a model's whole time, so that no run is
@@ -59,6 +64,11 @@ SUITES=${GPU_RUN_SUITES:-"suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder
 ONLY=" ${GPU_RUN_MODELS:-} "
 BUDGET=${GPU_RUN_BUDGET_S:-480}
 MIN_CELL=${GPU_RUN_MIN_CELL_S:-60}  # a lane starts a model only with more seconds than this left
+SEED_LANES=${GPU_RUN_SEED_LANES:-1}
+if ! [[ "$SEED_LANES" =~ ^[1-9][0-9]*$ ]]; then
+    echo "gpu-run: GPU_RUN_SEED_LANES must be a whole number of lanes, 1 or more (got '$SEED_LANES')" >&2
+    exit 2
+fi
 WORK=${GPU_RUN_WORK:-.gpu-work}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
@@ -130,26 +140,42 @@ left() { echo $((BUDGET - $(date +%s) + start)); }   # of the call
 quiet_left() { echo $(($(left) - reserve)); }         # of the quiet tasks
 lane_left() { echo $(($(quiet_left) - quiet_reserve)); }  # of the lanes
 
-lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) into $WORK/lanes/NAME
-    local suite=$1 meta name seeds models labels seed model status label skips=()
+start_from_collected() {  # SUITE: on a fresh machine, its rows collected before (before the lanes:
+    # two lanes of one suite must not both copy them)
+    local meta name
+    meta="$WORK/suites/$(basename "$1").txt"
+    [ -f "$meta" ] || return 0
+    name=$(head -n 1 "$meta")
+    if [ ! -d "$LB/$name" ] && [ -d "$FROM/$name" ]; then
+        mkdir -p "$LB" && cp -r "$FROM/$name" "$LB/$name"
+    fi
+}
+
+lane() {  # SUITE K: seeds K, K + SEED_LANES... of the suite, model by model; the outcome (done,
+    # more, failed) into $WORK/lanes/NAME (NAME@K with several lanes a suite)
+    local suite=$1 k=$2 meta name seeds models labels seed model status label skips=() i=0 mine=""
+    local tag="" ltag=""
+    [ "$SEED_LANES" -gt 1 ] && tag="@$k" && ltag="-$k"
     meta="$WORK/suites/$(basename "$suite").txt"
     if [ ! -f "$meta" ]; then
         cat "$meta.err" >&2 2>/dev/null || true
         say "$suite does not load (above): its lane stopped"
-        echo failed > "$WORK/lanes/$(basename "$suite")"
+        echo failed > "$WORK/lanes/$(basename "$suite")$tag"
         return 2
     fi
     { read -r name; read -r seeds; read -r models; read -r labels; } < "$meta"
+    for seed in $seeds; do  # this lane's share of the seeds
+        [ $((i % SEED_LANES)) -eq "$k" ] && mine+="$seed "
+        i=$((i + 1))
+    done
+    seeds=$mine
     for label in $labels; do  # the quiet tasks this suite has: left to the quiet phase
         if [[ "$QUIET" == *" $label "* ]]; then
             skips+=(--skip-task "$label")
             echo "$suite" > "$WORK/quiet/$name.suite" && echo "$label" >> "$WORK/quiet/$name.labels"
         fi
     done
-    if [ ! -d "$LB/$name" ] && [ -d "$FROM/$name" ]; then  # a fresh machine: the rows collected before
-        mkdir -p "$LB" && cp -r "$FROM/$name" "$LB/$name"
-    fi
-    local llog="$OUT/log-$name.txt" outcome=done
+    local llog="$OUT/log-$name$ltag.txt" outcome=done
     if [ "$ONLY" != "  " ]; then  # the models named, in the order named
         local m chosen=""
         for m in $ONLY; do [[ " $models " == *" $m "* ]] && chosen+="$m "; done
@@ -172,12 +198,12 @@ lane() {  # SUITE: its seeds, model by model; its outcome (done, more, failed) i
                 outcome=more
                 break 2
             elif [ "$status" -ne 0 ]; then  # its log says why; a later call retries only its failed cells
-                say "$name seed $seed $model failed with status $status (see log-$name.txt)"
+                say "$name seed $seed $model failed with status $status (see log-$name$ltag.txt)"
                 outcome=failed
             fi
         done
     done
-    echo "$outcome" > "$WORK/lanes/$name"
+    echo "$outcome" > "$WORK/lanes/$name$tag"
 }
 
 quiet_tasks() {  # after the lanes, on a quiet GPU: each suite's quiet tasks at the seeds its lane
@@ -212,7 +238,10 @@ quiet_tasks() {  # after the lanes, on a quiet GPU: each suite's quiet tasks at 
     done
 }
 
-for suite in $SUITES; do lane "$suite" & done
+for suite in $SUITES; do start_from_collected "$suite"; done
+for suite in $SUITES; do
+    for ((k = 0; k < SEED_LANES; k++)); do lane "$suite" "$k" & done
+done
 wait
 outcomes=$(cat "$WORK"/lanes/* 2>/dev/null || echo failed)
 quiet_tasks
@@ -233,7 +262,8 @@ if [ -s "$WORK/bench.json" ]; then cp "$WORK/bench.json" "$OUT/bench.json"; fi
 parts=()  # the leaderboards of this call's suites (a suite that did not load has none)
 for lane_file in "$WORK"/lanes/*; do
     n=$(basename "$lane_file")
-    if [ -d "$LB/$n" ]; then parts+=("leaderboards/$n"); fi
+    n=${n%@*}  # a suite's lanes share its leaderboard
+    if [ -d "$LB/$n" ] && [[ " ${parts[*]} " != *" leaderboards/$n "* ]]; then parts+=("leaderboards/$n"); fi
 done
 tar -C "$WORK" -czf "$OUT/leaderboards.tar.gz" "${parts[@]}" 2>/dev/null || tar -czf "$OUT/leaderboards.tar.gz" -T /dev/null
 if [[ "$outcomes" == *more* ]]; then echo more; elif [[ "$outcomes" == *failed* ]]; then echo failed; else echo done; fi > "$OUT/status.txt"
