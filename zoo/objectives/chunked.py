@@ -31,6 +31,29 @@ from zoo.objectives.declared import ScoreDtype
 from zoo.objectives.kernels import product_dtype
 
 
+class _Buffers(NamedTuple):
+    """Work space allocated once a pass and reused by every block (fresh 64 MiB blocks would
+    be page-faulted in again and again): the fp32 scores, and with 16-bit products their
+    16-bit results (a block's scores, then its softmax; its rows' x gradient; the w gradient).
+    """
+
+    scores: Tensor  # (chunk, N) fp32
+    low: Tensor | None  # (chunk, N) in the products' dtype
+    gx_low: Tensor | None  # (chunk, D)
+    gw_low: Tensor | None  # (N, D)
+
+    @staticmethod
+    def make(rows: int, xc: Tensor, wc: Tensor, grads: bool) -> _Buffers:
+        n, d = wc.shape
+        scores = torch.empty(rows, n, dtype=torch.float32, device=xc.device)
+        if xc.dtype == torch.float32:
+            return _Buffers(scores, None, None, None)
+        low = torch.empty(rows, n, dtype=xc.dtype, device=xc.device)
+        gx_low = torch.empty(rows, d, dtype=xc.dtype, device=xc.device) if grads else None
+        gw_low = torch.empty_like(wc) if grads else None
+        return _Buffers(scores, low, gx_low, gw_low)
+
+
 def _block_scores(
     x: Tensor,
     w: Tensor,
@@ -40,15 +63,16 @@ def _block_scores(
     target: Tensor,
     row_ids: Tensor | None,
     col_ids: Tensor | None,
-    buf: Tensor,
+    bufs: _Buffers,
 ) -> Tensor:
-    """Scores of a row block, written into `buf` (one allocation reused by every block: fresh
-    64 MiB blocks would be page-faulted in again and again)."""
-    s = buf[: rows.stop - rows.start]
-    if x.dtype == s.dtype:
+    """Scores of a row block, written into `bufs.scores`."""
+    s = bufs.scores[: rows.stop - rows.start]
+    if bufs.low is None:
         torch.mm(x[rows], w.T, out=s)  # (B, N) fp32
     else:  # 16-bit products, accumulated in fp32 by the matmul; the scores kept in fp32
-        s.copy_(x[rows] @ w.T)
+        low = bufs.low[: s.shape[0]]
+        torch.mm(x[rows], w.T, out=low)
+        s.copy_(low)
     if scale != 1.0:
         s.mul_(scale)
     if bias is not None:
@@ -79,17 +103,23 @@ def _accumulate_grads(
     gx: Tensor,
     gw: Tensor,
     gb: Tensor | None,
+    bufs: _Buffers,
 ) -> None:
     """Given a block's softmax `p` [B, N] (overwritten), add its loss gradients (x K) to the
     fp32 `gx`, `gw`, `gb`, the products in the dtype of `x` and `w`."""
     p[torch.arange(p.shape[0]), target[rows]] -= 1.0  # softmax - one-hot
-    if w.dtype == p.dtype:
+    if bufs.low is None:
         torch.mm(p, w, out=gx[rows])  # (B, D)
         gw.addmm_(p.T, x[rows], alpha=scale)  # (N, D)
     else:  # 16-bit products of the fp32 softmax, summed into the fp32 gradients
-        pc = p.to(w.dtype)
-        gx[rows] = pc @ w  # (B, D)
-        gw.add_(pc.T @ x[rows], alpha=scale)  # (N, D)
+        assert bufs.gx_low is not None and bufs.gw_low is not None  # made with grads=True
+        pc = bufs.low[: p.shape[0]]
+        pc.copy_(p)  # (B, N)
+        gx_low = bufs.gx_low[: p.shape[0]]
+        torch.mm(pc, w, out=gx_low)  # (B, D)
+        gx[rows] = gx_low
+        torch.mm(pc.T, x[rows], out=bufs.gw_low)  # (N, D)
+        gw.add_(bufs.gw_low, alpha=scale)
     if scale != 1.0:
         gx[rows].mul_(scale)
     if gb is not None:
@@ -137,17 +167,17 @@ class _ChunkedLinearCE(torch.autograd.Function):
         gx = torch.empty_like(xc, dtype=torch.float32) if fused else None
         gw = torch.zeros_like(wc, dtype=torch.float32) if fused else None
         gb = torch.zeros_like(bf) if fused and bf is not None else None
-        buf = torch.empty(min(chunk, k), wc.shape[0], dtype=torch.float32, device=x.device)
+        bufs = _Buffers.make(min(chunk, k), xc, wc, grads=fused)
         for start in range(0, k, chunk):
             rows = slice(start, min(start + chunk, k))
-            s = _block_scores(xc, wc, bf, scale, rows, target, row_ids, col_ids, buf)  # (B, N)
+            s = _block_scores(xc, wc, bf, scale, rows, target, row_ids, col_ids, bufs)  # (B, N)
             pos = s.gather(1, target[rows, None]).squeeze(1)  # (B,)
             block_lse = _softmax_(s)  # s now holds the softmax
             lse[rows] = block_lse
             total += (block_lse - pos).sum(dtype=torch.float64)
             if fused:
                 assert gx is not None and gw is not None
-                _accumulate_grads(s, xc, wc, rows, target, scale, gx, gw, gb)
+                _accumulate_grads(s, xc, wc, rows, target, scale, gx, gw, gb, bufs)
         ctx.scale, ctx.chunk, ctx.k, ctx.recompute = scale, chunk, k, not fused
         ctx.dtype = dtype
         ctx.dtypes = (x.dtype, w.dtype, bias.dtype if bias is not None else None)
@@ -168,13 +198,12 @@ class _ChunkedLinearCE(torch.autograd.Function):
         gx = torch.empty_like(xc, dtype=torch.float32)
         gw = torch.zeros_like(wc, dtype=torch.float32)
         gb = torch.zeros_like(bf) if bf is not None else None
-        buf = torch.empty(min(ctx.chunk, ctx.k), wc.shape[0], dtype=torch.float32, device=x.device)
+        bufs = _Buffers.make(min(ctx.chunk, ctx.k), xc, wc, grads=True)
         for start in range(0, ctx.k, ctx.chunk):
             rows = slice(start, min(start + ctx.chunk, ctx.k))
-            s = _block_scores(xc, wc, bf, ctx.scale, rows, target, row_ids, col_ids, buf)
-            _accumulate_grads(
-                s.sub_(lse[rows, None]).exp_(), xc, wc, rows, target, ctx.scale, gx, gw, gb
-            )
+            s = _block_scores(xc, wc, bf, ctx.scale, rows, target, row_ids, col_ids, bufs)
+            p = s.sub_(lse[rows, None]).exp_()
+            _accumulate_grads(p, xc, wc, rows, target, ctx.scale, gx, gw, gb, bufs)
         return _grads_out(g, ctx.dtypes, gx, gw, gb)
 
 
