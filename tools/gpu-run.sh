@@ -42,7 +42,8 @@
 # "failed": a cell failed, its lane's log says why) and bench.json.
 #
 # Environment: GPU_RUN_SUITES (default: suites/paper-gpu-encoder.yaml suites/paper-gpu-decoder.yaml),
-# GPU_RUN_MODELS, GPU_RUN_SEED_LANES (default 1), GPU_RUN_QUIET_TASKS ("" runs them in the lanes), GPU_RUN_QUIET_S,
+# GPU_RUN_MODELS, GPU_RUN_SEED_LANES (default 1), GPU_RUN_QUIET_TASKS ("" runs them in the
+# lanes), GPU_RUN_QUIET_S,
 # GPU_RUN_QUIET_FORCE=1 (measure the quiet tasks' cells again, at the seeds the lanes started),
 # GPU_RUN_BUDGET_S, GPU_RUN_MIN_CELL_S (default 60: a lane with less time left
 # starts no model; on a lease's last call, set it to a model's whole time, so that no run is
