@@ -28,7 +28,10 @@ class BudgetMarks(BaseModel):
             name, sep, value = part.partition("=")
             if not sep or name.strip() not in marks:
                 raise ValueError(f"{part!r}: expected NAME=NUMBER, NAME one of {', '.join(marks)}")
-            marks[name.strip()].append(float(value))
+            try:
+                marks[name.strip()].append(float(value))
+            except ValueError:
+                raise ValueError(f"{part!r}: {value.strip()!r} is not a number") from None
         marks["tokens"] = [int(t) if float(t).is_integer() else t for t in marks["tokens"]]
         try:
             return cls.model_validate(marks)

@@ -128,6 +128,36 @@ def test_semantic_checks(tmp_path) -> None:
     assert any("sweep.colour: not a sweepable key" in g for g in got)
 
 
+def test_model_loss_task_and_sweep_mistakes_name_their_key(tmp_path) -> None:
+    """The rest of the suite checks, each problem with its file and key: causal fine-tuning
+    of a vanilla decoder, a loss option out of range, a metric the task type does not give, a
+    task restricted to a label no model has, a swept loss option or corpus that cannot be."""
+    d = base()
+    d["models"].append({"preset": "pythia-tiny", "objective": "ce", "finetune_causal": True})
+    d["recipe"]["loss"] = {"temperature": 0}
+    d["tasks"][0]["metrics"] = ["accuracy"]
+    d["tasks"][1]["models"] = ["bert-tiny-cwt", "bert-tiny-nce"]
+    d["sweep"] = {
+        "loss.duplicates": ["keep", "drop"],
+        "corpus": [["synthetic:50"], ["corpus/no-such-file.txt"]],
+        "tasks.validation.batches": [],
+    }
+    p = write(tmp_path, d)
+    got = problems(p)
+    expected = [
+        f"{p}: models[2].finetune_causal: only headless objectives need it",
+        f"{p}: recipe.loss.temperature: Input should be greater than 0",
+        f"{p}: tasks[0].metrics[0]: 'validation' does not produce 'accuracy' (it gives ",
+        f"{p}: tasks[1].models[1]: 'bert-tiny-nce' is not a model label (labels: ",
+        f"{p}: sweep.loss.duplicates[1]: Input should be 'keep', 'mask' or 'unique'",
+        f"{p}: sweep.corpus[1][0]: no file matches 'corpus/no-such-file.txt'",
+        f"{p}: sweep.tasks.validation.batches: expected a non-empty list of values",
+    ]
+    for e in expected:
+        assert any(line.startswith(e) for line in got), (e, got)
+    assert len(got) == len(expected), got
+
+
 def test_validate_verb_exit_codes(tmp_path, capsys) -> None:
     assert hlm(["validate", str(TINY)]) == 0
     assert "ok (2 models, 2 tasks, 8 cells)" in capsys.readouterr().out

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+import pytest
+import torch
+
 import harness.tasks.throughput_steps as throughput_steps
 from harness.bench.stepper import Stepper, Variant
 from harness.tasks import TaskContext
@@ -102,3 +107,34 @@ def test_speedups_keep_each_rounds_ratio_as_a_sample(monkeypatch) -> None:
     assert speedup.value == 3.0  # median 3 s over median 1 s
     assert speedup.samples == {"round-000": 3.0, "round-001": 2.0, "round-002": 4.0}
     assert got["step_ms"].samples == {"round-000": 1000.0, "round-001": 1000.0, "round-002": 2000.0}
+
+
+class _FitsBelow:
+    """A stand-in Stepper whose step runs out of CUDA memory from `limit` sequences on."""
+
+    limit: ClassVar[int] = 0
+    tried: ClassVar[list[int]] = []
+
+    def __init__(self, spec, variant, batch, *args) -> None:  # type: ignore[no-untyped-def]
+        self.batch = batch
+
+    def step(self) -> None:
+        _FitsBelow.tried.append(self.batch)
+        if self.batch >= _FitsBelow.limit:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+
+
+@pytest.mark.parametrize(
+    ("fits_below", "start", "expected"),
+    [(1000, 8, 999), (5, 8, 4), (1, 8, 0), (1 << 20, 8, (1 << 16) - 1)],
+)
+def test_largest_batch_doubles_then_bisects(monkeypatch, fits_below, start, expected) -> None:
+    """The search the `max_batch` metric runs on a GPU, with out-of-memory simulated: it
+    doubles from the cell's batch, bisects between the last fit and the first failure, and
+    stays below the limit where cuDNN's attention refuses a batch."""
+    monkeypatch.setattr(throughput_steps, "Stepper", _FitsBelow)
+    _FitsBelow.limit, _FitsBelow.tried = fits_below, []
+    spec = get_spec("bert-tiny", 300)
+    got = throughput_steps.largest_batch(spec, Variant("cwt"), 16, start)
+    assert got == expected
+    assert len(_FitsBelow.tried) <= 2 * 17  # doubling and bisection: logarithmic in the limit

@@ -23,7 +23,7 @@ from zoo.data.cache import (
     token_streams,
     training_corpus,
 )
-from zoo.data.corpus import iter_documents
+from zoo.data.corpus import fingerprint, iter_documents
 from zoo.data.readers import iter_file
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
@@ -77,6 +77,26 @@ def test_hub_sources_stream(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(datasets, "load_dataset", spy)
     assert list(iter_documents([f"hub:{folder}"])) == ["one", "two"]
     assert calls and calls[0]["streaming"] is True
+
+
+def test_a_hub_source_without_text_names_its_columns(tmp_path) -> None:
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    pq.write_table(pa.table({"sentence": ["one"], "label": [0]}), folder / "train.parquet")
+    with pytest.raises(UserError, match=r"has no 'text' column \(sentence, label\)"):
+        list(iter_documents([f"hub:{folder}"]))
+
+
+def test_a_local_hub_folder_is_fingerprinted_by_its_files(tmp_path) -> None:
+    """A local dataset folder read as `hub:` is keyed by its files' contents, as a local
+    corpus is, so an edited file builds a new token cache instead of reusing the old one."""
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    pq.write_table(pa.table({"text": ["one", "two"]}), folder / "train.parquet")
+    before = fingerprint([f"hub:{folder}"])
+    assert before == fingerprint([f"hub:{folder}"]) and before[0] != "unversioned"
+    pq.write_table(pa.table({"text": ["one", "three"]}), folder / "train.parquet")
+    assert fingerprint([f"hub:{folder}"]) != before
 
 
 def test_cached_stream_blocks_equal_in_memory_packing(tmp_path, cache_dir) -> None:

@@ -3,6 +3,7 @@ metadata says which budget stopped it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,43 @@ def test_budget_marks_keep_the_checkpoint_that_first_reached_them(tmp_path: Path
     saved = {p.name: read_metadata(p).reached for p in list_checkpoints(out)}
     # 2 x 128 + 1 tokens is first reached at step 3; 5 x 128 exactly at step 5
     assert saved == {"step-0000003": ["tokens=257"], "step-0000005": ["tokens=640"]}
+
+
+def test_budget_marks_from_the_flag() -> None:
+    """`--save-at tokens=1e6,flops=2e15,tokens=4e6`: marks of one budget gather in order."""
+    from zoo.train.budgets import BudgetMarks
+
+    got = BudgetMarks.from_flag("tokens=1e6, flops=2e15,tokens=4e6,")
+    assert got == BudgetMarks(tokens=[1_000_000, 4_000_000], flops=[2e15])
+    assert BudgetMarks.from_flag("") == BudgetMarks()
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("tokens", "'tokens': expected NAME=NUMBER, NAME one of tokens, flops, seconds"),
+        ("steps=3", "'steps=3': expected NAME=NUMBER"),
+        ("tokens=abc", "'tokens=abc': 'abc' is not a number"),
+        ("tokens=-5", "tokens[0]: Input should be greater than 0"),
+        ("tokens=1.5", "tokens[0]: Input should be a valid integer"),
+        ("seconds=1,seconds=nan", "seconds[1]: Input should be a finite number"),
+    ],
+)
+def test_budget_marks_flag_errors_name_the_part(text: str, error: str) -> None:
+    from zoo.train.budgets import BudgetMarks
+
+    with pytest.raises(ValueError, match="^" + re.escape(error)):
+        BudgetMarks.from_flag(text)
+
+
+def test_the_save_at_flag_reaches_the_config(capsys) -> None:
+    from harness.cli import build_parser
+    from harness.cli import main as hlm
+    from zoo.train.budgets import BudgetMarks
+
+    args = build_parser().parse_args(["pretrain", "--save-at", "tokens=1e6,seconds=30"])
+    assert args.save_at == BudgetMarks(tokens=[1_000_000], seconds=[30.0])
+    with pytest.raises(SystemExit) as exit_:  # argparse's own exit for a bad flag value
+        hlm(["pretrain", "--save-at", "tokens=abc", "--output-dir", "x"])
+    assert exit_.value.code == 2
+    assert "argument --save-at: 'tokens=abc': 'abc' is not a number" in capsys.readouterr().err
