@@ -168,6 +168,6 @@ def special_ids(tokenizer: PreTrainedTokenizerBase, kind: str) -> dict[str, int]
         if tid is None and n == "pad":
             tid = tokenizer.eos_token_id if kind == "decoder" else None
         if tid is None:
-            raise UserError(f"tokenizer has no {n} token, which a {kind} needs")
+            raise UserError(f"tokenizer has no {n} token, which {kind}s need")
         out[n] = int(tid)
     return out

@@ -66,6 +66,18 @@ def test_finetune_causal_refuses_to_write_into_its_input(run, capsys) -> None:
     assert _files(final) == before
 
 
+def test_finetune_causal_from_the_command_line(run, tmp_path: Path, capsys) -> None:
+    """The verb's flags go through its typed settings: a value out of range is refused by
+    flag with nothing written, and a valid call prints the checkpoint it wrote."""
+    final, out = Path(run.output_dir) / "final", tmp_path / "ft"
+    assert hlm(["finetune-causal", str(final), str(out), "--steps", "0"]) == 2
+    assert "command line: steps: Input should be greater than 0" in capsys.readouterr().err
+    assert not out.exists()
+    assert hlm(["finetune-causal", str(final), str(out), "--steps", "1", "--no-progress"]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith("checkpoint: ") and Path(printed.split(": ", 1)[1]).is_dir()
+
+
 def test_weights_that_do_not_fit_are_refused_by_name(run, tmp_path: Path) -> None:
     """`--init-from` a checkpoint with a tensor missing: never a model partly at random (one
     from elsewhere: without our commit marker, which would refuse the changed file first)."""

@@ -21,7 +21,7 @@ from zoo.data.corpus import (
 from zoo.data.readers import iter_file
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
-from zoo.tokenizers import special_ids, train_tokenizer
+from zoo.tokenizers import load_tokenizer, special_ids, train_tokenizer
 
 
 def test_synthetic_corpus_is_deterministic_and_structured() -> None:
@@ -45,6 +45,23 @@ def test_tokenizer_round_trip(tmp_path, kind: str) -> None:
     decoded = again.decode(ids)
     assert decoded == (text.lower() if kind == "encoder" else text)
     special_ids(again, kind)
+
+
+def test_load_tokenizer_errors_name_the_path(tmp_path) -> None:
+    """A file where a folder is meant, a folder without a tokenizer, and a tokenizer that lacks
+    a token the pipeline needs: each a UserError that says which."""
+    file = tmp_path / "tokenizer.json"
+    file.write_text("{}")
+    with pytest.raises(UserError, match=rf"tokenizer: {file} is a file; give the folder"):
+        load_tokenizer(str(file))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(UserError, match=rf"cannot load tokenizer '{empty}'"):
+        load_tokenizer(str(empty))
+    decoder = train_tokenizer(synthetic_corpus(50), 400, "decoder")
+    decoder.save_pretrained(tmp_path / "dec")
+    with pytest.raises(UserError, match="tokenizer has no cls token, which encoders need"):
+        special_ids(load_tokenizer(str(tmp_path / "dec")), "encoder")
 
 
 def test_vocab_smaller_than_specials_is_a_user_error() -> None:
