@@ -192,7 +192,8 @@ def _points(rows: pd.DataFrame, source: Source, role: Role) -> Measured | None:
         return None
     ours: dict[Role, float] = {"vanilla": float(g["base"].mean()), role: float(g["mine"].mean())}
     if source.unit == "measurement":
-        comparison = differences(g["gap"].to_numpy(), "side-by-side measurements")
+        scale = float(max(g["mine"].abs().max(), g["base"].abs().max()))
+        comparison = differences(g["gap"].to_numpy(), "side-by-side measurements", scale)
     else:  # each seed reduced to its mean over the points first
         per_seed = g.groupby("seed")[["mine", "base"]].mean()
         comparison = compare_seeds(per_seed["mine"], per_seed["base"])
@@ -206,7 +207,10 @@ def _rounds(data: SuiteRows, source: Source, role: Role, base: float) -> Compari
     if s.empty:
         return None
     s = s[(s["model"] == source.roles[role]) & (s["metric"] == source.metric)]
-    return differences((s["value"] - base).to_numpy(), "alternating rounds") if len(s) else None
+    if s.empty:
+        return None
+    scale = max(float(s["value"].abs().max()), abs(base))
+    return differences((s["value"] - base).to_numpy(), "alternating rounds", scale)
 
 
 def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> SeedEvidence | None:

@@ -31,6 +31,15 @@ from scipy import integrate, optimize, stats
 ALPHA = 0.05
 POWER = 0.8
 MAX_SEEDS = 1000  # `seeds_needed` answers None beyond this
+# A spread below this fraction of the values compared is float rounding, not variation: two
+# seeds whose gaps are equal but for the last bits (0.7 - 0.6 and 0.8 - 0.7) have no spread,
+# and a t-test on them would give a p of 1e-16 out of nothing.
+ROUNDING = 1e-12
+
+
+def _no_spread(spread: float, scale: float) -> bool:
+    """Whether `spread` is nil for values of magnitude `scale` (float rounding included)."""
+    return spread <= ROUNDING * scale
 
 
 def by_seed(rows: pd.DataFrame, key: str = "seed") -> pd.Series:
@@ -85,19 +94,23 @@ def compare_seeds(a: pd.Series, b: pd.Series) -> Comparison:
 
 
 def _paired(a: pd.Series, b: pd.Series) -> Comparison:
-    return differences((a - b).to_numpy(), "seeds")
+    scale = float(max(a.abs().max(), b.abs().max()))
+    return differences((a - b).to_numpy(), "seeds", scale)
 
 
-def differences(d: Sequence[float] | np.ndarray, unit: str) -> Comparison:
+def differences(
+    d: Sequence[float] | np.ndarray, unit: str, scale: float | None = None
+) -> Comparison:
     """A one-sample t-test of paired differences `d` (one per `unit`: seeds, or independent
-    side-by-side measurements) against zero."""
+    side-by-side measurements) against zero. `scale`, the magnitude of the values whose
+    differences these are (default: the largest |d|), tells float rounding from spread."""
     d = np.asarray(d, dtype=float)  # (n,)
     n = len(d)
     delta = float(d.mean()) if n else math.nan
     if n < 2:
         return _no_test(delta, n, True, f"one of the {unit}: no test", unit)
     sd = float(d.std(ddof=1))
-    if sd == 0.0:
+    if _no_spread(sd, float(np.abs(d).max()) if scale is None else scale):
         return _no_test(delta, n, True, f"paired over {n} {unit}: identical differences", unit)
     se = sd / math.sqrt(n)
     half = float(stats.t.ppf(1 - ALPHA / 2, n - 1)) * se
@@ -115,7 +128,7 @@ def _welch(a: pd.Series, b: pd.Series) -> Comparison:
         return _no_test(delta, n, False, f"{na} vs {nb} seeds: no seed-level test")
     va, vb = float(a.var(ddof=1)), float(b.var(ddof=1))
     se = math.sqrt(va / na + vb / nb)
-    if se == 0.0:
+    if _no_spread(se, float(max(a.abs().max(), b.abs().max()))):
         return _no_test(delta, n, False, f"{na} vs {nb} seeds: no spread")
     df = (va / na + vb / nb) ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
     half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se

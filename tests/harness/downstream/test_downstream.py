@@ -17,7 +17,7 @@ import yaml
 
 from harness.downstream.benchmarks import GLUE, SUPERGLUE, xnli
 from harness.downstream.classifier import balanced_cross_entropy
-from harness.downstream.data import load_examples
+from harness.downstream.data import label_id, load_examples
 from harness.results.leaderboard import read_leaderboard
 from harness.results.metrics import accuracy, f1, mcc, pearson, spearman
 from harness.run.runner import run_suite
@@ -115,6 +115,25 @@ def test_label_mappings_against_the_files(data_root) -> None:
     # a premise and its three hypotheses sit wholly on one side of the split
     assert not {e.text_a for e in en_train} & {e.text_a for e in en_eval}
     assert [e.label for e in en_eval].count(0) == len(en_eval) // 3
+
+
+def test_raw_labels_map_to_the_hubs_class_ids() -> None:
+    """Labels as the files spell them: ints, bools, digit strings, the label's name, and a
+    true/false in any case where the task's labels are false/true; anything else is named."""
+    boolq, rte = SUPERGLUE["boolq"], GLUE["rte"]
+    assert [label_id(boolq, x) for x in (True, 0, " 1 ", "false", "TRUE", "True")] == [
+        1,
+        0,
+        1,
+        0,
+        1,
+        1,
+    ]
+    assert label_id(rte, "not_entailment") == rte.labels.index("not_entailment")
+    with pytest.raises(UserError, match=r"glue/rte: unknown label 'True' \(labels: "):
+        label_id(rte, "True")  # true/false is no RTE label
+    with pytest.raises(UserError, match=r"superglue/boolq: unknown label 'yes'"):
+        label_id(boolq, "yes")
 
 
 def test_missing_local_splits_and_offline_hub_are_clear(data_root) -> None:

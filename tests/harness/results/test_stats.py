@@ -17,6 +17,7 @@ from harness.results.stats import (
     by_seed,
     compare_seeds,
     detectable_effect,
+    differences,
     holm,
     per_example,
     power,
@@ -55,6 +56,30 @@ def test_one_seed_has_no_seed_level_test() -> None:
     c = compare_seeds(_series(np.array([0.7])), _series(np.array([0.6])))
     assert math.isnan(c.p) and c.delta == pytest.approx(0.1)
     assert "no seed-level test" in c.test
+
+
+def test_arms_without_a_test_say_why() -> None:
+    """No values (NaN dropped), no spread, one measurement: a Δ where there is one, no p,
+    and the reason in words; never a p of 0 or 1 made up from nothing."""
+    empty = compare_seeds(_series(np.array([math.nan, math.nan])), _series(np.array([0.5, 0.6])))
+    assert (empty.seeds, empty.test) == (0, "no values") and math.isnan(empty.delta)
+    flat = compare_seeds(
+        _series(np.array([0.7, 0.7]), [0, 1]), _series(np.array([0.5, 0.5]), [2, 3])
+    )
+    assert flat.test == "2 vs 2 seeds: no spread" and flat.delta == pytest.approx(0.2)
+    same = compare_seeds(_series(np.array([0.7, 0.8])), _series(np.array([0.6, 0.7])))
+    assert same.paired and same.test == "paired over 2 seeds: identical differences"
+    # equal gaps but for float rounding, which grows with the values (perplexities of 1e7)
+    big = compare_seeds(_series(np.array([1.8e7, 4.0e7]) + 0.3), _series(np.array([1.8e7, 4.0e7])))
+    assert big.test == "paired over 2 seeds: identical differences"
+    welch = compare_seeds(
+        _series(np.array([0.7, 0.7 + 1e-16]), [0, 1]), _series(np.array([0.5, 0.5]), [2, 3])
+    )
+    assert welch.test == "2 vs 2 seeds: no spread"
+    one = differences([0.03], "side-by-side measurements")
+    assert one.test == "one of the side-by-side measurements: no test" and one.seeds == 1
+    assert all(math.isnan(c.p) for c in (empty, flat, same, big, welch, one))
+    assert by_seed(pd.DataFrame({"seed": [], "value": []})).empty
 
 
 def test_holm_matches_the_textbook_example() -> None:

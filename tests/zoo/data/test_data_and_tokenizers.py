@@ -152,6 +152,27 @@ def test_jsonl_and_missing_sources(tmp_path) -> None:
         list(iter_documents([str(tmp_path / "nope*.txt")]))
 
 
+def test_unreadable_corpus_files_are_refused_by_file_and_line(tmp_path) -> None:
+    """A JSON line that does not parse, a Parquet file without a text column, with numbers
+    in it, or that is no Parquet at all: each a UserError naming the file (and the line)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(json.dumps({"text": "fine"}) + "\n\n{text: oops}\n")
+    with pytest.raises(UserError, match=r"b.jsonl:3: not a JSON line \(Expecting property"):
+        list(iter_documents([str(bad)]))
+    pq.write_table(pa.table({"body": ["a"], "id": [1]}), tmp_path / "cols.parquet")
+    with pytest.raises(UserError, match=r"cols.parquet: no 'text' column \(columns: body, id\)"):
+        list(iter_documents([str(tmp_path / "cols.parquet")]))
+    pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "ints.parquet")
+    with pytest.raises(UserError, match=r"ints.parquet: the 'text' column holds int64, not"):
+        list(iter_documents([str(tmp_path / "ints.parquet")]))
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(UserError, match=r"junk.parquet: not a readable Parquet file"):
+        list(iter_documents([str(tmp_path / "junk.parquet")]))
+
+
 def test_a_local_file_named_synthetic_is_a_file_everywhere(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     src = "synthetic_notes.txt"  # a relative path that starts like the generator's name
