@@ -58,6 +58,17 @@ def test_another_hosts_claim_lasts_its_lease(tmp_path: Path, monkeypatch) -> Non
     assert try_claim(tmp_path, "stale")
 
 
+def test_a_damaged_claim_is_taken_over_and_my_own_is_mine(tmp_path: Path) -> None:
+    """A claim that does not parse (a run killed mid-write by an older version, a disk
+    error) holds nothing; a cell this process claimed already is still its own."""
+    (tmp_path / CLAIMS).mkdir()
+    (tmp_path / CLAIMS / "torn").write_text('{"host": "x", "pid"')
+    (tmp_path / CLAIMS / "wrong").write_text(json.dumps({"host": "x"}))
+    assert try_claim(tmp_path, "torn") and try_claim(tmp_path, "wrong")
+    assert json.loads((tmp_path / CLAIMS / "torn").read_text())["pid"] == os.getpid()
+    assert try_claim(tmp_path, "torn")  # claimed again by its owner
+
+
 WRITER = """
 import json, os, sys, time
 from pathlib import Path

@@ -98,6 +98,49 @@ def test_weights_that_do_not_fit_are_refused_by_name(run, tmp_path: Path) -> Non
     assert not (tmp_path / "out").exists()
 
 
+def test_plain_hf_weights_of_another_shape_than_the_preset_are_refused(tmp_path: Path) -> None:
+    """`--init-from` a Hugging Face checkpoint of our own making (no metadata): the preset
+    labels the run, its FLOPs and its rows, so weights of another shape are refused, naming
+    what differs, with nothing written; weights of the preset's shape continue training."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    from zoo.data.synthetic import synthetic_corpus
+    from zoo.models import get_spec
+    from zoo.tokenizers import train_tokenizer
+    from zoo.train.metadata import read_metadata
+
+    tok = train_tokenizer(synthetic_corpus(100), 400, "encoder")
+    tiny = get_spec("bert-tiny", len(tok))
+    shapes = {
+        "same": tiny.build().config,
+        "other": BertConfig(**{**tiny.build().config.to_dict(), "num_hidden_layers": 3}),
+    }
+    for name, config in shapes.items():
+        BertForMaskedLM(config).save_pretrained(tmp_path / name)
+        tok.save_pretrained(tmp_path / name)
+    settings = {**TINY_RUN, "vocab_size": None, "steps": 1}
+    cfg = PretrainConfig(preset="bert-tiny", objective="cwt", output_dir="", **settings)
+    out = tmp_path / "out-other"
+    with pytest.raises(
+        UserError,
+        match=r"other: not the shape of preset 'bert-tiny': num_layers 3 \(preset: 2\); name",
+    ):
+        pretrain(
+            cfg.model_copy(update={"init_from": str(tmp_path / "other"), "output_dir": str(out)})
+        )
+    assert not out.exists()
+    final = pretrain(
+        cfg.model_copy(
+            update={"init_from": str(tmp_path / "same"), "output_dir": str(tmp_path / "out")}
+        )
+    )
+    meta = read_metadata(final)
+    assert (meta.preset, meta.params) == (
+        "bert-tiny",
+        sum(p.numel() for p in BertForMaskedLM(shapes["same"]).parameters()),
+    )
+
+
 def test_a_non_finite_metric_fails_the_cell_instead_of_reaching_a_row() -> None:
     class _Task:
         def label(self) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 import yaml
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from zoo.data.batches import MaskingConfig, PackedBlocks
 from zoo.data.cache import TrainingCorpus, cached_tokenizer
@@ -84,6 +84,7 @@ def setup_model(
         raise UserError(
             f"{cfg.init_from}: a {model.config.model_type} model, not preset {preset!r}"
         )
+    _check_shape(cfg.init_from, preset, spec, model.config)
     if cfg.untie_head:
         _untie_head(model)
         if base is None:
@@ -93,6 +94,20 @@ def setup_model(
         )
         return model, spec, lineage
     return model, spec, Lineage(objective, loss, cfg.pretrain_key)
+
+
+def _check_shape(path: str, preset: str, spec: ModelSpec, config: PretrainedConfig) -> None:
+    """Refuse weights of another shape than the preset that will label the run: its FLOPs,
+    its metadata and every leaderboard row would name a model that was not trained."""
+    shape = type(spec).dims_from_hf_config(config)
+    wanted = {name: getattr(spec, name) for name in shape}
+    if shape != wanted:
+        differ = ", ".join(
+            f"{k} {shape[k]} (preset: {wanted[k]})" for k in shape if shape[k] != wanted[k]
+        )
+        raise UserError(
+            f"{path}: not the shape of preset {preset!r}: {differ}; name the preset of its shape"
+        )
 
 
 def setup_tokenizer(

@@ -122,7 +122,8 @@ class ModelSettings(BaseModel):
     )
     init_from: str | None = Field(
         None,
-        description="start from this checkpoint instead of random init",
+        description="start from this checkpoint instead of random init (of the preset's "
+        "shape: the preset labels the run)",
         json_schema_extra=role("weights", recipe=False),
     )
     untie_head: bool = Field(
