@@ -129,6 +129,10 @@ def test_plain_hf_weights_of_another_shape_than_the_preset_are_refused(tmp_path:
             cfg.model_copy(update={"init_from": str(tmp_path / "other"), "output_dir": str(out)})
         )
     assert not out.exists()
+    same = cfg.model_copy(update={"init_from": str(tmp_path / "same"), "output_dir": str(out)})
+    with pytest.raises(UserError, match=r"^vocab_size: 500, but init_from .* has 400 embeddings"):
+        pretrain(same.model_copy(update={"vocab_size": 500}))  # never silently the checkpoint's
+    assert not out.exists()
     final = pretrain(
         cfg.model_copy(
             update={"init_from": str(tmp_path / "same"), "output_dir": str(tmp_path / "out")}

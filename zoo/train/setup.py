@@ -138,6 +138,11 @@ def fit_vocabulary(
             raise UserError(
                 f"init_from: its tokenizer has {n} entries, its model {spec.vocab_size}"
             )
+        if cfg.vocab_size is not None and cfg.vocab_size != spec.vocab_size:
+            raise UserError(
+                f"vocab_size: {cfg.vocab_size}, but init_from {cfg.init_from} has "
+                f"{spec.vocab_size} embeddings (with init_from, leave vocab_size unset)"
+            )
         return spec
     if source != "trained":  # a given tokenizer decides the vocabulary, either way
         if cfg.vocab_size is not None and cfg.vocab_size != n:
