@@ -99,11 +99,15 @@ def run_point(
     samples (not yet written); the task's raw outputs go into `artifacts`."""
     checkpoint = prepare(cell, point)
     ctx = cell_context(cell, checkpoint, artifacts)
-    results = TASKS.get(cell.task.type).run(ctx)
-    if cell.task.metrics:
-        results = [r for r in results if r.metric in cell.task.metrics]
+    produced = TASKS.get(cell.task.type).run(ctx)
+    wanted = cell.task.metrics
+    results = [r for r in produced if r.metric in wanted] if wanted else produced
     if not results:
-        raise UserError(f"cell {cell.label}/{cell.task.label()} produced no rows")
+        gave = ", ".join(r.metric for r in produced) or "nothing"
+        asked = f" of the task's metrics ({', '.join(wanted)})" if wanted else ""
+        raise UserError(
+            f"cell {cell.label}/{cell.task.label()} produced no rows{asked}: it gave {gave}"
+        )
     meta = find_metadata(checkpoint) if checkpoint is not None else None
     return cell_rows(cell, ctx, results, meta), sample_rows(cell, results, meta, cell.task.label())
 

@@ -400,3 +400,20 @@ def test_recording_an_edited_suite_says_which_rows_it_files_away(tmp_path, caplo
     caplog.clear()
     record_suite(tmp_path, suite, cells)  # nothing more to file away: nothing said
     assert "result files" not in caplog.text
+
+
+def test_a_tasks_metrics_keep_only_those_rows(isolated) -> None:
+    """`metrics: [val_ppl]` keeps that metric's rows; a headless encoder, whose validation
+    gives no perplexity, fails its cell saying what it gave instead of writing nothing."""
+    import yaml
+
+    d = yaml.safe_load(TINY.read_text())
+    d["seeds"], d["tasks"] = [0], [{**d["tasks"][0], "metrics": ["val_ppl"]}]
+    path = isolated / "some.yaml"
+    path.write_text(yaml.safe_dump(d))
+    summary = run_suite(path, root=isolated / "lb", progress=False)
+    df = read_leaderboard(isolated / "lb" / "tiny")
+    assert set(zip(df["model"], df["metric"], strict=True)) == {("bert-tiny-ce", "val_ppl")}
+    (failure,) = summary.failed
+    reason = "bert-tiny-cwt/validation produced no rows of the task's metrics (val_ppl): it gave"
+    assert f"{reason} val_loss" in failure
