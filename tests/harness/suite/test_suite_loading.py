@@ -47,6 +47,13 @@ def problems(path: Path) -> list[str]:
     return err.value.problems
 
 
+def assert_problems(got: list[str], expected: list[str]) -> None:
+    """Each expected problem begins one reported line, and nothing else is reported."""
+    for e in expected:
+        assert any(line.startswith(e) for line in got), (e, got)
+    assert len(got) == len(expected), got
+
+
 def test_all_errors_reported_with_file_and_key_path(tmp_path) -> None:
     d = base()
     d["models"][1]["objective"] = "cwtt"
@@ -65,9 +72,7 @@ def test_all_errors_reported_with_file_and_key_path(tmp_path) -> None:
         f"{p}: sweep.vocab_size[2]: 3 is too small for the encoder tokenizer trained here",
         f"{p}: recipe.corpus[0]: no file matches 'corpus/no-such-file.txt'",
     ]
-    for e in expected:
-        assert any(line.startswith(e) for line in got), (e, got)
-    assert len(got) == len(expected)
+    assert_problems(got, expected)
 
 
 def test_unknown_top_level_and_nested_keys(tmp_path) -> None:
@@ -153,9 +158,7 @@ def test_model_loss_task_and_sweep_mistakes_name_their_key(tmp_path) -> None:
         f"{p}: sweep.corpus[1][0]: no file matches 'corpus/no-such-file.txt'",
         f"{p}: sweep.tasks.validation.batches: expected a non-empty list of values",
     ]
-    for e in expected:
-        assert any(line.startswith(e) for line in got), (e, got)
-    assert len(got) == len(expected), got
+    assert_problems(got, expected)
 
 
 def test_validate_verb_exit_codes(tmp_path, capsys) -> None:
@@ -255,9 +258,7 @@ def test_a_task_parameter_sweep_is_checked_against_its_entry(tmp_path) -> None:
         "'steps'",
         f"{p}: sweep.tasks.throughput: expected tasks.<task label>.<param>",
     ]
-    for e in expected:
-        assert any(line.startswith(e) for line in got), (e, got)
-    assert len(got) == len(expected), got
+    assert_problems(got, expected)
 
 
 def test_a_task_parameter_sweep_expands_that_task_alone(tmp_path) -> None:
