@@ -101,6 +101,8 @@ def config(changed: frozenset[str]) -> PretrainConfig:
     data = {name: ALTERNATIVES[name][name in changed] for name in ALTERNATIVES}
     if "objective" not in changed:  # 'temperature' is an option of every objective
         data["objective"] = "cwt"
+    if "init_from" in changed:  # a checkpoint brings its tokenizer: giving both is refused
+        data["tokenizer"] = None
     return PretrainConfig.model_validate(data)
 
 
@@ -136,3 +138,15 @@ def test_yaml_config_yaml_is_the_identity(changed: frozenset[str]) -> None:
     again = PretrainConfig.model_validate(yaml.safe_load(text))
     assert again == cfg
     assert yaml.safe_dump(again.as_given(), sort_keys=False) == text
+
+
+def test_a_checkpoint_and_a_tokenizer_are_not_given_together() -> None:
+    """`init_from` loads the checkpoint's own tokenizer: a `tokenizer` beside it would be
+    ignored, so the pair is refused by key."""
+    from zoo.errors import UserError
+    from zoo.train.config import load_config
+
+    given = {"preset": "bert-tiny", "output_dir": "x", "init_from": "runs/x/final"}
+    assert load_config(None, given).init_from == "runs/x/final"
+    with pytest.raises(UserError, match=r"^command line: init_from: the checkpoint brings its"):
+        load_config(None, {**given, "tokenizer": "tok"})

@@ -156,6 +156,16 @@ class ModelSettings(BaseModel):
             raise ValueError(PRESETS.unknown_message(v))
         return v
 
+    @field_validator("init_from")
+    @classmethod
+    def _one_tokenizer(cls, v: str | None, info: ValidationInfo) -> str | None:
+        given = info.data.get("tokenizer")
+        if v is not None and given is not None:
+            raise ValueError(
+                f"the checkpoint brings its own tokenizer: leave tokenizer ({given}) unset"
+            )
+        return v
+
     @field_validator("vocab_size")
     @classmethod
     def _vocab_fits_tokenizer(cls, v: int | None, info: ValidationInfo) -> int | None:
