@@ -101,7 +101,11 @@ def config(changed: frozenset[str]) -> PretrainConfig:
     data = {name: ALTERNATIVES[name][name in changed] for name in ALTERNATIVES}
     if "objective" not in changed:  # 'temperature' is an option of every objective
         data["objective"] = "cwt"
-    if "init_from" in changed:  # a checkpoint brings its tokenizer: giving both is refused
+    if "freeze_body" in changed:  # a probe trains a head of its own, on a checkpoint
+        data["untie_head"] = True
+    if data["untie_head"]:
+        data["init_from"] = ALTERNATIVES["init_from"][1]
+    if data["init_from"] is not None:  # a checkpoint brings its tokenizer: both are refused
         data["tokenizer"] = None
     return PretrainConfig.model_validate(data)
 
@@ -150,3 +154,24 @@ def test_a_checkpoint_and_a_tokenizer_are_not_given_together() -> None:
     assert load_config(None, given).init_from == "runs/x/final"
     with pytest.raises(UserError, match=r"^command line: init_from: the checkpoint brings its"):
         load_config(None, {**given, "tokenizer": "tok"})
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        ({"untie_head": True}, r"untie_head: gives the init_from checkpoint a head of its own"),
+        ({"freeze_body": True}, r"freeze_body: trains only an LM head of its own: it needs"),
+    ],
+)
+def test_head_settings_without_what_they_act_on_are_refused(extra: dict, error: str) -> None:
+    """A new head needs a checkpoint to put it on, and a probe needs that head: each was
+    once accepted and ignored (untie_head) or trained the tied input embeddings instead
+    (freeze_body with a tied head)."""
+    from zoo.errors import UserError
+    from zoo.train.config import load_config
+
+    given = {"preset": "pythia-tiny", "output_dir": "x"}
+    with pytest.raises(UserError, match="^command line: " + error):
+        load_config(None, {**given, **extra})
+    probe = {"init_from": "runs/x/final", "untie_head": True, "freeze_body": True}
+    assert load_config(None, {**given, **probe}).freeze_body

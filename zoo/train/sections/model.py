@@ -128,11 +128,13 @@ class ModelSettings(BaseModel):
     )
     untie_head: bool = Field(
         False,
-        description="give the model a separate LM head initialised from the embeddings",
+        description="give the init_from model a separate LM head initialised from the embeddings",
         json_schema_extra=role("weights"),
     )
     freeze_body: bool = Field(
-        False, description="train only the LM head (probe)", json_schema_extra=role("weights")
+        False,
+        description="train only the LM head (a probe; needs untie_head)",
+        json_schema_extra=role("weights"),
     )
     prune_last_layer: bool = Field(
         True,
@@ -163,6 +165,26 @@ class ModelSettings(BaseModel):
         if v is not None and given is not None:
             raise ValueError(
                 f"the checkpoint brings its own tokenizer: leave tokenizer ({given}) unset"
+            )
+        return v
+
+    @field_validator("untie_head")
+    @classmethod
+    def _untie_a_checkpoint(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and info.data.get("init_from") is None:
+            raise ValueError(
+                "gives the init_from checkpoint a head of its own: set init_from too "
+                "(hlm finetune-causal does both)"
+            )
+        return v
+
+    @field_validator("freeze_body")
+    @classmethod
+    def _probe_a_head_of_its_own(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and not info.data.get("untie_head"):
+            raise ValueError(
+                "trains only an LM head of its own: it needs untie_head (hlm finetune-causal "
+                "--probe), or a tied head would train the input embeddings"
             )
         return v
 
