@@ -130,12 +130,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def footnote(agg: Any, baseline: str) -> str:
-    """What † means in this table: the tests that made its marks."""
-    tests = sorted({t for t, s in zip(agg["test"], agg["significant"], strict=True) if s and t})
+    """What † and ‡ mean in this table: the tests that made its marks."""
+    marked = [b or w for b, w in zip(agg["significant"], agg["worse"], strict=True)]
+    tests = sorted({t for t, m in zip(agg["test"], marked, strict=True) if m and t})
     how = "; ".join(tests) if tests else "none significant"
     return (
-        f"\n† better than the baseline `{baseline}` at Holm-adjusted p < 0.05 over every "
-        f"comparison in this table (two-sided; the pretraining seed is the unit; tests: {how}); "
+        f"\n† better, ‡ worse than the baseline `{baseline}` at Holm-adjusted p < 0.05 over "
+        f"every comparison in this table (two-sided; the pretraining seed is the unit; tests: "
+        f"{how}; no mark: inconclusive, not equal); "
         "values are mean ± std over seeds at the final checkpoint. A metric comparable only "
         "within one objective (a loss over in-batch negatives) is not compared across objectives."
     )

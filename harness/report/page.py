@@ -172,9 +172,10 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
     tasks = sorted(set(agg["task"]), key=lambda t: (t.startswith("throughput"), t))
     tables = "".join(f"<h3>{html.escape(t)}</h3>{_table(agg, t)}" for t in tasks)
     mark = (
-        f'<p class="note">† better than the baseline <code>{html.escape(baseline)}'
+        f'<p class="note">† better, ‡ worse than the baseline <code>{html.escape(baseline)}'
         "</code> at Holm-adjusted p &lt; 0.05 over the page's comparisons (two-sided, the "
-        "pretraining seed as the unit); values are mean ± std over seeds at the final checkpoint. "
+        "pretraining seed as the unit; no mark: inconclusive, not equal); values are mean ± std "
+        "over seeds at the final checkpoint. "
         "Click a header to sort.</p>"
         if baseline
         else '<p class="note">mean ± std over seeds at the final checkpoint. Click a header '

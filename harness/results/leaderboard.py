@@ -18,6 +18,7 @@ import os
 import subprocess
 import uuid
 import warnings
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -337,10 +338,12 @@ def _direction(metric: str, stored: Any = None) -> bool | None:
     return direction(metric, fallback)
 
 
-def _fmt(mean: float, std: float, n: int, sig: bool) -> str:
-    digits = 4 if abs(mean) < 10 else 1
-    s = f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if n > 1 else "")
-    return s + (" †" if sig else "")
+def _cell(r: Mapping[Any, Any]) -> str:
+    """mean ± std over seeds; † better, ‡ worse than the baseline (`compare_to_baseline`)."""
+    mean, std, digits = float(r["mean"]), float(r["std"]), 4 if abs(float(r["mean"])) < 10 else 1
+    s = f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if int(r["n"]) > 1 else "")
+    better, worse = bool(r.get("significant", False)), bool(r.get("worse", False))
+    return s + (" †" if better else " ‡" if worse else "")
 
 
 def _labelled(agg: pd.DataFrame) -> pd.DataFrame:
@@ -362,10 +365,7 @@ def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
     if agg.empty:
         return pd.DataFrame()
     a = _labelled(agg)
-    a["cell"] = [
-        _fmt(float(r["mean"]), float(r["std"]), int(r["n"]), bool(r.get("significant", False)))
-        for r in a.to_dict("records")
-    ]
+    a["cell"] = [_cell(r) for r in a.to_dict("records")]
     table = a.pivot_table(index="row", columns="column", values="cell", aggfunc="first", sort=False)
     means = pivot_means(agg)
     if sort_by is not None:

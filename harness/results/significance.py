@@ -6,7 +6,8 @@ reduces each arm to one value per pretraining seed and compares them
 two-sided, Δ with its 95 % interval). With one seed per arm there is no seed-level test;
 where per-example scores were kept, the paired per-example test (McNemar or a paired
 bootstrap) stands in, labelled as such. The p-values of all the comparisons in one table are
-Holm-adjusted together, and † marks a model better than the baseline at adjusted p < 0.05.
+Holm-adjusted together; † marks a model better than the baseline at adjusted p < 0.05, and
+‡ one worse than it at the same level (no mark is no verdict: inconclusive, not "equal").
 
 A metric comparable only within an objective (or a model kind, `Metric.comparable`) is never
 compared across them: a CWT loss over in-batch negatives is not a CE loss over the vocabulary.
@@ -76,8 +77,9 @@ def compare_to_baseline(
     agg: pd.DataFrame, baseline: str, samples: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """`agg` (from `aggregate`) with delta, low, high (95 % interval over seeds), p_value
-    (two-sided), p_adjusted (Holm over every comparison in `agg`), test, and significant
-    (better than the baseline at adjusted p < 0.05) columns."""
+    (two-sided), p_adjusted (Holm over every comparison in `agg`), test, significant
+    (better than the baseline at adjusted p < 0.05) and worse (worse than it, at the same
+    level) columns."""
     agg = agg.copy()
     kept = latest_samples(samples) if samples is not None else {}
     records: list[dict[str, Any]] = agg.to_dict("records")  # type: ignore[assignment]
@@ -95,12 +97,11 @@ def compare_to_baseline(
         [o[i] for o in out] for i in range(5)
     )
     agg["p_adjusted"] = holm(list(agg["p_value"]))
+    held = [bool(p < ALPHA) if not math.isnan(p) else False for p in agg["p_adjusted"]]
     better = [
         (d > 0) == bool(h) if not math.isnan(d) else False
         for d, h in zip(agg["delta"], agg["higher_is_better"], strict=True)
     ]
-    agg["significant"] = [
-        bool(p < ALPHA and good) if not math.isnan(p) else False
-        for p, good in zip(agg["p_adjusted"], better, strict=True)
-    ]
+    agg["significant"] = [h and b for h, b in zip(held, better, strict=True)]
+    agg["worse"] = [h and not b for h, b in zip(held, better, strict=True)]
     return agg

@@ -86,6 +86,30 @@ def test_aggregate_latest_step_and_significance(tmp_path) -> None:
     assert table.loc["new", "validation/val_loss"].endswith("†")
 
 
+def test_the_marks_are_symmetric_and_no_mark_is_no_verdict(tmp_path) -> None:
+    """† for a model better than the baseline, ‡ for one worse, at the same adjusted level;
+    a model within the seeds' noise gets neither (inconclusive, not 'equal')."""
+    rows = []
+    for seed, noise in enumerate([0.0, 0.1, -0.05]):
+        rows.append(row("base", "val_loss", 3.0 + noise, seed))
+        rows.append(row("better", "val_loss", 2.0 + noise + 0.01 * seed, seed))
+        rows.append(row("worse", "val_loss", 4.0 + noise - 0.01 * seed, seed))
+        rows.append(row("noisy", "val_loss", 3.0 + noise + (0.5, -0.4, 0.1)[seed], seed))
+    for i, r in enumerate(rows):
+        write_cell(tmp_path, f"c{i}", [r])
+    cmp = compare_to_baseline(aggregate(read_leaderboard(tmp_path)), "base").set_index("model")
+    marks = {m: (bool(cmp.loc[m, "significant"]), bool(cmp.loc[m, "worse"])) for m in cmp.index}
+    assert marks == {
+        "base": (False, False),
+        "better": (True, False),
+        "worse": (False, True),
+        "noisy": (False, False),
+    }
+    cells = pivot(cmp.reset_index())["validation/val_loss"]
+    assert cells["better"].endswith(" †") and cells["worse"].endswith(" ‡")
+    assert not cells["noisy"].endswith(("†", "‡")) and not cells["base"].endswith(("†", "‡"))
+
+
 def test_pivot_sorts_higher_is_better_descending(tmp_path) -> None:
     rows = [
         row("slow", "tokens_per_s", 10.0, task="throughput"),
