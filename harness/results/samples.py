@@ -2,8 +2,8 @@
 
 A task that scores examples one by one (a synonym pair's cosine, an lm-eval item's accuracy)
 returns them in `Result.samples`; they are kept so that a single-seed comparison can be
-tested on paired examples (the paper's one-tailed test) and plotted as a distribution. The
-folder is underscore-prefixed, so Parquet readers of the leaderboard skip it.
+tested on paired examples (two-sided) and plotted as a distribution. The folder is
+underscore-prefixed, so Parquet readers of the leaderboard skip it.
 
 The files are committed beside the rows, one per evaluated point, and they are most of a
 leaderboard's bytes: they are written with zstd, and dictionary-encoded only in the columns

@@ -8,8 +8,9 @@ another pair's, a fixed shuffle) with the margin between the two (`synonym_margi
 embedding space whose vectors all share a direction has high cosines for any pair, so the
 margin is what says synonyms sit closer than chance. It keeps every pair's cosine (and
 margin) as a sample: `hlm plot` draws their distribution per model (Figure 8) and `hlm
-leaderboard` tests the shift against the baseline model on the pairs both share (a paired
-one-tailed t-test; the paper reports +1.4 points for its encoder, about +7 for its decoders).
+leaderboard` tests the shift against the baseline model, two-sided, over pretraining seeds,
+or with one seed a model on the pairs both share (a paired bootstrap). The paper reports
+the mean shift without a test: +1.4 points for its encoder, about +7 for its decoders.
 
 WordNet 3.0 is read from `wordnet:` (a folder of `data.noun`, `data.verb`...: Debian's
 `wordnet-base`, or NLTK's `wordnet` corpus folder), by default `$HLM_DATA_ROOT/wordnet`.
