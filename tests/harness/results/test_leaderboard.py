@@ -215,3 +215,21 @@ def test_a_matched_budget_reads_the_checkpoint_it_picks_along_pretraining(tmp_pa
     df = read_leaderboard(tmp_path)
     assert list(aggregate(at_budget(df, "tokens", 500))["mean"]) == [80.0]
     assert list(aggregate(df)["mean"]) == [50.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("tokens=2e6x", r"--at tokens=2e6x: expected NAME=NUMBER, e.g. tokens=2e6"),
+        ("tokens=0", r"--at tokens=0: the budget must be > 0"),
+        ("seconds=nan", r"--at seconds=nan: the budget must be > 0"),
+        ("tokenz=5", r"unknown budget 'tokenz'; did you mean 'tokens'"),
+    ],
+)
+def test_a_bad_budget_is_refused_by_what_is_wrong(text: str, error: str) -> None:
+    from harness.results.budgets import parse_budget
+    from zoo.errors import UserError
+
+    assert parse_budget("flops=1.5e15") == ("flops", 1.5e15)
+    with pytest.raises(UserError, match=error):
+        parse_budget(text)
