@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, Field, create_model
 from pydantic.fields import FieldInfo
 
 from zoo.objectives import OBJECTIVES
+from zoo.settings import Settings
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
@@ -66,7 +67,7 @@ def _optional(field: FieldInfo) -> Any:
 # `loss` stays a mapping here: it is validated per model against its objective's options model.
 RecipeOverrides: type[BaseModel] = create_model(  # type: ignore[call-overload]
     "RecipeOverrides",
-    __config__=ConfigDict(extra="forbid", frozen=True),
+    __base__=Settings,
     loss=(Optional[dict[str, Any]], None),  # noqa: UP045
     **{k: (_optional(PretrainConfig.model_fields[k]), None) for k in RECIPE_KEYS},
 )
@@ -77,9 +78,7 @@ def overrides(entry: BaseModel) -> dict[str, Any]:
     return {k: v for k, v in entry.model_dump().items() if v is not None}
 
 
-class ModelEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ModelEntry(Settings):
     name: str | None = Field(None, pattern=SAFE_NAME)
     preset: str | None = None
     objective: str | None = None
@@ -103,9 +102,7 @@ class ModelEntry(BaseModel):
         return f"{self.preset}-{self.objective}" + ("-ft" if self.finetune_causal else "")
 
 
-class TaskEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class TaskEntry(Settings):
     type: str
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
@@ -135,10 +132,8 @@ class TaskEntry(BaseModel):
         return self.model_copy(update={"params": params}), own
 
 
-class PublishStep(BaseModel):
+class PublishStep(Settings):
     """Optional last step of `hlm run`: off unless `enabled: true` or `hlm run --publish`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = False
     leaderboard: str | None = Field(None, description="OWNER/NAME dataset repo for the leaderboard")
@@ -148,9 +143,7 @@ class PublishStep(BaseModel):
     private: bool = False
 
 
-class Suite(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class Suite(Settings):
     name: str = Field(pattern=SAFE_NAME, description="leaderboard folder name: a safe identifier")
     version: int = Field(1, ge=0, le=2**31 - 1, description="the suite's version, in its rows")
     description: str = ""

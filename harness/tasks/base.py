@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from harness.results.gates import Gate
 from zoo.models.spec import ModelSpec
 from zoo.registry import Registry
+from zoo.settings import Settings
 from zoo.train.config import PretrainConfig
 
 
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class NoParams(Settings):
+    """The parameters of a task type that takes none: any key is refused."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from harness.downstream.benchmarks import (
     GLUE,
@@ -32,6 +32,7 @@ from harness.downstream.data import Example, TaskData, load_examples
 from harness.results.gates import Gate
 from harness.results.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from zoo.settings import Settings
 
 if TYPE_CHECKING:
     from harness.downstream.classifier import FinetuneConfig
@@ -40,9 +41,7 @@ if TYPE_CHECKING:
 LOSS_DEFAULTS = {"balanced": (1e-5, 0.0), "ce": (5e-6, 0.01)}
 
 
-class FinetuneParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class FinetuneParams(Settings):
     tasks: list[str] = Field(
         default_factory=list, description="sub-tasks (default: the paper's set)"
     )

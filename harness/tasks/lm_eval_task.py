@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from harness.results.gates import VALIDATION, Gate
 from harness.results.leaderboard import git_sha
@@ -32,14 +32,13 @@ from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
 from zoo.registry import check_name
+from zoo.settings import Settings
 
 AUTO = r"auto(:[1-9][0-9]*)?"  # lm-eval's batch sizes it finds itself
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
 
 
-class LMEvalParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class LMEvalParams(Settings):
     tasks: list[str] = Field(
         min_length=1, description="lm-eval task names (hlm_* are the offline ones)"
     )

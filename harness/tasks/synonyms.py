@@ -25,12 +25,13 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from harness.downstream.wordnet import synonym_pairs
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
+from zoo.settings import Settings
 
 if TYPE_CHECKING:
     import torch
@@ -39,9 +40,7 @@ if TYPE_CHECKING:
 PartOfSpeech = Literal["noun", "verb", "adj", "adv"]
 
 
-class SynonymParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class SynonymParams(Settings):
     wordnet: str | None = Field(
         None, description="WordNet database folder (default: $HLM_DATA_ROOT/wordnet)"
     )

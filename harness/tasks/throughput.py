@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from zoo.settings import Settings
 
 
-class ThroughputParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ThroughputParams(Settings):
     steps: int = Field(5, gt=0, description="measured steps per model")
     warmup: int = Field(2, ge=0)
     baseline: str | None = Field("ce", description="objective of the twin measured side by side")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from harness.results.gates import VALIDATION as VALIDATION_GATE
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
@@ -27,6 +27,7 @@ from harness.tasks.unigram import unigram_perplexity
 from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.settings import Settings
 from zoo.train.metadata import find_metadata
 from zoo.train.recipe import resolve_recipe
 
@@ -36,9 +37,7 @@ if TYPE_CHECKING:
     from zoo.data.cache import CorpusSpec, Part
 
 
-class ValidationParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ValidationParams(Settings):
     corpus: list[str] | None = Field(
         None, description="held-out sources (default: the pretraining hold-out)"
     )

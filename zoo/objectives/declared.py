@@ -26,9 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from zoo.registry import Registry, resolve_target
+from zoo.settings import Settings
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -43,15 +44,13 @@ Negatives = Literal["local", "global"]
 ScoreDtype = Literal["autocast", "fp32"]
 
 
-class LossOptions(BaseModel):
+class LossOptions(Settings):
     """The loss knobs of every built-in objective (ignored by those that have no use for them).
 
     One typed model, nested in the pretraining config as ``loss:``, read by pretraining, the
     validation task and the throughput task alike. A plugin objective subclasses it to add its
     own fields (see examples/cosine_cwt.py).
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float = Field(
         1.0, gt=0, allow_inf_nan=False, description="contrastive scores are divided by it"

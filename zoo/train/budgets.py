@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from zoo.errors import format_validation_error
+from zoo.settings import Settings
 
 
-class BudgetMarks(BaseModel):
+class BudgetMarks(Settings):
     """Budgets at which a run keeps a checkpoint, the first step it reaches each (so that
     models can be compared at equal tokens, FLOPs or seconds, paper Table 1)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     tokens: list[Annotated[int, Field(gt=0)]] = Field(default_factory=list)
     flops: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)

@@ -4,12 +4,13 @@ from the fine-tuning itself so that reading them (the command's flags, `--help`)
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from zoo.settings import Settings
 from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES, MAX_STEPS
 
 
-class CausalFinetuneConfig(BaseModel):
+class CausalFinetuneConfig(Settings):
     """Section 4.2 and Table 15: 10000 steps (about 7% of Pythia's 143000) at a constant
     learning rate after a linear warm-up of 20% of them, a global batch a quarter of
     pretraining's (256 for 1024), plain cross-entropy, no weight decay.
@@ -19,8 +20,6 @@ class CausalFinetuneConfig(BaseModel):
     table stands alone; a suite sets `finetune: {lr: 1.0e-5}` for the table's value. Unset
     batch size, sequence length and corpus derive from the pretraining (the checkpoint's
     metadata)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     steps: int = Field(1000, gt=0, le=MAX_STEPS, description="fine-tuning steps")
     lr: float = Field(

@@ -3,19 +3,14 @@ config is validated and not as an allocation abort (a 10^11 vocabulary) or an en
 and the number types of the sections: `Int` and `Float` refuse a yes/no (`steps: yes` is
 YAML's True, which pydantic would read as 1)."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator
 
+from zoo.settings import not_a_bool
 
-def _not_a_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError(f"{value} is a yes/no, not a number")
-    return value
-
-
-Int = Annotated[int, BeforeValidator(_not_a_bool)]
-Float = Annotated[float, BeforeValidator(_not_a_bool)]
+Int = Annotated[int, BeforeValidator(not_a_bool)]
+Float = Annotated[float, BeforeValidator(not_a_bool)]
 
 MAX_VOCAB = 2**21
 MAX_STEPS = 10**9

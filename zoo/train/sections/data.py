@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationInfo,
     field_validator,
 )
 
 from zoo.data.corpus import source_problem
+from zoo.settings import Settings
 from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES, Float, Int
 from zoo.train.roles import role
 
 
-class DataSettings(BaseModel):
+class DataSettings(Settings):
     """The data: corpus, validation text, sequences and batches."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     corpus: list[str] = Field(
         default_factory=lambda: ["synthetic"],

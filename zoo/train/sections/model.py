@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SerializeAsAny,
     ValidationError,
@@ -17,14 +15,13 @@ from pydantic import (
 from zoo.errors import UserError
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
+from zoo.settings import Settings
 from zoo.train.limits import MAX_VOCAB, Float, Int
 from zoo.train.roles import role
 
 
-class ObjectiveSettings(BaseModel):
+class ObjectiveSettings(Settings):
     """The objective: plugins that register it, its name and loss options, what it selects."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     plugins: list[str] = Field(
         default_factory=list,
@@ -94,10 +91,8 @@ class ObjectiveSettings(BaseModel):
             ) from None
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(Settings):
     """The model: preset, vocabulary and tokenizer, initialisation, head and kernels."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     preset: str = Field(
         description="model preset (hlm ls)", json_schema_extra=role("weights", recipe=False)

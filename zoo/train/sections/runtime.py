@@ -5,22 +5,19 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     field_validator,
 )
 
+from zoo.settings import Settings
 from zoo.train.budgets import BudgetMarks
 from zoo.train.limits import Int
 from zoo.train.roles import role
 from zoo.train.trackers import TRACKERS
 
 
-class EvaluationSettings(BaseModel):
+class EvaluationSettings(Settings):
     """Evaluation and checkpoints along the run, logging and trackers."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     eval_every: Int = Field(
         0,
@@ -77,10 +74,8 @@ class EvaluationSettings(BaseModel):
         return v
 
 
-class RuntimeSettings(BaseModel):
+class RuntimeSettings(Settings):
     """Where and how the run is carried out: output folder, device, strategy, compilation."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     output_dir: str = Field(
         description="where checkpoints, metrics and logs go",

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
 )
 
+from zoo.settings import Settings
 from zoo.train.limits import MAX_STEPS, Float, Int
 from zoo.train.roles import role
 
@@ -17,10 +16,8 @@ Schedule = Literal["triangular", "cosine", "constant"]
 Beta = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 
 
-class OptimSettings(BaseModel):
+class OptimSettings(Settings):
     """The optimisation: AdamW, clipping, numerics and the non-finite guard."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     lr: Float | None = Field(
         None,
@@ -82,10 +79,8 @@ class OptimSettings(BaseModel):
     )
 
 
-class ScheduleSettings(BaseModel):
+class ScheduleSettings(Settings):
     """The schedule: its length, warm-up and shape, and the budgets that stop a run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     steps: Int | None = Field(
         None,

@@ -1,0 +1,91 @@
+"""Every block of settings a person writes checks its numbers once for all: no yes/no where a
+number is meant, no infinite or NaN float; a new task type, objective or section inherits it."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+from harness.suite.schema import ModelEntry, PublishStep, RecipeOverrides, Suite, TaskEntry
+from harness.tasks import TASKS
+from zoo.objectives import OBJECTIVES
+from zoo.settings import Settings, is_number
+from zoo.train.budgets import BudgetMarks
+from zoo.train.config import PretrainConfig
+from zoo.train.finetune_settings import CausalFinetuneConfig
+from zoo.train.limits import Int
+
+
+def written_by_people() -> list[type[BaseModel]]:
+    """The run config, suites' entries, and every registered task type's and objective's
+    own parameters."""
+    fixed: list[type[BaseModel]] = [
+        PretrainConfig,
+        CausalFinetuneConfig,
+        BudgetMarks,
+        Suite,
+        ModelEntry,
+        TaskEntry,
+        PublishStep,
+        RecipeOverrides,
+    ]
+    tasks = [TASKS.get(name).params for name in TASKS.names()]
+    return fixed + tasks + [OBJECTIVES.get(name).options for name in OBJECTIVES.names()]
+
+
+MODELS = written_by_people()
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_every_model_people_write_is_settings(model: type[BaseModel]) -> None:
+    assert issubclass(model, Settings)
+
+
+def _numbers(model: type[BaseModel]) -> list[tuple[str, bool]]:
+    """(field, holds floats) for each number field of `model`."""
+    return [
+        (name, "float" in str(f.annotation))
+        for name, f in model.model_fields.items()
+        if is_number(f.annotation)
+    ]
+
+
+def _errors_at(model: type[BaseModel], name: str, value: object) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        model.model_validate({name: value})
+    return [e["msg"] for e in info.value.errors() if e["loc"][:1] == (name,)]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_a_yes_no_or_an_infinite_number_is_refused_by_field(model: type[BaseModel]) -> None:
+    """`steps: yes` would be 1 and `lr: yes` 1.0; `lr: .inf` a run that diverges at once."""
+    checked = _numbers(model)
+    for name, floats in checked:
+        assert any("is a yes/no, not a number" in m for m in _errors_at(model, name, True)), name
+        if floats:
+            for bad in (math.inf, math.nan):
+                assert any("finite number" in m for m in _errors_at(model, name, bad)), name
+    if model in (PretrainConfig, CausalFinetuneConfig, TaskEntry):
+        assert checked  # the test reaches real fields, not an empty list
+
+
+def test_is_number_tells_numbers_from_yes_no_and_text() -> None:
+    assert is_number(int) and is_number(float) and is_number(int | None)
+    assert is_number(int | str) and is_number(Annotated[int, Field(gt=0)]) and is_number(Int)
+    assert not is_number(bool) and not is_number(bool | int) and not is_number(str)
+    assert not is_number(list[int]) and not is_number(Literal["a", "b"]) and not is_number(dict)
+
+
+def test_a_yes_no_still_sets_a_yes_no_field_and_text_numbers_still_read() -> None:
+    class Example(Settings):
+        flag: bool = False
+        rate: float = 1.0
+        count: int | None = None
+
+    got = Example.model_validate({"flag": True, "rate": "1e-4", "count": "3"})
+    assert (got.flag, got.rate, got.count) == (True, 1e-4, 3)
+    with pytest.raises(ValidationError, match="extra"):
+        Example.model_validate({"flagg": True})
