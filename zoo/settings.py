@@ -4,8 +4,8 @@ options, causal fine-tuning settings, suite entries, task parameters), read from
 `Settings` refuses unknown keys, is frozen once validated, and checks every number once for
 all its fields, so that no YAML slip silently changes a run:
 
-- a yes/no is no number: `steps: yes` is YAML's True, which pydantic would read as 1, and
-  `lr: yes` as a learning rate of 1.0;
+- a yes/no is no number, alone or in a list: `steps: yes` is YAML's True, which pydantic
+  would read as 1, `lr: yes` a learning rate of 1.0 and `seeds: [yes, no]` seeds 1 and 0;
 - a float is finite: `lr: .inf` or `.nan` is refused by key, as a value out of range is.
 
 A field that does take a yes/no (`bf16: true`) is left alone, as is one that takes anything
@@ -41,6 +41,17 @@ def is_number(annotation: Any) -> bool:
     return False
 
 
+def holds_numbers(annotation: Any) -> bool:
+    """Whether a field of this type is a list or tuple of numbers (`seeds: list[int]`,
+    `betas: tuple[float, float] | None`), whose items a yes/no must not stand for."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return holds_numbers(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(holds_numbers(a) for a in args)
+    return origin in (list, tuple) and any(is_number(a) for a in args)
+
+
 class Settings(BaseModel):
     """Settings read from YAML or flags: see the module docstring."""
 
@@ -49,7 +60,12 @@ class Settings(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_yes_no_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        name = info.field_name
-        if name is not None and is_number(cls.model_fields[name].annotation):
+        if info.field_name is None:
+            return value
+        annotation = cls.model_fields[info.field_name].annotation
+        if is_number(annotation):
             return not_a_bool(value)
+        if holds_numbers(annotation) and isinstance(value, list | tuple):
+            for item in value:
+                not_a_bool(item)
         return value

@@ -4,7 +4,8 @@ number is meant, no infinite or NaN float; a new task type, objective or section
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError
@@ -12,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 from harness.suite.schema import ModelEntry, PublishStep, RecipeOverrides, Suite, TaskEntry
 from harness.tasks import TASKS
 from zoo.objectives import OBJECTIVES
-from zoo.settings import Settings, is_number
+from zoo.settings import Settings, holds_numbers, is_number
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
@@ -44,12 +45,12 @@ def test_every_model_people_write_is_settings(model: type[BaseModel]) -> None:
     assert issubclass(model, Settings)
 
 
-def _numbers(model: type[BaseModel]) -> list[tuple[str, bool]]:
-    """(field, holds floats) for each number field of `model`."""
+def _numbers(model: type[BaseModel], test: Callable[[Any], bool]) -> list[tuple[str, bool]]:
+    """(field, holds floats) for each field of `model` whose type passes `test`."""
     return [
         (name, "float" in str(f.annotation))
         for name, f in model.model_fields.items()
-        if is_number(f.annotation)
+        if test(f.annotation)
     ]
 
 
@@ -62,14 +63,20 @@ def _errors_at(model: type[BaseModel], name: str, value: object) -> list[str]:
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_a_yes_no_or_an_infinite_number_is_refused_by_field(model: type[BaseModel]) -> None:
     """`steps: yes` would be 1 and `lr: yes` 1.0; `lr: .inf` a run that diverges at once."""
-    checked = _numbers(model)
+    checked = _numbers(model, is_number)
     for name, floats in checked:
         assert any("is a yes/no, not a number" in m for m in _errors_at(model, name, True)), name
         if floats:
             for bad in (math.inf, math.nan):
                 assert any("finite number" in m for m in _errors_at(model, name, bad)), name
+    lists = _numbers(model, holds_numbers)  # seeds: [yes, no] would be seeds 1 and 0
+    for name, _ in lists:
+        errors = _errors_at(model, name, [0.5, True])
+        assert any("is a yes/no, not a number" in m for m in errors), (name, errors)
     if model in (PretrainConfig, CausalFinetuneConfig, TaskEntry):
         assert checked  # the test reaches real fields, not an empty list
+    if model in (PretrainConfig, Suite, TaskEntry, BudgetMarks):
+        assert lists
 
 
 def test_is_number_tells_numbers_from_yes_no_and_text() -> None:
@@ -77,6 +84,8 @@ def test_is_number_tells_numbers_from_yes_no_and_text() -> None:
     assert is_number(int | str) and is_number(Annotated[int, Field(gt=0)]) and is_number(Int)
     assert not is_number(bool) and not is_number(bool | int) and not is_number(str)
     assert not is_number(list[int]) and not is_number(Literal["a", "b"]) and not is_number(dict)
+    assert holds_numbers(list[int]) and holds_numbers(tuple[float, float] | None)
+    assert not holds_numbers(list[str]) and not holds_numbers(int) and not holds_numbers(list[bool])
 
 
 def test_a_yes_no_still_sets_a_yes_no_field_and_text_numbers_still_read() -> None:
