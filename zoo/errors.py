@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 
 class UserError(Exception):
@@ -38,9 +39,16 @@ def validation_problems(exc: ValidationError, source: str, prefix: str = "") -> 
         loc = key_path(tuple(err["loc"]))
         if prefix:
             loc = prefix if loc == "<root>" else prefix + (loc if loc[0] == "[" else f".{loc}")
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        problems.append(f"{source}: {loc}: {msg.removeprefix('Value error, ')}")
+        problems.append(f"{source}: {loc}: {error_message(err)}")
     return problems
+
+
+def error_message(err: ErrorDetails) -> str:
+    """One pydantic error's message as a user reads it: no "Value error, " prefix, and an
+    unknown key called so."""
+    if err["type"] == "extra_forbidden":
+        return "unknown key"
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def format_validation_error(exc: ValidationError, source: str) -> str:

@@ -27,7 +27,7 @@ from harness.suite.schema import (
 )
 from harness.tasks import TASKS
 from zoo.data.corpus import source_problem
-from zoo.errors import validation_problems
+from zoo.errors import error_message, validation_problems
 from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import unknown_name_message
@@ -249,7 +249,7 @@ def _sweep_value_problems(
         else:
             RecipeOverrides.model_validate({skey: value})
     except ValidationError as exc:
-        return [f"{src}: {key}: {e['msg']}" for e in exc.errors()]
+        return [f"{src}: {key}: {error_message(e)}" for e in exc.errors()]
     if skey in ("corpus", "validation") and value:
         return _corpus_problems(list(value), src, key)
     return []
@@ -303,7 +303,7 @@ def _task_sweep_problems(suite: Suite, skey: str, values: list[Any]) -> list[str
         try:
             params.model_validate({**task.params, target[1]: value})
         except ValidationError as exc:
-            problems += [f"{where}[{j}]: {e['msg']}" for e in exc.errors()]
+            problems += [f"{where}[{j}]: {error_message(e)}" for e in exc.errors()]
     return problems
 
 
@@ -336,7 +336,7 @@ def _config_problems(suite: Suite, i: int, point: dict[str, Any]) -> list[str]:
         return [
             f"{suite.path}: {_recipe_source(suite, i, point, str(err['loc'][0]))}"
             + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"][1:])
-            + f": {err['msg'].removeprefix('Value error, ')}"
+            + f": {error_message(err)}"
             for err in exc.errors()
             if err["loc"] and err["loc"][0] not in _CHECKED_ELSEWHERE
         ]

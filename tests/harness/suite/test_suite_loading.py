@@ -161,6 +161,22 @@ def test_model_loss_task_and_sweep_mistakes_name_their_key(tmp_path) -> None:
     assert_problems(got, expected)
 
 
+def test_a_yes_no_in_a_sweep_is_one_problem_per_value(tmp_path) -> None:
+    """A swept value is checked by the sweep and again in each model's config: one line each,
+    worded as every other problem (no pydantic "Value error, " prefix)."""
+    d = base()
+    d["sweep"] = {"steps": [4, True], "tasks.validation.batches": [True], "loss.chunk": [True]}
+    p = write(tmp_path, d)
+    assert_problems(
+        problems(p),
+        [
+            f"{p}: sweep.loss.chunk[0]: True is a yes/no, not a number",
+            f"{p}: sweep.steps[1]: True is a yes/no, not a number",
+            f"{p}: sweep.tasks.validation.batches[0]: True is a yes/no, not a number",
+        ],
+    )
+
+
 def test_validate_verb_exit_codes(tmp_path, capsys) -> None:
     assert hlm(["validate", str(TINY)]) == 0
     assert "ok (2 models, 2 tasks, 8 cells)" in capsys.readouterr().out
