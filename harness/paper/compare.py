@@ -35,6 +35,7 @@ from harness.results.stats import (
     Evidence,
     compare_seeds,
     differences,
+    magnitude,
     per_example,
 )
 from zoo.train.finetune_settings import CausalFinetuneConfig
@@ -192,7 +193,7 @@ def _points(rows: pd.DataFrame, source: Source, role: Role) -> Measured | None:
         return None
     ours: dict[Role, float] = {"vanilla": float(g["base"].mean()), role: float(g["mine"].mean())}
     if source.unit == "measurement":
-        scale = float(max(g["mine"].abs().max(), g["base"].abs().max()))
+        scale = magnitude(g["mine"], g["base"])
         comparison = differences(g["gap"].to_numpy(), "side-by-side measurements", scale)
     else:  # each seed reduced to its mean over the points first
         per_seed = g.groupby("seed")[["mine", "base"]].mean()
@@ -209,8 +210,9 @@ def _rounds(data: SuiteRows, source: Source, role: Role, base: float) -> Compari
     s = s[(s["model"] == source.roles[role]) & (s["metric"] == source.metric)]
     if s.empty:
         return None
-    scale = max(float(s["value"].abs().max()), abs(base))
-    return differences((s["value"] - base).to_numpy(), "alternating rounds", scale)
+    return differences(
+        (s["value"] - base).to_numpy(), "alternating rounds", magnitude(s["value"], base)
+    )
 
 
 def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> SeedEvidence | None:

@@ -340,7 +340,8 @@ def _direction(metric: str, stored: Any = None) -> bool | None:
 
 def _cell(r: Mapping[Any, Any]) -> str:
     """mean ± std over seeds; † better, ‡ worse than the baseline (`compare_to_baseline`)."""
-    mean, std, digits = float(r["mean"]), float(r["std"]), 4 if abs(float(r["mean"])) < 10 else 1
+    mean, std = float(r["mean"]), float(r["std"])
+    digits = 4 if abs(mean) < 10 else 1
     s = f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if int(r["n"]) > 1 else "")
     better, worse = bool(r.get("significant", False)), bool(r.get("worse", False))
     return s + (" †" if better else " ‡" if worse else "")

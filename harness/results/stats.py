@@ -42,6 +42,11 @@ def _no_spread(spread: float, scale: float) -> bool:
     return spread <= ROUNDING * scale
 
 
+def magnitude(*values: pd.Series | float) -> float:
+    """The largest |value| among series and numbers: the scale of a comparison's rounding."""
+    return max(float(v.abs().max()) if isinstance(v, pd.Series) else abs(float(v)) for v in values)
+
+
 def by_seed(rows: pd.DataFrame, key: str = "seed") -> pd.Series:
     """One value per pretraining seed: the mean of `rows["value"]` within each seed."""
     if rows.empty:
@@ -94,23 +99,20 @@ def compare_seeds(a: pd.Series, b: pd.Series) -> Comparison:
 
 
 def _paired(a: pd.Series, b: pd.Series) -> Comparison:
-    scale = float(max(a.abs().max(), b.abs().max()))
-    return differences((a - b).to_numpy(), "seeds", scale)
+    return differences((a - b).to_numpy(), "seeds", magnitude(a, b))
 
 
-def differences(
-    d: Sequence[float] | np.ndarray, unit: str, scale: float | None = None
-) -> Comparison:
+def differences(d: Sequence[float] | np.ndarray, unit: str, scale: float) -> Comparison:
     """A one-sample t-test of paired differences `d` (one per `unit`: seeds, or independent
     side-by-side measurements) against zero. `scale`, the magnitude of the values whose
-    differences these are (default: the largest |d|), tells float rounding from spread."""
+    differences these are (`magnitude`), tells float rounding from spread."""
     d = np.asarray(d, dtype=float)  # (n,)
     n = len(d)
     delta = float(d.mean()) if n else math.nan
     if n < 2:
         return _no_test(delta, n, True, f"one of the {unit}: no test", unit)
     sd = float(d.std(ddof=1))
-    if _no_spread(sd, float(np.abs(d).max()) if scale is None else scale):
+    if _no_spread(sd, scale):
         return _no_test(delta, n, True, f"paired over {n} {unit}: identical differences", unit)
     se = sd / math.sqrt(n)
     half = float(stats.t.ppf(1 - ALPHA / 2, n - 1)) * se
@@ -128,7 +130,7 @@ def _welch(a: pd.Series, b: pd.Series) -> Comparison:
         return _no_test(delta, n, False, f"{na} vs {nb} seeds: no seed-level test")
     va, vb = float(a.var(ddof=1)), float(b.var(ddof=1))
     se = math.sqrt(va / na + vb / nb)
-    if _no_spread(se, float(max(a.abs().max(), b.abs().max()))):
+    if _no_spread(se, magnitude(a, b)):
         return _no_test(delta, n, False, f"{na} vs {nb} seeds: no spread")
     df = (va / na + vb / nb) ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
     half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se

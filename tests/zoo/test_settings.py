@@ -17,7 +17,6 @@ from zoo.settings import Settings, holds_numbers, is_number
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
-from zoo.train.limits import Int
 
 
 def written_by_people() -> list[type[BaseModel]]:
@@ -81,7 +80,7 @@ def test_a_yes_no_or_an_infinite_number_is_refused_by_field(model: type[BaseMode
 
 def test_is_number_tells_numbers_from_yes_no_and_text() -> None:
     assert is_number(int) and is_number(float) and is_number(int | None)
-    assert is_number(int | str) and is_number(Annotated[int, Field(gt=0)]) and is_number(Int)
+    assert is_number(int | str) and is_number(Annotated[int, Field(gt=0)])
     assert not is_number(bool) and not is_number(bool | int) and not is_number(str)
     assert not is_number(list[int]) and not is_number(Literal["a", "b"]) and not is_number(dict)
     assert holds_numbers(list[int]) and holds_numbers(tuple[float, float] | None)

@@ -52,9 +52,7 @@ class LossOptions(Settings):
     own fields (see examples/cosine_cwt.py).
     """
 
-    temperature: float = Field(
-        1.0, gt=0, allow_inf_nan=False, description="contrastive scores are divided by it"
-    )
+    temperature: float = Field(1.0, gt=0, description="contrastive scores are divided by it")
     duplicates: Duplicates = Field(
         "keep",
         description="targets repeated in a batch: keep them as negatives (the paper), mask them, "

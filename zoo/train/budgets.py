@@ -15,8 +15,8 @@ class BudgetMarks(Settings):
     models can be compared at equal tokens, FLOPs or seconds, paper Table 1)."""
 
     tokens: list[Annotated[int, Field(gt=0)]] = Field(default_factory=list)
-    flops: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
-    seconds: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=list)
+    flops: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
+    seconds: list[Annotated[float, Field(gt=0)]] = Field(default_factory=list)
 
     @classmethod
     def from_flag(cls, text: str) -> BudgetMarks:

@@ -22,9 +22,7 @@ class CausalFinetuneConfig(Settings):
     metadata)."""
 
     steps: int = Field(1000, gt=0, le=MAX_STEPS, description="fine-tuning steps")
-    lr: float = Field(
-        1e-4, gt=0, allow_inf_nan=False, description="constant learning rate after warm-up"
-    )
+    lr: float = Field(1e-4, gt=0, description="constant learning rate after warm-up")
     warmup_steps: int | None = Field(
         None, ge=0, description="linear warm-up steps; unset: 20% of the steps (Table 15)"
     )

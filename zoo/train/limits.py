@@ -1,16 +1,7 @@
 """Upper bounds of run settings: far above any real run, low enough that a typo fails when the
-config is validated and not as an allocation abort (a 10^11 vocabulary) or an endless loop;
-and the number types of the sections: `Int` and `Float` refuse a yes/no (`steps: yes` is
-YAML's True, which pydantic would read as 1)."""
-
-from typing import Annotated
-
-from pydantic import BeforeValidator
-
-from zoo.settings import not_a_bool
-
-Int = Annotated[int, BeforeValidator(not_a_bool)]
-Float = Annotated[float, BeforeValidator(not_a_bool)]
+config is validated and not as an allocation abort (a 10^11 vocabulary) or an endless loop.
+(A yes/no or an infinite float where a number is meant is refused by `zoo.settings.Settings`,
+the base of every section.)"""
 
 MAX_VOCAB = 2**21
 MAX_STEPS = 10**9

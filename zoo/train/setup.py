@@ -78,13 +78,9 @@ def setup_model(
     preset = base.preset if base is not None else cfg.preset
     if preset in PRESETS:
         spec = get_spec(preset, model.config.vocab_size)
-    else:
+        _check_preset(cfg.init_from, preset, spec, model.config)
+    else:  # its metadata names a preset not registered here: the weights describe themselves
         spec = spec_from_hf_config(model.config, name=preset)
-    if family_of(model.config) is not type(spec):
-        raise UserError(
-            f"{cfg.init_from}: a {model.config.model_type} model, not preset {preset!r}"
-        )
-    _check_shape(cfg.init_from, preset, spec, model.config)
     if cfg.untie_head:
         _untie_head(model)
         if base is None:
@@ -96,9 +92,11 @@ def setup_model(
     return model, spec, Lineage(objective, loss, cfg.pretrain_key)
 
 
-def _check_shape(path: str, preset: str, spec: ModelSpec, config: PretrainedConfig) -> None:
-    """Refuse weights of another shape than the preset that will label the run: its FLOPs,
-    its metadata and every leaderboard row would name a model that was not trained."""
+def _check_preset(path: str, preset: str, spec: ModelSpec, config: PretrainedConfig) -> None:
+    """Refuse weights of another family or shape than the preset that will label the run:
+    its FLOPs, its metadata and every leaderboard row would name a model that was not trained."""
+    if family_of(config) is not type(spec):
+        raise UserError(f"{path}: a {config.model_type} model, not preset {preset!r}")
     shape = type(spec).dims_from_hf_config(config)
     wanted = {name: getattr(spec, name) for name in shape}
     if shape != wanted:

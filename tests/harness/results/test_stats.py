@@ -76,7 +76,7 @@ def test_arms_without_a_test_say_why() -> None:
         _series(np.array([0.7, 0.7 + 1e-16]), [0, 1]), _series(np.array([0.5, 0.5]), [2, 3])
     )
     assert welch.test == "2 vs 2 seeds: no spread"
-    one = differences([0.03], "side-by-side measurements")
+    one = differences([0.03], "side-by-side measurements", 0.03)
     assert one.test == "one of the side-by-side measurements: no test" and one.seeds == 1
     assert all(math.isnan(c.p) for c in (empty, flat, same, big, welch, one))
     assert by_seed(pd.DataFrame({"seed": [], "value": []})).empty

@@ -10,7 +10,7 @@ from pydantic import (
 
 from zoo.data.corpus import source_problem
 from zoo.settings import Settings
-from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES, Float, Int
+from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES
 from zoo.train.roles import role
 
 
@@ -30,27 +30,27 @@ class DataSettings(Settings):
         description="validation sources; unset: hold out validation_fraction of the corpus",
         json_schema_extra=role("weights"),
     )
-    validation_fraction: Float = Field(
+    validation_fraction: float = Field(
         0.02,
         gt=0,
         lt=1,
         description="share of documents held out for validation",
         json_schema_extra=role("weights"),
     )
-    max_documents: Int | None = Field(
+    max_documents: int | None = Field(
         None,
         gt=0,
         description="use only the first N documents (quick runs)",
         json_schema_extra=role("weights"),
     )
-    seq_len: Int | None = Field(
+    seq_len: int | None = Field(
         None,
         gt=0,
         le=MAX_POSITIONS,
         description="tokens per sequence, at most the preset's positions; unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    batch_size: Int | None = Field(
+    batch_size: int | None = Field(
         None,
         gt=0,
         le=MAX_SEQUENCES,
@@ -58,7 +58,7 @@ class DataSettings(Settings):
         "micro-batches together (the paper's batch size); unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    micro_batch_size: Int | None = Field(
+    micro_batch_size: int | None = Field(
         None,
         gt=0,
         le=MAX_SEQUENCES,
@@ -66,13 +66,13 @@ class DataSettings(Settings):
         "divides the process's share of the batch within micro_tokens",
         json_schema_extra=role("resume"),
     )
-    micro_tokens: Int = Field(
+    micro_tokens: int = Field(
         16384,
         gt=0,
         description="most tokens per forward pass when micro_batch_size is unset",
         json_schema_extra=role("resume"),
     )
-    seed: Int = Field(
+    seed: int = Field(
         0,
         ge=0,
         le=2**32 - 1,

@@ -16,7 +16,7 @@ from zoo.errors import UserError
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
 from zoo.settings import Settings
-from zoo.train.limits import MAX_VOCAB, Float, Int
+from zoo.train.limits import MAX_VOCAB
 from zoo.train.roles import role
 
 
@@ -40,7 +40,7 @@ class ObjectiveSettings(Settings):
         description="the objective's loss options (its own options model)",
         json_schema_extra=role("weights", recipe=False),
     )
-    mlm_probability: Float = Field(
+    mlm_probability: float = Field(
         0.15,
         ge=0.01,
         le=0.9,
@@ -102,7 +102,7 @@ class ModelSettings(Settings):
         description="tokenizer folder or hub id; unset: trained on the corpus",
         json_schema_extra=role("weights"),
     )
-    vocab_size: Int | None = Field(
+    vocab_size: int | None = Field(
         None,
         gt=0,
         le=MAX_VOCAB,

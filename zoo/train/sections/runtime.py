@@ -11,7 +11,6 @@ from pydantic import (
 
 from zoo.settings import Settings
 from zoo.train.budgets import BudgetMarks
-from zoo.train.limits import Int
 from zoo.train.roles import role
 from zoo.train.trackers import TRACKERS
 
@@ -19,16 +18,16 @@ from zoo.train.trackers import TRACKERS
 class EvaluationSettings(Settings):
     """Evaluation and checkpoints along the run, logging and trackers."""
 
-    eval_every: Int = Field(
+    eval_every: int = Field(
         0,
         ge=0,
         description="validation every N steps, 0 = only at the end",
         json_schema_extra=role("runtime"),
     )
-    eval_batches: Int = Field(
+    eval_batches: int = Field(
         8, gt=0, description="validation batches per evaluation", json_schema_extra=role("runtime")
     )
-    save_every: Int = Field(
+    save_every: int = Field(
         0,
         ge=0,
         description="checkpoint every N steps, 0 = only final/",
@@ -45,7 +44,7 @@ class EvaluationSettings(Settings):
         description="also checkpoint at the first step reaching each of these budgets",
         json_schema_extra=role("runtime", recipe=False),
     )
-    log_every: Int = Field(
+    log_every: int = Field(
         10, gt=0, description="metrics.jsonl line every N steps", json_schema_extra=role("runtime")
     )
     report_to: list[str] = Field(

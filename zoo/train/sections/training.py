@@ -9,27 +9,25 @@ from pydantic import (
 )
 
 from zoo.settings import Settings
-from zoo.train.limits import MAX_STEPS, Float, Int
+from zoo.train.limits import MAX_STEPS
 from zoo.train.roles import role
 
 Schedule = Literal["triangular", "cosine", "constant"]
-Beta = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+Beta = Annotated[float, Field(ge=0, lt=1)]
 
 
 class OptimSettings(Settings):
     """The optimisation: AdamW, clipping, numerics and the non-finite guard."""
 
-    lr: Float | None = Field(
+    lr: float | None = Field(
         None,
         gt=0,
-        allow_inf_nan=False,
         description="peak learning rate; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    weight_decay: Float | None = Field(
+    weight_decay: float | None = Field(
         None,
         ge=0,
-        allow_inf_nan=False,
         description="AdamW weight decay; unset: the preset's",
         json_schema_extra=role("weights"),
     )
@@ -38,18 +36,16 @@ class OptimSettings(Settings):
         description="AdamW betas, each in [0, 1); unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    eps: Float | None = Field(
+    eps: float | None = Field(
         None,
         gt=0,
         lt=1,
-        allow_inf_nan=False,
         description="AdamW epsilon; unset: the preset's",
         json_schema_extra=role("weights"),
     )
-    grad_clip: Float | None = Field(
+    grad_clip: float | None = Field(
         None,
         ge=0,
-        allow_inf_nan=False,
         description="global-norm clipping, 0 = off; unset: the preset's",
         json_schema_extra=role("resume"),
     )
@@ -70,7 +66,7 @@ class OptimSettings(Settings):
         "denormals, which x86 processes ~100x slower)",
         json_schema_extra=role("weights"),
     )
-    max_nonfinite_skips: Int = Field(
+    max_nonfinite_skips: int = Field(
         3,
         ge=0,
         description="steps in a row whose update is skipped for a non-finite loss or gradient "
@@ -82,7 +78,7 @@ class OptimSettings(Settings):
 class ScheduleSettings(Settings):
     """The schedule: its length, warm-up and shape, and the budgets that stop a run."""
 
-    steps: Int | None = Field(
+    steps: int | None = Field(
         None,
         ge=0,
         le=MAX_STEPS,
@@ -95,37 +91,35 @@ class ScheduleSettings(Settings):
         description="learning-rate schedule; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    warmup_steps: Int | None = Field(
+    warmup_steps: int | None = Field(
         None,
         ge=0,
         le=MAX_STEPS,
         description="linear warm-up steps; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    min_lr_ratio: Float | None = Field(
+    min_lr_ratio: float | None = Field(
         None,
         ge=0,
         lt=1,
         description="cosine schedule's end, x the peak; unset: the preset's",
         json_schema_extra=role("resume"),
     )
-    max_tokens: Int | None = Field(
+    max_tokens: int | None = Field(
         None,
         gt=0,
         description="stop once this many training tokens are seen (a budget)",
         json_schema_extra=role("resume"),
     )
-    max_flops: Float | None = Field(
+    max_flops: float | None = Field(
         None,
         gt=0,
-        allow_inf_nan=False,
         description="stop at this many training FLOPs (a budget)",
         json_schema_extra=role("resume"),
     )
-    max_seconds: Float | None = Field(
+    max_seconds: float | None = Field(
         None,
         gt=0,
-        allow_inf_nan=False,
         description="stop after this much training-loop wall time (a budget)",
         json_schema_extra=role("resume"),
     )
