@@ -25,6 +25,11 @@ def cosine_cwt(batch: LossInputs, options: CosineOptions) -> dict[str, Tensor]:
 OBJECTIVES.add(
     "cosine-cwt",
     Objective(
-        "cosine-cwt", cosine_cwt, needs_head=False, flops=contrastive_flops, options=CosineOptions
+        "cosine-cwt",
+        cosine_cwt,
+        needs_head=False,
+        flops=contrastive_flops,
+        options=CosineOptions,
+        reads=frozenset({"temperature", "margin"}),  # any other option set is refused
     ),
 )

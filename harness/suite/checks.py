@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from harness.results.metrics import METRICS
 from harness.suite.schema import (
@@ -32,6 +33,7 @@ from zoo.models import PRESETS
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import unknown_name_message
 from zoo.train.config import PretrainConfig
+from zoo.train.sections.model import UNREAD_OPTION
 
 
 def _looks_local(ref: str) -> bool:
@@ -308,15 +310,42 @@ def _task_sweep_problems(suite: Suite, skey: str, values: list[Any]) -> list[str
 
 
 def _recipe_source(suite: Suite, i: int, point: dict[str, Any], key: str) -> str:
-    """Where a model's pretraining key was set: the sweep, the model's recipe or the suite's."""
+    """Where a model's pretraining key (`lr`, `loss.temperature`) was set: the sweep, the
+    model's recipe or the suite's."""
     if key in point:
         return f"sweep.{key}[{suite.sweep[key].index(point[key])}]"
-    if key in overrides(suite.models[i].recipe):
+    name, own, shared = key, overrides(suite.models[i].recipe), overrides(suite.recipe)
+    if key.startswith("loss."):
+        name = key.removeprefix("loss.")
+        own, shared = suite.models[i].recipe.loss or {}, suite.recipe.loss or {}  # type: ignore[attr-defined]
+    if name in own:
         return f"models[{i}].recipe.{key}"
-    return f"recipe.{key}" if key in overrides(suite.recipe) else f"models[{i}].{key}"
+    return f"recipe.{key}" if name in shared else f"models[{i}].{key}"
 
 
-# check_loss reports the loss options, check_models and check_sweep the corpus sources
+def _error_problems(
+    suite: Suite, i: int, point: dict[str, Any], objective: str, err: ErrorDetails
+) -> list[str]:
+    """One config error as the suite's problems: a loss option the objective never reads
+    at the key that set it; any other error at its key, unless another check reports it."""
+    if err["type"] == UNREAD_OPTION:
+        unread = OBJECTIVES.get(objective).unread_message
+        names = err["ctx"]["names"] if "ctx" in err else []
+        return [
+            f"{suite.path}: {_recipe_source(suite, i, point, f'loss.{n}')}: {unread([n])}"
+            for n in names
+        ]
+    if not err["loc"] or err["loc"][0] in _CHECKED_ELSEWHERE:
+        return []
+    return [
+        f"{suite.path}: {_recipe_source(suite, i, point, str(err['loc'][0]))}"
+        + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"][1:])
+        + f": {error_message(err)}"
+    ]
+
+
+# check_loss reports the loss options (not those the objective never reads: only a whole
+# config shows them), check_models and check_sweep the corpus sources
 _CHECKED_ELSEWHERE = ("loss", "corpus", "validation")
 
 
@@ -333,13 +362,8 @@ def _config_problems(suite: Suite, i: int, point: dict[str, Any]) -> list[str]:
     try:
         PretrainConfig.model_validate(data)
     except ValidationError as exc:
-        return [
-            f"{suite.path}: {_recipe_source(suite, i, point, str(err['loc'][0]))}"
-            + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"][1:])
-            + f": {error_message(err)}"
-            for err in exc.errors()
-            if err["loc"] and err["loc"][0] not in _CHECKED_ELSEWHERE
-        ]
+        objective = str(data["objective"])
+        return [p for e in exc.errors() for p in _error_problems(suite, i, point, objective, e)]
     return []
 
 

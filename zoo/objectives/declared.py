@@ -8,6 +8,9 @@ An `Objective` is a pure loss function plus a declaration of what it needs from 
   without weight tying. The model keeps it as its (untied) output embeddings.
 - ``options``: its options model, `LossOptions` or a subclass of it with the objective's own
   fields (a suite or a config sets them under ``loss:``).
+- ``reads``: the options its loss reads (unset: all). An option it does not read, set away
+  from its default, is refused (`Objective.unread`): it would give the run another
+  pretraining key and the same weights.
 - ``flops``: the analytic forward FLOPs of its loss term for a `LossShape` (zoo.flops adds
   the body and multiplies by 3 for training).
 
@@ -45,7 +48,7 @@ ScoreDtype = Literal["autocast", "fp32"]
 
 
 class LossOptions(Settings):
-    """The loss knobs of every built-in objective (ignored by those that have no use for them).
+    """The loss knobs of every built-in objective (each reads those in its `Objective.reads`).
 
     One typed model, nested in the pretraining config as ``loss:``, read by pretraining, the
     validation task and the throughput task alike. A plugin objective subclasses it to add its
@@ -127,10 +130,39 @@ class Objective:
     needs_output_embeddings: bool = False
     options: type[LossOptions] = LossOptions
     description: str = ""
+    reads: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted((self.reads or frozenset()) - set(self.options.model_fields))
+        if unknown:
+            raise ValueError(
+                f"objective {self.name!r}: reads names {', '.join(unknown)}, which "
+                f"{self.options.__name__} does not have"
+            )
 
     @property
     def headless(self) -> bool:
         return not self.needs_head
+
+    def unread(self, options: LossOptions) -> list[str]:
+        """The options set away from their defaults that this objective's loss never reads."""
+        if self.reads is None:
+            return []
+        return [
+            name
+            for name, field in type(options).model_fields.items()
+            if name not in self.reads
+            and getattr(options, name) != field.get_default(call_default_factory=True)
+        ]
+
+    def unread_message(self, names: list[str]) -> str:
+        """Why `names` (from `unread`) are refused, and what the objective does read."""
+        reads = ", ".join(sorted(self.reads or ()))
+        return (
+            f"the objective {self.name!r} does not read {', '.join(names)} (it reads "
+            f"{reads or 'no option'}): another value gives the run another pretraining key "
+            f"and the same weights; leave {'it' if len(names) == 1 else 'them'} unset"
+        )
 
 
 @dataclass(frozen=True)
@@ -154,6 +186,13 @@ def plain_loss(loss: LossFn) -> LossFn:
     return loss.resolve() if isinstance(loss, DeferredLoss) else loss
 
 
+# the options each built-in loss reads (zoo.objectives.builtin); ce+cwt reads them all
+_VOCABULARY_OPTIONS = frozenset({"ce_impl", "chunk", "score_dtype"})
+_CONTRASTIVE_OPTIONS = frozenset(
+    {"temperature", "duplicates", "cwt_impl", "chunk", "negatives", "score_dtype"}
+)
+
+
 def _both_flops(s: LossShape) -> float:
     return vocab_ce_flops(s) + contrastive_flops(s)
 
@@ -169,6 +208,7 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             flops=vocab_ce_flops,
             description="classical LM: cross-entropy over the vocabulary "
             "through the weight-tied head",
+            reads=_VOCABULARY_OPTIONS,
         ),
         Objective(
             "cwt",
@@ -177,6 +217,7 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             flops=contrastive_flops,
             description="headless: Contrastive Weight Tying with in-batch negatives "
             "(no vocabulary projection)",
+            reads=_CONTRASTIVE_OPTIONS,
         ),
         Objective(
             "ce+cwt",
@@ -193,6 +234,7 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             needs_output_embeddings=True,
             description="ablation: contrastive against a separate target-embedding matrix "
             "(no weight tying)",
+            reads=_CONTRASTIVE_OPTIONS,
         ),
     ):
         registry.add(obj.name, obj)

@@ -74,11 +74,16 @@ def test_an_old_cell_whose_configuration_changed_is_left_unpaired() -> None:
     assert pair([other], [c]) == ([], [other])
 
 
-def _bf16_cells(**recipe: object) -> list[Cell]:
-    """The tiny suite's cells with a bf16 recipe (and `recipe` on top)."""
+def _bf16_cells(ce_loss: dict[str, object] | None = None) -> list[Cell]:
+    """The tiny suite's cells with a bf16 recipe (and `ce_loss` as its ce model's options)."""
     suite = load_suite(TINY)
-    merged = suite.recipe.model_copy(update={"bf16": True, **recipe})
-    return expand(suite.model_copy(update={"recipe": merged}))
+    models = list(suite.models)
+    if ce_loss is not None:
+        assert models[0].objective == "ce"
+        own = models[0].recipe.model_copy(update={"loss": ce_loss})
+        models[0] = models[0].model_copy(update={"recipe": own})
+    merged = suite.recipe.model_copy(update={"bf16": True})
+    return expand(suite.model_copy(update={"recipe": merged, "models": models}))
 
 
 def _keyed_before_score_dtype(c: Cell, i: int) -> OldCell:
@@ -102,7 +107,7 @@ def test_score_dtype_moves_the_plain_vocabulary_loss_and_files_the_contrastive_a
     assert {o.config["model"] for o in unpaired} == {"bert-tiny-cwt"}
     assert len(moves) + len(unpaired) == len(cells)
     # the chunked vocabulary loss multiplied in fp32 then: computed differently now
-    chunked = _bf16_cells(loss={"ce_impl": "chunked"})
+    chunked = _bf16_cells(ce_loss={"ce_impl": "chunked"})
     old = [_keyed_before_score_dtype(c, i) for i, c in enumerate(chunked)]
     assert pair(old, chunked, JOINED["score_dtype"])[0] == []
     # a difference beyond the setting is still an error

@@ -161,6 +161,30 @@ def test_model_loss_task_and_sweep_mistakes_name_their_key(tmp_path) -> None:
     assert_problems(got, expected)
 
 
+def test_a_setting_no_model_reads_is_named_where_it_was_set(tmp_path) -> None:
+    """A loss option its objective never reads, or an encoders-only setting on a decoder,
+    would train the same weights under another key: named at the key that set it (the
+    suite's recipe, the model's or the sweep), per model and value, each once."""
+    d = base()
+    d["models"][0]["recipe"] = {"loss": {"negatives": "global"}}  # ce
+    d["models"].append({"preset": "pythia-tiny", "objective": "cwt"})
+    d["recipe"]["loss"] = {"ce_impl": "chunked"}  # read by ce only
+    d["recipe"]["mlm_probability"] = 0.2
+    d["sweep"] = {"loss.temperature": [1.0, 0.5]}
+    p = write(tmp_path, d)
+    ce, cwt = "the objective 'ce' does not read", "the objective 'cwt' does not read"
+    assert_problems(
+        problems(p),
+        [
+            f"{p}: models[0].recipe.loss.negatives: {ce} negatives (it reads ce_impl, chunk, "
+            "score_dtype): another value gives the run another pretraining key",
+            f"{p}: sweep.loss.temperature[1]: {ce} temperature (it reads ",
+            f"{p}: recipe.loss.ce_impl: {cwt} ce_impl (it reads chunk, cwt_impl, duplicates, ",
+            f"{p}: recipe.mlm_probability: applies to encoders; pythia-tiny is a decoder",
+        ],
+    )
+
+
 def test_a_yes_no_in_a_sweep_is_one_problem_per_value(tmp_path) -> None:
     """A swept value is checked by the sweep and again in each model's config: one line each,
     worded as every other problem (no pydantic "Value error, " prefix)."""

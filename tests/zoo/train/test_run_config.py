@@ -20,7 +20,7 @@ BASE: dict[str, Any] = {"preset": "bert-tiny", "output_dir": "runs/a"}
 ALTERNATIVES: dict[str, tuple[Any, Any]] = {
     "plugins": ([], ["examples/cosine_cwt.py"]),
     "objective": ("cwt", "ce"),
-    "loss": ({}, {"temperature": 0.5}),
+    "loss": ({}, {"chunk": 512}),
     "mlm_probability": (0.15, 0.3),
     "sparse_embeddings": (False, True),
     "preset": ("bert-tiny", "bert-small"),
@@ -99,14 +99,16 @@ def test_every_field_has_a_role_and_two_test_values() -> None:
 
 def config(changed: frozenset[str]) -> PretrainConfig:
     data = {name: ALTERNATIVES[name][name in changed] for name in ALTERNATIVES}
-    if "objective" not in changed:  # 'temperature' is an option of every objective
-        data["objective"] = "cwt"
     if "freeze_body" in changed:  # a probe trains a head of its own, on a checkpoint
         data["untie_head"] = True
     if data["untie_head"]:
         data["init_from"] = ALTERNATIVES["init_from"][1]
     if data["init_from"] is not None:  # a checkpoint brings its tokenizer: both are refused
         data["tokenizer"] = None
+    if data["init_from"] is not None or data["tokenizer"] is not None:  # their vocabulary
+        data["allow_smaller_vocab"] = False
+    if data["validation"] is not None:  # nothing held out of the corpus
+        data["validation_fraction"] = ALTERNATIVES["validation_fraction"][0]
     return PretrainConfig.model_validate(data)
 
 
@@ -175,3 +177,53 @@ def test_head_settings_without_what_they_act_on_are_refused(extra: dict, error: 
         load_config(None, {**given, **extra})
     probe = {"init_from": "runs/x/final", "untie_head": True, "freeze_body": True}
     assert load_config(None, {**given, **probe}).freeze_body
+
+
+# the settings below that are refused only away from their defaults
+DEFAULTED = {"mlm_probability", "prune_last_layer", "validation_fraction", "allow_smaller_vocab"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "fine", "error"),
+    [
+        (
+            {"preset": "pythia-tiny", "mlm_probability": 0.3},
+            {"preset": "bert-tiny"},
+            r"mlm_probability: applies to encoders; pythia-tiny is a decoder \(it predicts",
+        ),
+        (
+            {"preset": "gpt2-11m", "prune_last_layer": False},
+            {"preset": "bert-tiny"},
+            r"prune_last_layer: applies to encoders; gpt2-11m is a decoder \(every position",
+        ),
+        (
+            {"validation": ["synthetic:20"], "validation_fraction": 0.1},
+            {"validation": None},
+            r"validation_fraction: applies where validation is unset; the validation sources "
+            r"given \(synthetic:20\)",
+        ),
+        (
+            {"tokenizer": "tok", "allow_smaller_vocab": True},
+            {"tokenizer": None},
+            r"allow_smaller_vocab: applies to a tokenizer trained on the corpus; the given one "
+            r"\(tok\)",
+        ),
+        (
+            {"init_from": "runs/x/final", "allow_smaller_vocab": True},
+            {"init_from": None},
+            r"init_from: the checkpoint brings its own vocabulary: leave allow_smaller_vocab",
+        ),
+    ],
+)
+def test_a_setting_the_run_would_not_read_is_refused(extra: dict, fine: dict, error: str) -> None:
+    """Each of these was accepted and never read: the run trained the same weights under
+    another pretraining key (a duplicate row, an ablation that was none)."""
+    from zoo.errors import UserError
+    from zoo.train.config import load_config
+
+    given = {"preset": "bert-tiny", "output_dir": "x"}
+    with pytest.raises(UserError, match="^command line: " + error):
+        load_config(None, {**given, **extra})
+    load_config(None, {**given, **extra, **fine})  # where it is read, it is taken
+    defaults = {k: PretrainConfig.model_fields[k].default for k in extra if k in DEFAULTED}
+    load_config(None, {**given, **extra, **defaults})  # at its default, it changes nothing

@@ -1,4 +1,5 @@
-"""The data section of a run config: corpus, validation text, sequences and batches."""
+"""The data section of a run config: corpus, validation text, sequences, masking and
+batches."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from zoo.data.corpus import source_problem
 from zoo.settings import Settings
 from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES
 from zoo.train.roles import role
+from zoo.train.sections.model import refuse_for_decoders
 
 
 class DataSettings(Settings):
-    """The data: corpus, validation text, sequences and batches."""
+    """The data: corpus, validation text, sequences, masking and batches."""
 
     corpus: list[str] = Field(
         default_factory=lambda: ["synthetic"],
@@ -48,6 +50,13 @@ class DataSettings(Settings):
         gt=0,
         le=MAX_POSITIONS,
         description="tokens per sequence, at most the preset's positions; unset: the preset's",
+        json_schema_extra=role("weights"),
+    )
+    mlm_probability: float = Field(
+        0.15,
+        ge=0.01,
+        le=0.9,
+        description="encoders: share of masked tokens (0.01 to 0.9; the paper uses 0.15-0.4)",
         json_schema_extra=role("weights"),
     )
     batch_size: int | None = Field(
@@ -91,6 +100,24 @@ class DataSettings(Settings):
                 raise ValueError(
                     f"{v} is longer than the {info.data['preset']} positions ({positions})"
                 )
+        return v
+
+    @field_validator("mlm_probability")
+    @classmethod
+    def _encoders_mask(cls, v: float, info: ValidationInfo) -> float:
+        if v != cls.model_fields["mlm_probability"].default:
+            refuse_for_decoders(info, "it predicts every next token")
+        return v
+
+    @field_validator("validation_fraction")
+    @classmethod
+    def _held_out_of_the_corpus(cls, v: float, info: ValidationInfo) -> float:
+        given = info.data.get("validation")
+        if given and v != cls.model_fields["validation_fraction"].default:
+            raise ValueError(
+                f"applies where validation is unset; the validation sources given "
+                f"({', '.join(given)}) are the validation text: leave it unset"
+            )
         return v
 
     @field_validator("corpus", "validation")

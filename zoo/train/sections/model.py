@@ -11,6 +11,7 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from zoo.errors import UserError
 from zoo.objectives import OBJECTIVES, LossOptions
@@ -19,9 +20,12 @@ from zoo.settings import Settings
 from zoo.train.limits import MAX_VOCAB
 from zoo.train.roles import role
 
+UNREAD_OPTION = "unread_option"  # the error type of a loss option the objective never reads
+
 
 class ObjectiveSettings(Settings):
-    """The objective: plugins that register it, its name and loss options, what it selects."""
+    """The objective: plugins that register it, its name and loss options, its embeddings'
+    updates."""
 
     plugins: list[str] = Field(
         default_factory=list,
@@ -39,13 +43,6 @@ class ObjectiveSettings(Settings):
         validate_default=True,
         description="the objective's loss options (its own options model)",
         json_schema_extra=role("weights", recipe=False),
-    )
-    mlm_probability: float = Field(
-        0.15,
-        ge=0.01,
-        le=0.9,
-        description="encoders: share of masked tokens (0.01 to 0.9; the paper uses 0.15-0.4)",
-        json_schema_extra=role("weights"),
     )
     sparse_embeddings: bool = Field(
         False,
@@ -89,6 +86,32 @@ class ObjectiveSettings(Settings):
             raise ValueError(
                 "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             ) from None
+
+    @field_validator("loss")
+    @classmethod
+    def _read_by_objective(cls, v: LossOptions, info: ValidationInfo) -> LossOptions:
+        """Refuse an option the objective never reads, set away from its default."""
+        if "objective" in info.data:
+            objective = OBJECTIVES.get(info.data["objective"])
+            unread = objective.unread(v)
+            if unread:  # its own type: a suite's check names where each option was set
+                raise PydanticCustomError(
+                    UNREAD_OPTION, objective.unread_message(unread), {"names": unread}
+                )
+        return v
+
+
+def refuse_for_decoders(info: ValidationInfo, why: str) -> None:
+    """Refuse an encoders-only setting, set away from its default, for a decoder
+    preset, which never reads it: it would give the run another key and the same weights."""
+    if "preset" not in info.data:
+        return  # an unknown preset: reported by its own check
+    from zoo.models import PRESETS  # the model families import torch: only when checked
+
+    if not PRESETS.get(info.data["preset"])().is_encoder:
+        raise ValueError(
+            f"applies to encoders; {info.data['preset']} is a decoder ({why}): leave it unset"
+        )
 
 
 class ModelSettings(Settings):
@@ -161,6 +184,33 @@ class ModelSettings(Settings):
             raise ValueError(
                 f"the checkpoint brings its own tokenizer: leave tokenizer ({given}) unset"
             )
+        return v
+
+    @field_validator("allow_smaller_vocab")
+    @classmethod
+    def _a_tokenizer_trained_here(cls, v: bool, info: ValidationInfo) -> bool:
+        given = info.data.get("tokenizer")
+        if v and given is not None:
+            raise ValueError(
+                f"applies to a tokenizer trained on the corpus; the given one ({given}) "
+                "decides the vocabulary: leave it unset"
+            )
+        return v
+
+    @field_validator("init_from")
+    @classmethod
+    def _its_own_vocabulary(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and info.data.get("allow_smaller_vocab"):
+            raise ValueError(
+                "the checkpoint brings its own vocabulary: leave allow_smaller_vocab unset"
+            )
+        return v
+
+    @field_validator("prune_last_layer")
+    @classmethod
+    def _encoders_prune(cls, v: bool, info: ValidationInfo) -> bool:
+        if not v:
+            refuse_for_decoders(info, "every position feeds its loss")
         return v
 
     @field_validator("untie_head")
