@@ -9,10 +9,11 @@ reading files and includes in `harness.suite.loading`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import AfterValidator, BaseModel, Field, create_model
 from pydantic.fields import FieldInfo
 
 from zoo.objectives import OBJECTIVES
@@ -71,6 +72,19 @@ RecipeOverrides: type[BaseModel] = create_model(  # type: ignore[call-overload]
     loss=(Optional[dict[str, Any]], None),  # noqa: UP045
     **{k: (_optional(PretrainConfig.model_fields[k]), None) for k in RECIPE_KEYS},
 )
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    """Refuse a value listed twice (as YAML reads them: 1.0e-3 is 0.001) in the seeds or a
+    sweep key: it runs once, so the suite would run less than it lists (and count fewer
+    seeds than the file names)."""
+    seen: set[str] = set()
+    for value in values:
+        text = json.dumps(value, sort_keys=True, default=str)
+        if text in seen:
+            raise ValueError(f"{text} listed twice: each value runs once")
+        seen.add(text)
+    return values
 
 
 def overrides(entry: BaseModel) -> dict[str, Any]:
@@ -153,10 +167,10 @@ class Suite(Settings):
     models: list[ModelEntry] = Field(min_length=1)
     recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)
     tasks: list[TaskEntry] = Field(min_length=1)
-    seeds: list[Annotated[int, Field(ge=0, le=2**32 - 1)]] = Field(
-        default_factory=lambda: [0], min_length=1
+    seeds: Annotated[list[Annotated[int, Field(ge=0, le=2**32 - 1)]], AfterValidator(_distinct)] = (
+        Field(default_factory=lambda: [0], min_length=1)
     )
-    sweep: dict[str, list[Any]] = Field(default_factory=dict)
+    sweep: dict[str, Annotated[list[Any], AfterValidator(_distinct)]] = Field(default_factory=dict)
     compare_at: BudgetMarks | None = Field(
         None,
         description="matched budgets (tokens, flops, seconds): every model keeps and evaluates "

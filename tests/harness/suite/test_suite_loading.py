@@ -185,6 +185,25 @@ def test_a_setting_no_model_reads_is_named_where_it_was_set(tmp_path) -> None:
     )
 
 
+def test_a_seed_or_a_sweep_value_listed_twice_is_refused(tmp_path) -> None:
+    """Each runs once: `seeds: [0, 0]` was one seed under a file that reads two, and the
+    comparisons counted one replicate per model."""
+    d = base()
+    d["seeds"] = [0, 1, 0]
+    d["sweep"] = {"lr": [1.0e-3, 0.001], "corpus": [["synthetic:50"], ["synthetic:50"]]}
+    p = write(tmp_path, d)
+    assert_problems(
+        problems(p),
+        [
+            f"{p}: seeds: 0 listed twice: each value runs once",
+            f"{p}: sweep.lr: 0.001 listed twice",
+            f'{p}: sweep.corpus: ["synthetic:50"] listed twice',
+        ],
+    )
+    d["seeds"], d["sweep"] = [0, 1], {"lr": [1.0e-3, 2.0e-3]}
+    assert load_suite(write(tmp_path, d)).seeds == [0, 1]
+
+
 def test_a_yes_no_in_a_sweep_is_one_problem_per_value(tmp_path) -> None:
     """A swept value is checked by the sweep and again in each model's config: one line each,
     worded as every other problem (no pydantic "Value error, " prefix)."""
