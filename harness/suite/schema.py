@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from pydantic import AfterValidator, BaseModel, Field, create_model
+from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_model, field_validator
 from pydantic.fields import FieldInfo
 
 from zoo.objectives import OBJECTIVES
@@ -107,6 +107,26 @@ class ModelEntry(Settings):
         description="the causal fine-tuning's settings (section 4.2 / Table 15 by default)",
     )
     recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)
+
+    @field_validator("finetune")
+    @classmethod
+    def _read_when_finetuned(
+        cls, v: CausalFinetuneConfig, info: ValidationInfo
+    ) -> CausalFinetuneConfig:
+        if not info.data.get("finetune_causal"):
+            raise ValueError("read only with finetune_causal: true; set it, or leave finetune out")
+        return v
+
+    @field_validator("recipe")
+    @classmethod
+    def _read_when_pretrained(cls, v: BaseModel, info: ValidationInfo) -> BaseModel:
+        given = info.data.get("checkpoint")
+        if given is not None and v.model_fields_set:
+            raise ValueError(
+                f"{', '.join(sorted(v.model_fields_set))}: the checkpoint {given} is not "
+                "pretrained here, so its recipe is never read; leave it out"
+            )
+        return v
 
     def label(self) -> str:
         if self.name:

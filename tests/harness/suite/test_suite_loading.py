@@ -185,6 +185,25 @@ def test_a_setting_no_model_reads_is_named_where_it_was_set(tmp_path) -> None:
     )
 
 
+def test_model_settings_that_would_never_be_read_are_refused(tmp_path) -> None:
+    """`finetune:` without `finetune_causal`, and a checkpoint's `recipe:`, were accepted
+    and ignored: the file read as if they applied."""
+    d = base()
+    d["models"].append({"preset": "pythia-tiny", "objective": "cwt", "finetune": {"lr": 1e-4}})
+    d["models"].append({"checkpoint": str(tmp_path), "recipe": {"lr": 1e-3, "steps": 3}})
+    p = write(tmp_path, d)
+    assert_problems(
+        problems(p),
+        [
+            f"{p}: models[2].finetune: read only with finetune_causal: true",
+            f"{p}: models[3].recipe: lr, steps: the checkpoint {tmp_path} is not pretrained here",
+        ],
+    )
+    d["models"][2]["finetune_causal"] = True
+    del d["models"][3]  # (the tiny suite's tasks follow pretraining, which it has none of)
+    assert load_suite(write(tmp_path, d)).models[2].finetune.lr == 1e-4
+
+
 def test_a_seed_or_a_sweep_value_listed_twice_is_refused(tmp_path) -> None:
     """Each runs once: `seeds: [0, 0]` was one seed under a file that reads two, and the
     comparisons counted one replicate per model."""
