@@ -83,16 +83,18 @@ def add_power(p: argparse.ArgumentParser) -> None:
         "For every model, sweep point, task and metric it shares with the baseline, each arm "
         "is reduced to one value per pretraining seed and compared: the seeds, the observed "
         "Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power "
-        "(two-sided, α = 0.05 / --claims), and for the effect asked (--effect, else the "
-        "observed Δ) the power the seeds had and the seeds per arm it would need. A pilot's "
-        "spread in, the seeds out."
+        "(two-sided, α = 0.05 / --claims), and for the effect asked (--effect) the power the "
+        "seeds had and the seeds per arm it would need. A pilot's spread in, the seeds out. "
+        "No power is given at the observed Δ: it is a function of p alone and says nothing "
+        "the test has not."
     )
     p.add_argument("suite", help="suite name or YAML path")
     p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")
     p.add_argument(
         "--effect",
         type=finite,
-        help="the |Δ| to size for, in the metric's unit (default: each comparison's observed Δ)",
+        help="the |Δ| to size for, in the metric's unit, decided before looking (the paper's "
+        "Δ, or the smallest that would matter); unset: no power column",
     )
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
     p.add_argument(

@@ -11,9 +11,14 @@ direction, compared only where its `Metric.comparable` scope allows), each arm i
 one value per pretraining seed and compared (`harness.results.stats`): the seeds, the
 observed Δ, the seed-level spread, the smallest |Δ| these seeds detect at 80 % power
 (two-sided, α = 0.05, or 0.05 / `--claims` where that many claims are corrected together, as
-`hlm report --paper` corrects its page), and for the effect asked (`--effect`, else the
-observed Δ) the power the seeds had and the seeds per arm it would need at that spread. It
-is how a run is sized: a pilot's spread in, the seeds out.
+`hlm report --paper` corrects its page), and for the effect asked (`--effect`, an effect
+decided before looking: the paper's Δ, or the smallest that would matter) the power the
+seeds had and the seeds per arm it would need at that spread. It is how a run is sized: a
+pilot's spread in, the seeds out.
+
+Without `--effect` there is no power column: the power "at the observed Δ" is a function of
+the p-value alone (Hoenig and Heisey, 2001), so it would say nothing the test has not, and
+a low one would read as a reason for a null result that it is not.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ def _row(
     r: dict[str, Any], b: dict[str, Any], effect: float | None, alpha: float
 ) -> dict[str, Any]:
     c = compare_seeds(pd.Series(r["by_seed"], dtype=float), pd.Series(b["by_seed"], dtype=float))
-    size = abs(effect) if effect is not None else abs(c.delta)
+    size = abs(effect) if effect is not None else math.nan  # never the observed Δ
     return {
         "model": r["model"],
         "sweep": r["sweep"],
@@ -135,6 +140,12 @@ def cmd_power(args: argparse.Namespace) -> int:
     print(
         f"\nbaseline {baseline}; detectable: the |Δ| these seeds find with {POWER:.0%} power "
         f"(two-sided t-test, α = {_level(args.claims)}); power / seeds_needed: for the effect "
-        "column (--effect, else the observed |Δ|), at the seed-level spread observed."
+        "column, at the seed-level spread observed"
+        + (
+            "."
+            if args.effect is not None
+            else " (none without --effect: the power at the observed Δ is a function of p "
+            "alone and says nothing the test has not)."
+        )
     )
     return 0

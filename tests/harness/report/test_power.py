@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from harness.cli import main as hlm
@@ -41,6 +43,15 @@ def test_the_table_follows_the_seed_level_spread(tmp_path) -> None:
     assert h["seeds_needed"] == seeds_needed(0.01, sd, paired=True, alpha=0.005)
 
 
+def test_without_an_effect_no_power_is_given_at_the_observed_one(tmp_path) -> None:
+    """The power at the observed Δ is a function of p alone (post hoc power): the table
+    gives the detectable Δ, and power only for an effect asked."""
+    table = power_table(read_leaderboard(_board(tmp_path)), "base")
+    r = table.iloc[0]
+    assert r["detectable"] > 0 and r["delta"] == pytest.approx(0.02)
+    assert math.isnan(r["effect"]) and math.isnan(r["power"]) and r["seeds_needed"] is None
+
+
 def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> None:
     board = _board(tmp_path)
     args = ["power", "board", "--leaderboards", str(tmp_path)]
@@ -49,7 +60,10 @@ def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> 
     assert "glue/sst2" in out and "seeds_needed" in out and "baseline base" in out
     assert "α = 0.05, no correction" in out
     assert hlm([*args, "--baseline", "base", "--claims", "10"]) == 0
-    assert "α = 0.05/10 = 0.005" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "α = 0.05/10 = 0.005" in out and "none without --effect" in out
+    line = next(x for x in out.splitlines() if "glue/sst2" in x)
+    assert line.split()[-3:] == ["-", "-", "-"]  # effect, power, seeds_needed
     with pytest.raises(SystemExit) as stop:  # argparse's own error for a flag's value
         hlm([*args, "--baseline", "base", "--claims", "0"])
     assert stop.value.code == 2 and "--claims: 0 is below 1" in capsys.readouterr().err
