@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -148,13 +149,19 @@ def suite_name(ref: str) -> str:
 
 def last_suite(directory: Path) -> Suite | None:
     """The suite as last run into leaderboard folder `directory` (its `_suite.yaml`), if it
-    reads as one."""
+    reads as one; one that does not is named in a warning with its problems (its baseline,
+    and with it the significance marks, would otherwise vanish without a word)."""
     f = directory / "_suite.yaml"
     if not f.is_file():
         return None
     try:
         return Suite.model_validate(read_yaml_mapping(f, "suite keys"))
-    except ValidationError:
+    except ValidationError as exc:
+        warnings.warn(
+            f"{f}: does not read as a suite, so its baseline and settings go unused (run the "
+            f"suite again, or pass --baseline): {'; '.join(validation_problems(exc, str(f)))}",
+            stacklevel=2,
+        )
         return None
 
 

@@ -113,17 +113,17 @@ class ModelEntry(Settings):
     def _read_when_finetuned(
         cls, v: CausalFinetuneConfig, info: ValidationInfo
     ) -> CausalFinetuneConfig:
-        if not info.data.get("finetune_causal"):
+        if v != CausalFinetuneConfig() and not info.data.get("finetune_causal"):
             raise ValueError("read only with finetune_causal: true; set it, or leave finetune out")
         return v
 
     @field_validator("recipe")
     @classmethod
     def _read_when_pretrained(cls, v: BaseModel, info: ValidationInfo) -> BaseModel:
-        given = info.data.get("checkpoint")
-        if given is not None and v.model_fields_set:
+        given, keys = info.data.get("checkpoint"), sorted(overrides(v))
+        if given is not None and keys:
             raise ValueError(
-                f"{', '.join(sorted(v.model_fields_set))}: the checkpoint {given} is not "
+                f"{', '.join(keys)}: the checkpoint {given} is not "
                 "pretrained here, so its recipe is never read; leave it out"
             )
         return v

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main as hlm
 from harness.run.runner import expand
-from harness.suite import SuiteError, load_suite
+from harness.suite import SuiteError, last_suite, load_suite
 from tests.harness.conftest import TINY
 
 SUITES = sorted((Path(__file__).parents[3] / "suites").glob("*.yaml"))
@@ -189,7 +189,7 @@ def test_model_settings_that_would_never_be_read_are_refused(tmp_path) -> None:
     """`finetune:` without `finetune_causal`, and a checkpoint's `recipe:`, were accepted
     and ignored: the file read as if they applied."""
     d = base()
-    d["models"].append({"preset": "pythia-tiny", "objective": "cwt", "finetune": {"lr": 1e-4}})
+    d["models"].append({"preset": "pythia-tiny", "objective": "cwt", "finetune": {"steps": 7}})
     d["models"].append({"checkpoint": str(tmp_path), "recipe": {"lr": 1e-3, "steps": 3}})
     p = write(tmp_path, d)
     assert_problems(
@@ -201,7 +201,29 @@ def test_model_settings_that_would_never_be_read_are_refused(tmp_path) -> None:
     )
     d["models"][2]["finetune_causal"] = True
     del d["models"][3]  # (the tiny suite's tasks follow pretraining, which it has none of)
-    assert load_suite(write(tmp_path, d)).models[2].finetune.lr == 1e-4
+    assert load_suite(write(tmp_path, d)).models[2].finetune.steps == 7
+
+
+def test_the_suite_a_run_writes_reads_back_and_one_that_does_not_is_named(tmp_path) -> None:
+    """`hlm run` writes the whole suite, every default spelled out (a `finetune:` for each
+    model), to `_suite.yaml`; `hlm leaderboard`, `power` and the report read its baseline
+    back. One that no longer reads loses that baseline, and with it the marks: a warning
+    says so, naming the file and the key, where it once went without a word."""
+    suite = load_suite(write(tmp_path, base()))
+    dump = suite.model_dump(mode="json")
+    assert dump["models"][0]["finetune"] is not None and not dump["models"][0]["finetune_causal"]
+    board = tmp_path / "board"
+    board.mkdir()
+    (board / "_suite.yaml").write_text(yaml.safe_dump(dump, sort_keys=False))
+    assert last_suite(board) == suite.model_copy(update={"path": ""})
+    dump["seeds"] = [0, 0]
+    (board / "_suite.yaml").write_text(yaml.safe_dump(dump, sort_keys=False))
+    with pytest.warns(
+        UserWarning,
+        match=r"_suite.yaml: does not read as a suite, so its "
+        r"baseline and settings go unused .*seeds: 0 listed twice",
+    ):
+        assert last_suite(board) is None
 
 
 def test_a_seed_or_a_sweep_value_listed_twice_is_refused(tmp_path) -> None:
