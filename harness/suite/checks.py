@@ -9,6 +9,7 @@ before calling `semantic_problems`).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,23 @@ def check_models(suite: Suite) -> list[str]:
         labels[m.label()] = i
         problems += _recipe_source_problems(m.recipe, src, f"{key}.recipe")
     problems += _recipe_source_problems(suite.recipe, src, "recipe")
+    return problems
+
+
+def check_distinct_models(suite: Suite) -> list[str]:
+    """Two entries that differ in their name alone are one model under two labels: its
+    comparison with itself would read as an ablation that changed nothing."""
+    problems, seen = [], {}  # type: ignore[var-annotated]
+    for i, m in enumerate(suite.models):
+        same = json.dumps(m.model_dump(mode="json", exclude={"name"}), sort_keys=True)
+        if same in seen:
+            j = seen[same]
+            problems.append(
+                f"{suite.path}: models[{i}]: the same model as models[{j}] "
+                f"({suite.models[j].label()}), but for its name: give it the setting that "
+                "sets it apart (a recipe, objective or preset of its own), or drop it"
+            )
+        seen.setdefault(same, i)
     return problems
 
 
@@ -212,6 +230,7 @@ def check_tasks(suite: Suite) -> list[str]:
 
 CHECKERS = (
     check_models,
+    check_distinct_models,
     check_loss,
     check_baseline,
     check_publish,

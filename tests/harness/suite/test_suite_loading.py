@@ -226,6 +226,20 @@ def test_the_suite_a_run_writes_reads_back_and_one_that_does_not_is_named(tmp_pa
         assert last_suite(board) is None
 
 
+def test_one_model_under_two_names_is_refused(tmp_path) -> None:
+    """A copied entry renamed but not changed would be compared with itself: an ablation
+    that changed nothing, read as one that made no difference."""
+    d = base()
+    d["models"].append({"name": "cwt-masked", "preset": "bert-tiny", "objective": "cwt"})
+    p = write(tmp_path, d)
+    assert_problems(
+        problems(p),
+        [f"{p}: models[2]: the same model as models[1] (bert-tiny-cwt), but for its name"],
+    )
+    d["models"][2]["recipe"] = {"loss": {"duplicates": "mask"}}
+    assert [m.label() for m in load_suite(write(tmp_path, d)).models][2] == "cwt-masked"
+
+
 def test_a_seed_or_a_sweep_value_listed_twice_is_refused(tmp_path) -> None:
     """Each runs once: `seeds: [0, 0]` was one seed under a file that reads two, and the
     comparisons counted one replicate per model."""
