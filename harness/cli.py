@@ -162,7 +162,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
     print("objectives:")
     for name, obj in OBJECTIVES.items():
         tag = "headless" if obj.headless else "vocab head"
-        print(f"  {name:10s} [{tag}] {obj.description}")
+        reads = ", ".join(sorted(obj.reads if obj.reads is not None else obj.options.model_fields))
+        print(f"  {name:10s} [{tag}] {obj.description} (loss: {reads})")
     print("presets:")
     for name, builder in PRESETS.items():
         spec = builder()

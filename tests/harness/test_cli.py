@@ -37,8 +37,11 @@ def test_help_shows_no_generated_placeholders() -> None:
 
 
 def test_ls_takes_plugins_like_pretrain(capsys) -> None:
+    """Each objective with the loss options it reads (the others, set, are refused)."""
     assert hlm(["ls", "--plugins", str(ROOT / "examples" / "cosine_cwt.py")]) == 0
-    assert "cosine-cwt" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "cosine-cwt" in out and "(loss: margin, temperature)" in out
+    assert "weight-tied head (loss: ce_impl, chunk, score_dtype)" in out
 
 
 def test_ls_lists_the_loss_kernels_and_where_each_runs(capsys) -> None:
