@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harness.downstream.benchmarks import (
     GLUE,
@@ -70,6 +70,17 @@ class FinetuneParams(Settings):
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="where to fine-tune: auto (cuda where torch sees a GPU), cpu or cuda"
     )
+
+    @model_validator(mode="after")
+    def _data_dir_is_read(self) -> FinetuneParams:
+        """`data_dir` roots local files: from the hub, with no files of yours, it is never read."""
+        files = self.train_files or self.eval_files
+        if self.data_dir is not None and self.source == "hub" and not files:
+            raise ValueError(
+                f"data_dir ({self.data_dir}) is read only with source: local or train_files / "
+                "eval_files; from the hub it is never read: leave it out"
+            )
+        return self
 
 
 class XNLIParams(FinetuneParams):

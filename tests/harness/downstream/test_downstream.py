@@ -273,6 +273,20 @@ def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device, 
     assert f"dev {task.primary} {history[1]['dev'][task.primary]:.4g};" in lines[1]
 
 
+def test_a_data_dir_that_would_never_be_read_is_refused(tmp_path) -> None:
+    """`data_dir` roots local files; from the hub with no files of one's own it was accepted
+    and ignored (a cell key of its own, the same scores)."""
+    from pydantic import ValidationError
+
+    from harness.tasks.encoder_benchmarks import FinetuneParams, XNLIParams
+
+    for params in (FinetuneParams, XNLIParams):
+        with pytest.raises(ValidationError, match=r"data_dir \(/d\) is read only with source"):
+            params(data_dir="/d")
+        assert params(data_dir="/d", source="local").data_dir == "/d"
+        assert params(data_dir="/d", train_files={"sst2": ["t.tsv"]}).data_dir == "/d"
+
+
 def test_finetuning_device_follows_the_machine_unless_asked() -> None:
     from harness.tasks.encoder_benchmarks import FinetuneParams, _config
 
