@@ -162,7 +162,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     print("objectives:")
     for name, obj in OBJECTIVES.items():
         tag = "headless" if obj.headless else "vocab head"
-        reads = ", ".join(sorted(obj.reads if obj.reads is not None else obj.options.model_fields))
+        reads = ", ".join(sorted(obj.options_read))
         print(f"  {name:10s} [{tag}] {obj.description} (loss: {reads})")
     print("presets:")
     for name, builder in PRESETS.items():

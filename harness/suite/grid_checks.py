@@ -142,10 +142,9 @@ def _error_problems(
     at the key that set it; any other error at its key, unless another check reports it."""
     if err["type"] == UNREAD_OPTION:
         unread = OBJECTIVES.get(objective).unread_message
-        names = err["ctx"]["names"] if "ctx" in err else []
         return [
             f"{suite.path}: {_recipe_source(suite, i, point, f'loss.{n}')}: {unread([n])}"
-            for n in names
+            for n in err["ctx"]["names"]
         ]
     if not err["loc"] or err["loc"][0] in _CHECKED_ELSEWHERE:
         return []

@@ -133,7 +133,7 @@ class Objective:
     reads: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
-        unknown = sorted((self.reads or frozenset()) - set(self.options.model_fields))
+        unknown = sorted(self.options_read - set(self.options.model_fields))
         if unknown:
             raise ValueError(
                 f"objective {self.name!r}: reads names {', '.join(unknown)}, which "
@@ -144,20 +144,23 @@ class Objective:
     def headless(self) -> bool:
         return not self.needs_head
 
+    @property
+    def options_read(self) -> frozenset[str]:
+        """The options its loss reads: `reads`, or every field of its options model."""
+        return self.reads if self.reads is not None else frozenset(self.options.model_fields)
+
     def unread(self, options: LossOptions) -> list[str]:
         """The options set away from their defaults that this objective's loss never reads."""
-        if self.reads is None:
-            return []
         return [
             name
             for name, field in type(options).model_fields.items()
-            if name not in self.reads
+            if name not in self.options_read
             and getattr(options, name) != field.get_default(call_default_factory=True)
         ]
 
     def unread_message(self, names: list[str]) -> str:
         """Why `names` (from `unread`) are refused, and what the objective does read."""
-        reads = ", ".join(sorted(self.reads or ()))
+        reads = ", ".join(sorted(self.options_read))
         return (
             f"the objective {self.name!r} does not read {', '.join(names)} (it reads "
             f"{reads or 'no option'}): another value gives the run another pretraining key "

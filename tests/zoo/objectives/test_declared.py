@@ -62,8 +62,7 @@ def _loss(name: str, **options: Any) -> torch.Tensor:
 def test_an_option_an_objective_does_not_read_leaves_its_loss_as_it_is(name: str) -> None:
     """The declaration is true: were `reads` to leave out an option the loss does read, the
     config would refuse a setting that changes the weights; this would fail first."""
-    reads = OBJECTIVES.get(name).reads
-    unread = [o for o in OTHER if reads is not None and o not in reads]
+    unread = [o for o in OTHER if o not in OBJECTIVES.get(name).options_read]
     assert (name in ("ce+cwt",)) == (not unread)  # ce+cwt reads them all
     base = _loss(name)
     for option in unread:
