@@ -94,9 +94,18 @@ def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
         return model
     step, tokens = int(d["step"].max()), d["tokens_seen"].max()
     seen = "" if pd.isna(tokens) else f", {float(tokens) / 1e6:.1f}M tokens"
-    ft = sorted({n for c in d["config"].dropna() if (n := _causal_finetune_steps(c))})
+    ft = sorted({n for c in d["config"].dropna() if (n := _causal_finetune_steps(c, model))})
     tuned = f", then {'/'.join(map(str, ft))} causal fine-tuning steps" if ft else ""
     return f"{model} ({step} steps{seen}{tuned})"
+
+
+class _TunedSteps(BaseModel):
+    """The one fine-tuning setting a label names; the others are not read here, so that a
+    row written with settings added later still reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    steps: int = Field(CausalFinetuneConfig.model_fields["steps"].default, gt=0)
 
 
 class _TunedCell(BaseModel):
@@ -106,15 +115,20 @@ class _TunedCell(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     finetune_causal: bool = False
-    finetune: CausalFinetuneConfig = Field(default_factory=CausalFinetuneConfig)
+    finetune: _TunedSteps = Field(default_factory=_TunedSteps)
 
 
-def _causal_finetune_steps(config: str) -> int | None:
-    """The causal fine-tuning steps a row's cell configuration ran, None without."""
+def _causal_finetune_steps(config: str, model: str) -> int | None:
+    """The causal fine-tuning steps a row's cell configuration ran, None without. A
+    configuration that does not say is an error naming the model: a label that silently
+    dropped the fine-tuning would say the model ran less than it did."""
     try:
         cell = _TunedCell.model_validate_json(config)
-    except ValidationError:
-        return None
+    except ValidationError as err:
+        raise ValueError(
+            f"{model}: a row's config does not say whether (or how long) it was fine-tuned "
+            f"causally: {err.errors()[0]['loc']} {err.errors()[0]['msg']}"
+        ) from err
     return cell.finetune.steps if cell.finetune_causal else None
 
 

@@ -109,6 +109,25 @@ def test_a_fine_tuned_models_run_label_names_its_causal_fine_tuning_steps() -> N
     assert "10,000 causal fine-tuning steps" in source.differs and "100 " not in source.differs
 
 
+def test_a_run_label_reads_fine_tuning_steps_past_settings_it_does_not_know() -> None:
+    """A row written with a fine-tuning setting this version lacks still names its steps; a
+    row whose steps cannot be read is an error naming the model, not a label without them."""
+    from harness.paper.compare import run_label
+    from harness.paper.sources import source_of
+
+    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
+
+    def rows(finetune: dict) -> pd.DataFrame:
+        cell = {"finetune_causal": True, "finetune": finetune, "later_setting": 1}
+        row = paper_row("a-cwt-ft", "validation", "val_ce", 5.0, 0, 3600)
+        return pd.DataFrame([{**row, "tokens_seen": 1.47e7, "config": json.dumps(cell)}])
+
+    later = rows({"steps": 180, "schedule": "cosine"})
+    assert run_label(later, "a-cwt-ft", source).endswith("then 180 causal fine-tuning steps)")
+    with pytest.raises(ValueError, match=r"a-cwt-ft: a row's config does not say .*steps"):
+        run_label(rows({"steps": "many"}), "a-cwt-ft", source)
+
+
 def test_a_scale_whose_vanilla_arm_alone_has_rows_shows_its_gates(tmp_path) -> None:
     """While the headless arm waits, the page says whether the vanilla model's gates pass, each
     gate once, so a reader knows whether the comparison will count."""
