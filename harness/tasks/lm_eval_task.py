@@ -251,7 +251,6 @@ def unigram_rows(results: dict[str, Any], checkpoint: Path) -> list[Result]:
 
 def run_lm_eval(ctx: TaskContext) -> list[Result]:
     import lm_eval
-    from lm_eval.tasks import TaskManager
 
     from zoo.models import family_of
     from zoo.train.checkpoint import hf_config
@@ -262,13 +261,12 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     if family_of(hf_config(str(ctx.checkpoint))).kind != "decoder":
         raise UserError(f"{ctx.checkpoint}: lm_eval scores causal LMs; this is an encoder")
     root = Path(p.data_dir) if p.data_dir else data_root()
-    includes = [str(SHIPPED), *(str(ctx.suite_dir / d) for d in p.include_path)]
     device, dtype = device_and_dtype(p)
     # lm-eval records `git describe` of the working directory, printing git's "fatal: not a
     # git repository" outside one: it records this project's commit instead, quietly
     quiet_git = mock.patch("lm_eval.evaluator.get_git_commit_hash", git_sha)
     with data_root_env(root), quiet_git, lm_eval_bars(p.progress):
-        manager = TaskManager(include_path=includes)
+        manager = task_manager([ctx.suite_dir / d for d in p.include_path])
         for task in p.tasks:
             check_name("lm-eval task", task, manager.all_tasks)
         tracker = _tracker(p, ctx.suite_dir)
@@ -293,6 +291,36 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     if tracker is not None:
         save_as_lm_eval(tracker, results, p.log_samples)
     return rows
+
+
+def task_manager(folders: list[Path]) -> Any:
+    """lm-eval's TaskManager over its own tasks, the shipped ones, then `folders`. A folder's
+    task under a name that lm-eval, the shipped folder or another folder gives from another
+    file is refused: lm-eval would let it replace that task with a warning, and its rows
+    would read as the task everyone knows, its gate included."""
+    from lm_eval.tasks import TaskManager
+
+    known = TaskManager(include_path=[str(SHIPPED)])
+    seen = {name: _where(known, name) for name in known.all_tasks}
+    for folder in folders:
+        mine = TaskManager(include_path=[str(folder)], include_defaults=False)
+        for name in mine.all_tasks:
+            if name in seen and seen[name] != _where(mine, name):
+                raise UserError(
+                    f"{_where(mine, name)}: the task name {name!r} is taken by {seen[name]}; "
+                    "give your task a name of its own"
+                )
+            seen[name] = _where(mine, name)
+    if not folders:
+        return known
+    return TaskManager(include_path=[str(SHIPPED), *map(str, folders)])
+
+
+def _where(manager: Any, name: str) -> str:
+    """The file that defines task `name` (the shipped folder named again is the same file);
+    a tag, which several files join and whose rows name each task, has none."""
+    path = manager.task_index[name].yaml_path
+    return str(Path(path).resolve()) if path else "a tag"
 
 
 def _tracker(p: LMEvalParams, suite_dir: Path) -> Any:

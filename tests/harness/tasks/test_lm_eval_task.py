@@ -143,3 +143,30 @@ def test_lm_eval_bars_are_hidden_unless_asked_for() -> None:
         assert not any(drawn())
     with lm_eval_bars(shown=True):
         assert all(drawn())
+
+
+@pytest.mark.slow
+def test_a_folders_task_may_not_take_a_name_already_given(tmp_path: Path) -> None:
+    """A suite's task folder may add tasks, never replace one of lm-eval's or a shipped one
+    (nor another folder's): rows under the name would read as the task everyone knows."""
+    from harness.tasks.lm_eval_task import SHIPPED, task_manager
+
+    lambada = (SHIPPED / "hlm_lambada.yaml").read_text()
+
+    def folder(name: str, *tasks: str) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "hlm_utils.py").write_text((SHIPPED / "hlm_utils.py").read_text())
+        for task in tasks:
+            (d / f"{task}.yaml").write_text(lambada.replace("task: hlm_lambada", f"task: {task}"))
+        return d
+
+    mine, again, shipped = folder("a", "my_lambada"), folder("b", "my_lambada"), folder("c")
+    (shipped / "hlm_lambada.yaml").write_text(lambada)
+    with pytest.raises(UserError, match=r"c/hlm_lambada.yaml: the task name 'hlm_lambada' is "):
+        task_manager([mine, shipped])
+    with pytest.raises(UserError, match=r"b/my_lambada.yaml: .* taken by .*a/my_lambada.yaml"):
+        task_manager([mine, again])
+    manager = task_manager([mine, SHIPPED])  # the shipped folder named again adds nothing
+    assert str(manager.task_index["my_lambada"].yaml_path).startswith(str(mine))
+    assert str(manager.task_index["hlm_lambada"].yaml_path).startswith(str(SHIPPED))
