@@ -1,9 +1,10 @@
 """A suite expanded into cells: one model x sweep point x seed x task each, keyed by hashes.
 
-A cell's id is a hash of its resolved configuration (plugin files' contents included), so a
-re-run computes only what is missing. Its pretraining is a typed `PretrainConfig` whose hash
-(the pretraining key) names its folder `<runs>/pretrain/<key>/`, shared by every task and
-suite that needs the same pretraining.
+A cell's id is a hash of its resolved configuration (plugin files' contents included, and
+those of the files that define its task: a user's lm-eval task folder), so a re-run computes
+only what is missing and an edited definition is computed anew. Its pretraining is a typed
+`PretrainConfig` whose hash (the pretraining key) names its folder `<runs>/pretrain/<key>/`,
+shared by every task and suite that needs the same pretraining.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.suite import ModelEntry, Suite, TaskEntry
+from harness.tasks import TASKS
 from zoo.models import get_spec
 from zoo.registry import Registry
 from zoo.train.budgets import BudgetMarks
@@ -31,7 +33,21 @@ def digest(obj: Any) -> str:
 
 def plugin_digests(paths: list[Path]) -> dict[str, str]:
     """Each plugin file's name and content hash: editing a plugin changes every key."""
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in paths}
+    return file_digests({p.name: p for p in paths})
+
+
+def file_digests(files: dict[str, Path]) -> dict[str, str]:
+    """Each named file's content hash."""
+    return {name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for name, p in files.items()}
+
+
+def _definition_digests(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
+    """The content hashes of the files that define what `task` computes beyond its params
+    (`TaskType.definition_files`: a user's lm-eval task folder); none for most tasks."""
+    spec = TASKS.get(task.type)
+    if spec.definition_files is None:
+        return {}
+    return file_digests(spec.definition_files(spec.params.model_validate(task.params), suite_dir))
 
 
 @dataclass(frozen=True)
@@ -121,6 +137,8 @@ def expand(suite: Suite) -> list[Cell]:
                 "task": task_here.model_dump(),
                 "plugins": plugins,
             }
+            if files := _definition_digests(task_here, Path(suite.path).parent):
+                config["task_files"] = files  # only where there are: other ids stay as they were
             cell_id = digest(config)
             if cell_id in seen:  # a task the point's `tasks.` keys do not sweep: once
                 continue

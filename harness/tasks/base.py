@@ -68,6 +68,10 @@ class TaskType:
     kinds: tuple[str, ...] = ("encoder", "decoder")
     # extra checks of validated params: (params, suite_dir) -> [(key under params, message)]
     check: Callable[[Any, Path], list[tuple[str, str]]] | None = None
+    # the files that define what it computes, beyond its params: (params, suite_dir) ->
+    # {name: path}; their contents join the cell id, as plugin files' do, so that an edited
+    # definition (a user's lm-eval task folder) is computed anew, not read as done
+    definition_files: Callable[[Any, Path], dict[str, Path]] | None = None
     # the Hub task type of its results for a model kind ("encoder" -> "text-classification");
     # a kind not named: not a Hub evaluation (kept in the model card's table only)
     hub_tasks: dict[str, str] = field(default_factory=dict)

@@ -28,6 +28,7 @@ from pydantic import Field, field_validator
 from harness.results.gates import VALIDATION, Gate
 from harness.results.leaderboard import git_sha
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.lm_eval_folders import folder_files, folder_problems, task_manager
 from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
@@ -35,7 +36,6 @@ from zoo.registry import check_name
 from zoo.settings import Settings
 
 AUTO = r"auto(:[1-9][0-9]*)?"  # lm-eval's batch sizes it finds itself
-SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
 
 
 class LMEvalParams(Settings):
@@ -293,36 +293,6 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     return rows
 
 
-def task_manager(folders: list[Path]) -> Any:
-    """lm-eval's TaskManager over its own tasks, the shipped ones, then `folders`. A folder's
-    task under a name that lm-eval, the shipped folder or another folder gives from another
-    file is refused: lm-eval would let it replace that task with a warning, and its rows
-    would read as the task everyone knows, its gate included."""
-    from lm_eval.tasks import TaskManager
-
-    known = TaskManager(include_path=[str(SHIPPED)])
-    seen = {name: _where(known, name) for name in known.all_tasks}
-    for folder in folders:
-        mine = TaskManager(include_path=[str(folder)], include_defaults=False)
-        for name in mine.all_tasks:
-            if name in seen and seen[name] != _where(mine, name):
-                raise UserError(
-                    f"{_where(mine, name)}: the task name {name!r} is taken by {seen[name]}; "
-                    "give your task a name of its own"
-                )
-            seen[name] = _where(mine, name)
-    if not folders:
-        return known
-    return TaskManager(include_path=[str(SHIPPED), *map(str, folders)])
-
-
-def _where(manager: Any, name: str) -> str:
-    """The file that defines task `name` (the shipped folder named again is the same file);
-    a tag, which several files join and whose rows name each task, has none."""
-    path = manager.task_index[name].yaml_path
-    return str(Path(path).resolve()) if path else "a tag"
-
-
 def _tracker(p: LMEvalParams, suite_dir: Path) -> Any:
     """lm-eval's own EvaluationTracker where `output_path` asks for its files, else None."""
     from lm_eval.loggers import EvaluationTracker
@@ -343,17 +313,17 @@ def save_as_lm_eval(tracker: Any, results: dict[str, Any], log_samples: bool) ->
             tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
 
 
-def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
-    return [
-        (f"include_path[{i}]", f"folder not found: {suite_dir / d}")
-        for i, d in enumerate(p.include_path)
-        if not (suite_dir / d).is_dir()
-    ]
-
-
 # the shipped local tasks' gates, by sub-task, or by sub-task/metric where a metric needs its
 # own bar; BoolQ has none: the paper's own vanilla decoder scores 47.8 % (Table 4), below
 # both chance and the majority answer, so no bar on it would hold
+def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
+    return folder_problems(p.include_path, suite_dir)
+
+
+def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
+    return folder_files(p.include_path, suite_dir)
+
+
 LM_EVAL_GATES = {
     "hlm_lambada": Gate("acc", 0.0, 0.01, paper="19.52 % (Table 3)"),
     # LAMBADA's perplexity, by the bar of a validation perplexity (at most half the unigram
@@ -386,6 +356,7 @@ LM_EVAL_TASK = TaskType(
     params=LMEvalParams,
     kinds=("decoder",),
     check=_check,
+    definition_files=_definition_files,
     hub_tasks={"decoder": "text-generation"},
     hub_datasets=LM_EVAL_HUB_DATASETS,
     gates=LM_EVAL_GATES,

@@ -15,7 +15,7 @@ from harness.cli import main as hlm
 from harness.parsers import add_evaluate
 from harness.results.leaderboard import read_leaderboard
 from harness.suite import SuiteError
-from harness.tasks.lm_eval_task import SHIPPED
+from harness.tasks.lm_eval_folders import SHIPPED
 
 
 @pytest.mark.slow

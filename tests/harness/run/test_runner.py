@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -244,6 +245,37 @@ def test_editing_a_plugin_changes_every_key(tmp_path) -> None:
     plugin.write_text(plugin.read_text() + "\n# a change that alters the loss\n")
     after = expand(load_suite(suite_file))[0]
     assert before.cell_id != after.cell_id and before.pretrain_key != after.pretrain_key
+
+
+def test_editing_a_task_folder_changes_its_cells_and_no_other(tmp_path) -> None:
+    """The files of a suite's lm-eval task folder join its cells' ids, as plugins do: an
+    edited task is computed anew. The pretraining and the other tasks' cells stay."""
+    tasks = tmp_path / "my_tasks"
+    shutil.copytree(ROOT / "examples" / "lm_eval_tasks", tasks)
+    suite_file = tmp_path / "s.yaml"
+    suite_file.write_text(
+        "name: s\nmodels: [{preset: pythia-tiny, objective: ce}]\n"
+        "tasks: [{type: validation}, {type: lm_eval, params: {tasks: [flores_eng_ppl], "
+        "include_path: [my_tasks]}}]\n"
+    )
+
+    def ids() -> dict[str, tuple[str, str | None]]:
+        return {c.task.type: (c.cell_id, c.pretrain_key) for c in expand(load_suite(suite_file))}
+
+    before = ids()
+    cell = next(c for c in expand(load_suite(suite_file)) if c.task.type == "lm_eval")
+    assert sorted(cell.config["task_files"]) == [
+        "include_path[0]/flores_eng_ppl.yaml",
+        "include_path[0]/flores_utils.py",
+    ]
+    loader = tasks / "flores_utils.py"
+    loader.write_text(loader.read_text() + "\n# a change to what the task reads\n")
+    after = ids()
+    assert after["lm_eval"][0] != before["lm_eval"][0]
+    assert after["lm_eval"][1] == before["lm_eval"][1]
+    assert after["validation"] == before["validation"]
+    validation = next(c for c in expand(load_suite(suite_file)) if c.task.type == "validation")
+    assert "task_files" not in validation.config  # a task without such files: its id as before
 
 
 def test_loss_options_merge_from_recipe_model_and_sweep(tmp_path) -> None:

@@ -149,7 +149,7 @@ def test_lm_eval_bars_are_hidden_unless_asked_for() -> None:
 def test_a_folders_task_may_not_take_a_name_already_given(tmp_path: Path) -> None:
     """A suite's task folder may add tasks, never replace one of lm-eval's or a shipped one
     (nor another folder's): rows under the name would read as the task everyone knows."""
-    from harness.tasks.lm_eval_task import SHIPPED, task_manager
+    from harness.tasks.lm_eval_folders import SHIPPED, task_manager
 
     lambada = (SHIPPED / "hlm_lambada.yaml").read_text()
 
