@@ -89,8 +89,10 @@ def preparing_now(folder: Path) -> bool:
 
 
 def ensure_pretrained(cell: Cell) -> Path:
-    """The pretraining run's folder, trained (or resumed) if its `final/` is missing."""
+    """The pretraining run's folder, trained (or resumed) if its `final/` is missing; a
+    cached `final/` whose training text has changed since is refused (`check_same_text`)."""
     from zoo.train.pretrain import pretrain
+    from zoo.train.resume import check_same_text
 
     if cell.pretrain is None:
         raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
@@ -99,7 +101,10 @@ def ensure_pretrained(cell: Cell) -> Path:
         link_run(_run_name(cell), out)
     with _lock(_lock_file(out)):
         discard_if_damaged(out / "final")
-        if not (out / "final").is_dir():
+        if (out / "final").is_dir():
+            text = cell.pretrain.training_text()
+            check_same_text(out / "final", text.contents(), cell.pretrain.corpus)
+        else:
             log.info("%s: pretraining %s (cached in %s once done)", cell.label, out.name, out)
             resume = any(checkpoint_problem(p) is None for p in list_checkpoints(out))
             # the folder is this cache's own: a run killed before its first checkpoint

@@ -47,7 +47,7 @@ from tqdm import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from zoo.data.batches import token_stream
-from zoo.data.corpus import fingerprint, iter_documents, local_bytes, local_files
+from zoo.data.corpus import UNVERSIONED, fingerprint, iter_documents, local_bytes, local_files
 from zoo.errors import UserError
 from zoo.tokenizers import load_tokenizer, train_tokenizer
 
@@ -354,6 +354,17 @@ class TrainingCorpus:
             return train.part("main"), train.part("held_out")
         held = token_streams(self.validation, tokenizer, kind, progress)
         return train.part("main"), held.part("main")
+
+    def contents(self) -> str | None:
+        """A digest of the training and validation text's contents (their files' checksums,
+        the Hub revision, the synthetic generator's version), which a checkpoint records so
+        that text edited since is noticed; None where a Hub revision cannot be read."""
+        parts = [self.train.identity()]
+        if self.validation is not None:
+            parts.append(self.validation.identity())
+        if any(fp.endswith(UNVERSIONED) for part in parts for fp in part["sources"]):
+            return None
+        return _digest(parts)
 
 
 def _no_shared_files(corpus: list[str], validation: list[str]) -> None:

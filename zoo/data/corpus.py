@@ -97,6 +97,9 @@ def _iter_hub(spec: str) -> Iterator[str]:
     yield from (t for ex in examples if (t := ex["text"]))
 
 
+UNVERSIONED = "#unversioned"  # a Hub source's fingerprint ends so where no revision is read
+
+
 @lru_cache(maxsize=256)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     h = hashlib.sha256()
@@ -121,7 +124,7 @@ def _hub_revision(spec: str) -> str:
         return str(sha)
     except Exception as exc:  # offline, private, unknown: the name is the best key left
         log.warning("hub:%s: no revision readable (%s): cached by name only", spec, exc)
-        return "unversioned"
+        return UNVERSIONED[1:]
 
 
 def _stat(f: Path) -> tuple[int, int]:

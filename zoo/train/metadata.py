@@ -100,6 +100,12 @@ class CheckpointMetadata(BaseModel):
     )
     recipe: ResolvedRecipe
     corpus: list[str]
+    corpus_contents: str | None = Field(
+        None,
+        description="digest of the training and validation text's contents when it was trained "
+        "(files' checksums, the Hub revision); None where unknown (a Hub revision offline, a "
+        "checkpoint written before it was recorded)",
+    )
     seed: int
     params: int
     init_from: str | None = None

@@ -8,7 +8,9 @@ may change (more steps, the learning rate and its schedule, clipping, budgets, m
 the attention kernel) are applied for real and recorded in the metadata as changed at the step
 the run resumed from. Runtime settings (device, logging, evaluation points) are free. A bf16
 run started before `loss.score_dtype` existed resumes only where its score products are
-computed as they were then (`PretrainConfig.multiplies_as_before_score_dtype`).
+computed as they were then (`PretrainConfig.multiplies_as_before_score_dtype`). The key
+names the corpus files, not their contents: a checkpoint whose recorded text differs from
+the text now is not gone on from (`check_same_text`).
 """
 
 from __future__ import annotations
@@ -139,6 +141,21 @@ def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str
         for k in names_with_role(PretrainConfig, "resume")
         if _value(before, k) != _value(cfg, k)
     }
+
+
+def check_same_text(checkpoint: Path, contents: str | None, sources: list[str]) -> None:
+    """Refuse to go on from `checkpoint` (resume it, remake a point of it, evaluate it as a
+    cached run) where the training text it recorded has changed since: the run's key names
+    its sources, not their contents. Unknown on either side (a Hub revision offline, an
+    older checkpoint): no check."""
+    recorded = read_metadata(checkpoint).corpus_contents
+    if recorded is None or contents is None or recorded == contents:
+        return
+    raise UserError(
+        f"{checkpoint}: the training text ({', '.join(sources)}) has changed since this run was "
+        "trained on it; rows from it would describe other text. Restore the files, or move the "
+        f"run folder {checkpoint.parent} away to train it again on the text as it is now"
+    )
 
 
 def restore(run: Run, checkpoint: Path, changes: dict[str, list[Any]]) -> None:

@@ -82,6 +82,7 @@ class Run:
     resumed: list[ResumeRecord] = field(default_factory=list)
     start_tokens: int = 0  # tokens seen before this run (the pretraining of a fine-tuned model)
     added_specials: list[str] = field(default_factory=list)  # added to a given tokenizer
+    corpus_contents: str | None = None  # `TrainingCorpus.contents`, recorded in checkpoints
 
     @property
     def per_step(self) -> int:
@@ -146,6 +147,7 @@ def checkpoint_metadata(
         negatives=negatives_per_forward(run),
         recipe=run.recipe,
         corpus=cfg.corpus,
+        corpus_contents=run.corpus_contents,
         seed=cfg.seed,
         params=sum(p.numel() for p in run.model.parameters()),
         init_from=cfg.init_from,

@@ -37,7 +37,7 @@ from zoo.train.distributed import DistContext
 from zoo.train.metadata import find_metadata, read_metadata
 from zoo.train.optim import make_optimizer
 from zoo.train.recipe import ResolvedRecipe, resolve_recipe
-from zoo.train.resume import restore, resume_changes, resume_point
+from zoo.train.resume import check_same_text, restore, resume_changes, resume_point
 from zoo.train.run import Counters, Lineage, Run
 from zoo.train.schedule import make_scheduler
 from zoo.train.step import TrainModule, prepare_for_objective
@@ -285,6 +285,9 @@ def setup(
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)
     corpus = cfg.training_text()
+    contents = corpus.contents()
+    if checkpoint is not None:
+        check_same_text(checkpoint, contents, cfg.corpus)
     tokenizer, source = setup_tokenizer(cfg, spec, corpus, checkpoint)
     added = (  # a given tokenizer may lack some; a resumed run's already has them
         read_metadata(checkpoint).tokenizer.added_specials
@@ -324,6 +327,7 @@ def setup(
         ),
         lineage=lineage,
         added_specials=added,
+        corpus_contents=contents,
     )
     if lineage.causal_finetune:  # fine-tuning continues the pretraining budget (paper Fig. 4)
         base = read_metadata(str(cfg.init_from))

@@ -172,3 +172,20 @@ def test_a_new_evaluation_point_resumes_the_cached_run_instead_of_pretraining_ag
         name = f"checkpoints/step-{step:07d}/model.safetensors"
         remade, straight = load_file(run / name), load_file(isolated / "other" / name)
         assert all(remade[k].equal(straight[k]) for k in straight)
+
+
+def test_a_cached_run_whose_training_text_changed_is_refused(isolated: Path) -> None:
+    """A new task on a cached run whose corpus file was edited since fails its cell, naming
+    the text, instead of evaluating a run of another text as this one."""
+    from tests.zoo.data.test_cache import _write_docs
+    from zoo.data.synthetic import synthetic_corpus
+
+    docs = synthetic_corpus(200)
+    corpus = _write_docs(isolated / "text.txt", docs)
+    suite = isolated / "g.yaml"
+    suite.write_text(ONE.replace('"synthetic:200"', str(corpus)))
+    assert run_suite(suite, root=isolated / "lb", progress=False).failed == []
+    _write_docs(corpus, [*docs[:-1], "a sentence that was not there"])
+    suite.write_text(suite.read_text().replace("{batches: 1}", "{batches: 2}"))  # a new cell
+    summary = run_suite(suite, root=isolated / "lb", progress=False)
+    assert len(summary.failed) == 1 and "has changed since" in str(summary.failed[0])

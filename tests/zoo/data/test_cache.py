@@ -260,3 +260,21 @@ def test_pretraining_runs_share_the_cache(tmp_path, cache_dir) -> None:
         )
     assert len(list(cache_dir.glob("tokens/*/meta.json"))) == 1
     assert len(list(cache_dir.glob("tokenizers/*/meta.json"))) == 1
+
+
+def test_the_training_texts_contents_change_with_its_files_and_are_unknown_offline(
+    tmp_path, monkeypatch
+) -> None:
+    """What a checkpoint records of its text: the same for the same files, another for an
+    edited file (training or validation), none where a Hub revision cannot be read."""
+    train = _write_docs(tmp_path / "train.txt", ["one two", "three four"])
+    held = _write_docs(tmp_path / "held.txt", ["five six"])
+    text = training_corpus([str(train)], [str(held)], None, 0.0, 0)
+    before = text.contents()
+    assert before is not None and before == text.contents()
+    _write_docs(held, ["five seven"])
+    assert text.contents() not in (before, None)
+    _write_docs(held, ["five six"])
+    assert text.contents() == before  # the contents, not the file's time
+    monkeypatch.setattr("zoo.data.corpus._hub_revision", lambda spec: "unversioned")
+    assert training_corpus(["hub:someone/data"], None, None, 0.1, 0).contents() is None

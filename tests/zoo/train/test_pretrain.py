@@ -363,3 +363,23 @@ def test_zero_steps_save_the_initial_weights_as_an_untrained_control(tmp_path) -
         wa["bert.encoder.layer.0.attention.self.query.weight"],
         wt["bert.encoder.layer.0.attention.self.query.weight"],
     )
+
+
+def test_a_resume_on_training_text_edited_since_is_refused(tmp_path) -> None:
+    """The run's key names its corpus files, not their contents: going on from a checkpoint
+    after the text changed would train one run on two texts. Restored, it resumes."""
+    from tests.zoo.data.test_cache import _write_docs
+    from zoo.data.synthetic import synthetic_corpus
+
+    docs = synthetic_corpus(300)
+    corpus = _write_docs(tmp_path / "text.txt", docs)
+    run = {**TINY, "corpus": [str(corpus)], "steps": 4}
+    cfg = PretrainConfig(preset="pythia-tiny", output_dir=str(tmp_path / "r"), save_every=2, **run)
+    final = pretrain(cfg)
+    assert read_metadata(final).corpus_contents is not None
+    _write_docs(corpus, [*docs[:-1], "a sentence that was not there"])
+    longer = cfg.model_copy(update={"steps": 6})
+    with pytest.raises(UserError, match=r"the training text \(.*text.txt\) has changed since"):
+        pretrain(longer, resume=True)
+    _write_docs(corpus, docs)
+    assert read_metadata(pretrain(longer, resume=True)).steps == 6
