@@ -313,9 +313,6 @@ def save_as_lm_eval(tracker: Any, results: dict[str, Any], log_samples: bool) ->
             tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
 
 
-# the shipped local tasks' gates, by sub-task, or by sub-task/metric where a metric needs its
-# own bar; BoolQ has none: the paper's own vanilla decoder scores 47.8 % (Table 4), below
-# both chance and the majority answer, so no bar on it would hold
 def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
     return folder_problems(p.include_path, suite_dir)
 
@@ -324,6 +321,9 @@ def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
     return folder_files(p.include_path, suite_dir)
 
 
+# the shipped local tasks' gates, by sub-task, or by sub-task/metric where a metric needs its
+# own bar; BoolQ has none: the paper's own vanilla decoder scores 47.8 % (Table 4), below
+# both chance and the majority answer, so no bar on it would hold
 LM_EVAL_GATES = {
     "hlm_lambada": Gate("acc", 0.0, 0.01, paper="19.52 % (Table 3)"),
     # LAMBADA's perplexity, by the bar of a validation perplexity (at most half the unigram
