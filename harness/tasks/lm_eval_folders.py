@@ -10,11 +10,13 @@
   `!function` hooks import), whose contents join the cell id (`TaskType.definition_files`),
   as a plugin file's do: an edited task is computed anew, not read as done.
 
-lm-eval is imported inside `task_manager` only, so checking a suite loads none of it.
+lm-eval is imported only when a cell runs (`task_manager`), so checking a suite loads none of
+it; the names it already gives are read once a process.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +31,9 @@ def task_manager(folders: list[Path]) -> Any:
     file is refused, naming both files."""
     from lm_eval.tasks import TaskManager
 
-    known = TaskManager(include_path=[str(SHIPPED)])
-    seen = {name: _where(known, name) for name in known.all_tasks}
+    if not folders:
+        return TaskManager(include_path=[str(SHIPPED)])
+    seen = dict(_known_tasks())
     for folder in folders:
         mine = TaskManager(include_path=[str(folder)], include_defaults=False)
         for name in mine.all_tasks:
@@ -40,9 +43,17 @@ def task_manager(folders: list[Path]) -> Any:
                     "give your task a name of its own"
                 )
             seen[name] = _where(mine, name)
-    if not folders:
-        return known
     return TaskManager(include_path=[str(SHIPPED), *map(str, folders)])
+
+
+@cache
+def _known_tasks() -> dict[str, str]:
+    """Each task name lm-eval and the shipped folder give, and the file that gives it, read
+    once a process: lm-eval indexes some 14,000 names, which takes seconds."""
+    from lm_eval.tasks import TaskManager
+
+    known = TaskManager(include_path=[str(SHIPPED)])
+    return {name: _where(known, name) for name in known.all_tasks}
 
 
 def _where(manager: Any, name: str) -> str:
