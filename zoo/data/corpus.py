@@ -117,13 +117,20 @@ def _hub_revision(spec: str) -> str:
     if folder.is_dir():
         files = sorted(f for f in folder.rglob("*") if f.is_file())
         return ",".join(_file_sha256(str(f), *_stat(f)) for f in files)
+    return _remote_revision(name)
+
+
+@lru_cache(maxsize=64)
+def _remote_revision(name: str) -> str:
+    """A Hub dataset's commit, asked once a process: the key of a run's token stream and the
+    text its checkpoint records read the same revision (and an offline machine warns once)."""
     try:
         from huggingface_hub import HfApi
 
         sha = HfApi().dataset_info(name).sha
         return str(sha)
     except Exception as exc:  # offline, private, unknown: the name is the best key left
-        log.warning("hub:%s: no revision readable (%s): cached by name only", spec, exc)
+        log.warning("hub:%s: no revision readable (%s): cached by name only", name, exc)
         return UNVERSIONED[1:]
 
 

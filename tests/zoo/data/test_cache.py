@@ -278,3 +278,24 @@ def test_the_training_texts_contents_change_with_its_files_and_are_unknown_offli
     assert text.contents() == before  # the contents, not the file's time
     monkeypatch.setattr("zoo.data.corpus._hub_revision", lambda spec: "unversioned")
     assert training_corpus(["hub:someone/data"], None, None, 0.1, 0).contents() is None
+
+
+def test_a_hub_revision_is_asked_once_a_process(monkeypatch) -> None:
+    """A run's stream key and the text its checkpoint records read one revision, and an
+    offline machine warns once, not at every read."""
+    from zoo.data import corpus
+
+    asked: list[str] = []
+
+    class Offline:
+        def dataset_info(self, name: str) -> None:
+            asked.append(name)
+            raise OSError("offline")
+
+    monkeypatch.setattr("huggingface_hub.HfApi", Offline)
+    corpus._remote_revision.cache_clear()
+    try:
+        first, again = fingerprint(["hub:someone/data"]), fingerprint(["hub:someone/data"])
+    finally:
+        corpus._remote_revision.cache_clear()
+    assert first == again == ["hub:someone/data#unversioned"] and asked == ["someone/data"]
