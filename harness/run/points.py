@@ -103,7 +103,7 @@ def ensure_pretrained(cell: Cell) -> Path:
         discard_if_damaged(out / "final")
         if (out / "final").is_dir():
             text = cell.pretrain.training_text()
-            check_same_text(out / "final", text.contents(), cell.pretrain.corpus)
+            check_same_text(out / "final", out, text.contents(), cell.pretrain.corpus)
         else:
             log.info("%s: pretraining %s (cached in %s once done)", cell.label, out.name, out)
             resume = any(checkpoint_problem(p) is None for p in list_checkpoints(out))

@@ -143,7 +143,9 @@ def resume_changes(cfg: PretrainConfig, out: Path, checkpoint: Path) -> dict[str
     }
 
 
-def check_same_text(checkpoint: Path, contents: str | None, sources: list[str]) -> None:
+def check_same_text(
+    checkpoint: Path, run_folder: Path, contents: str | None, sources: list[str]
+) -> None:
     """Refuse to go on from `checkpoint` (resume it, remake a point of it, evaluate it as a
     cached run) where the training text it recorded has changed since: the run's key names
     its sources, not their contents. Unknown on either side (a Hub revision offline, an
@@ -154,7 +156,7 @@ def check_same_text(checkpoint: Path, contents: str | None, sources: list[str]) 
     raise UserError(
         f"{checkpoint}: the training text ({', '.join(sources)}) has changed since this run was "
         "trained on it; rows from it would describe other text. Restore the files, or move the "
-        f"run folder {checkpoint.parent} away to train it again on the text as it is now"
+        f"run folder {run_folder} away to train it again on the text as it is now"
     )
 
 

@@ -287,7 +287,7 @@ def setup(
     corpus = cfg.training_text()
     contents = corpus.contents()
     if checkpoint is not None:
-        check_same_text(checkpoint, contents, cfg.corpus)
+        check_same_text(checkpoint, out, contents, cfg.corpus)
     tokenizer, source = setup_tokenizer(cfg, spec, corpus, checkpoint)
     added = (  # a given tokenizer may lack some; a resumed run's already has them
         read_metadata(checkpoint).tokenizer.added_specials

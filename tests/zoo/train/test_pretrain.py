@@ -379,7 +379,8 @@ def test_a_resume_on_training_text_edited_since_is_refused(tmp_path) -> None:
     assert read_metadata(final).corpus_contents is not None
     _write_docs(corpus, [*docs[:-1], "a sentence that was not there"])
     longer = cfg.model_copy(update={"steps": 6})
-    with pytest.raises(UserError, match=r"the training text \(.*text.txt\) has changed since"):
+    with pytest.raises(UserError, match=r"the training text \(.*text.txt\) has changed since") as e:
         pretrain(longer, resume=True)
+    assert f"move the run folder {tmp_path / 'r'} away" in str(e.value)  # not its checkpoints/
     _write_docs(corpus, docs)
     assert read_metadata(pretrain(longer, resume=True)).steps == 6
