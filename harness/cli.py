@@ -177,14 +177,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
     for name, kernel in KERNELS.items():
         where = f"CUDA, pip install {kernel.vendor.package}" if kernel.vendor else "any device"
         print(f"  {name:10s} [{where}] {kernel.description}")
-    try:
-        from harness.tasks import TASKS
+    from harness.tasks import TASKS  # a task file that fails to import is an error, not a gap
 
-        print("task types:")
-        for name, task in TASKS.items():
-            print(f"  {name:14s} {task.description}")
-    except ImportError:
-        pass
+    print("task types:")
+    for name, task in TASKS.items():
+        print(f"  {name:14s} {task.description}")
     return 0
 
 
