@@ -282,6 +282,8 @@ def setup(
     if not resume and until is None:
         check_output_dir(out, cfg.overwrite)
     checkpoint = resume_point(out, resume if until is None else True, until)
+    # the settings first: a changed seed or corpus is named as such, not as changed text
+    changes = resume_changes(cfg, out, checkpoint) if checkpoint is not None else {}
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)
     corpus = cfg.training_text()
@@ -334,7 +336,7 @@ def setup(
         run.counters = Counters(0, base.tokens_seen, base.train_flops, base.wall_seconds)
         run.start_tokens = base.tokens_seen
     if checkpoint is not None:
-        restore(run, checkpoint, resume_changes(cfg, out, checkpoint))
+        restore(run, checkpoint, changes)
     elif until is None or not (out / "config.yaml").is_file():
         write_resolved_config(run)
     return run
