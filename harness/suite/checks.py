@@ -94,7 +94,8 @@ def check_models(suite: Suite) -> list[str]:
 def check_distinct_models(suite: Suite) -> list[str]:
     """Two entries that differ in their name alone are one model under two labels: its
     comparison with itself would read as an ablation that changed nothing."""
-    problems, seen = [], {}  # type: ignore[var-annotated]
+    problems: list[str] = []
+    seen: dict[str, int] = {}  # a model's settings but its name -> its first index
     for i, m in enumerate(suite.models):
         same = json.dumps(m.model_dump(mode="json", exclude={"name"}), sort_keys=True)
         if same in seen:

@@ -37,12 +37,13 @@ def task_manager(folders: list[Path]) -> Any:
     for folder in folders:
         mine = TaskManager(include_path=[str(folder)], include_defaults=False)
         for name in mine.all_tasks:
-            if name in seen and seen[name] != _where(mine, name):
+            where = _where(mine, name)
+            if name in seen and seen[name] != where:
                 raise UserError(
-                    f"{_where(mine, name)}: the task name {name!r} is taken by {seen[name]}; "
+                    f"{where}: the task name {name!r} is taken by {seen[name]}; "
                     "give your task a name of its own"
                 )
-            seen[name] = _where(mine, name)
+            seen[name] = where
     return TaskManager(include_path=[str(SHIPPED), *map(str, folders)])
 
 

@@ -362,7 +362,7 @@ class TrainingCorpus:
         parts = [self.train.identity()]
         if self.validation is not None:
             parts.append(self.validation.identity())
-        if any(fp.endswith(UNVERSIONED) for part in parts for fp in part["sources"]):
+        if any(fp.endswith(f"#{UNVERSIONED}") for part in parts for fp in part["sources"]):
             return None
         return _digest(parts)
 

@@ -97,7 +97,7 @@ def _iter_hub(spec: str) -> Iterator[str]:
     yield from (t for ex in examples if (t := ex["text"]))
 
 
-UNVERSIONED = "#unversioned"  # a Hub source's fingerprint ends so where no revision is read
+UNVERSIONED = "unversioned"  # a Hub source's revision where none can be read (offline)
 
 
 @lru_cache(maxsize=256)
@@ -131,7 +131,7 @@ def _remote_revision(name: str) -> str:
         return str(sha)
     except Exception as exc:  # offline, private, unknown: the name is the best key left
         log.warning("hub:%s: no revision readable (%s): cached by name only", name, exc)
-        return UNVERSIONED[1:]
+        return UNVERSIONED
 
 
 def _stat(f: Path) -> tuple[int, int]:
