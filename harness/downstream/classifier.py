@@ -29,6 +29,7 @@ from transformers import (
 
 from harness.downstream.data import Example, Kind, TaskData
 from harness.results.metrics import METRICS
+from zoo.train.checkpoint import load_under_new_head
 
 log = logging.getLogger(__name__)
 
@@ -135,21 +136,24 @@ class Head:
 
 HEADS: dict[Kind, Head] = {
     "classification": Head(
-        lambda ckpt, task: AutoModelForSequenceClassification.from_pretrained(
-            ckpt, num_labels=task.num_labels
+        lambda ckpt, task: load_under_new_head(
+            AutoModelForSequenceClassification, str(ckpt), num_labels=task.num_labels
         ),
         _class_loss,
         _classes,
     ),
     "regression": Head(
-        lambda ckpt, task: AutoModelForSequenceClassification.from_pretrained(
-            ckpt, num_labels=task.num_labels, problem_type="regression"
+        lambda ckpt, task: load_under_new_head(
+            AutoModelForSequenceClassification,
+            str(ckpt),
+            num_labels=task.num_labels,
+            problem_type="regression",
         ),
         _regression_loss,
         _scores,
     ),
     "multiple_choice": Head(
-        lambda ckpt, task: AutoModelForMultipleChoice.from_pretrained(ckpt),
+        lambda ckpt, task: load_under_new_head(AutoModelForMultipleChoice, str(ckpt)),
         _class_loss,
         _classes,
         choices=True,

@@ -253,13 +253,14 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     import lm_eval
 
     from zoo.models import family_of
-    from zoo.train.checkpoint import hf_config
+    from zoo.train.checkpoint import check_weights_fit, hf_config
 
     p: LMEvalParams = ctx.params
     if ctx.checkpoint is None:
         raise UserError("lm_eval needs a checkpoint")
     if family_of(hf_config(str(ctx.checkpoint))).kind != "decoder":
         raise UserError(f"{ctx.checkpoint}: lm_eval scores causal LMs; this is an encoder")
+    check_weights_fit(str(ctx.checkpoint))  # lm-eval would only warn of a weight at random
     root = Path(p.data_dir) if p.data_dir else data_root()
     device, dtype = device_and_dtype(p)
     # lm-eval records `git describe` of the working directory, printing git's "fatal: not a

@@ -110,12 +110,53 @@ def load_model(name_or_path: str) -> PreTrainedModel:
     that do not fit the architecture (missing, unexpected or of another shape) are an error
     naming them, never a model left partly at random."""
     config = hf_config(name_or_path)
-    auto = family_of(config).auto_class()
+    model, info = _from_pretrained(family_of(config).auto_class(), name_or_path)
+    _refuse_unfit(name_or_path, info)
+    return model
+
+
+def check_weights_fit(name_or_path: str) -> None:
+    """Refuse a checkpoint that would load with part of its model at random: a weight its
+    architecture has that the file lacks, or holds in another shape. For a loader that only
+    warns of them (lm-eval's, through transformers' log, held to errors here). Weights the
+    file holds beyond the architecture are left unread, as the loader leaves them."""
+    config = hf_config(name_or_path)
+    _, info = _from_pretrained(family_of(config).auto_class(), name_or_path)
+    _refuse_unfit(name_or_path, {k: info[k] for k in ("missing_keys", "mismatched_keys")})
+
+
+def load_under_new_head(auto: Any, name_or_path: str, **kwargs: Any) -> PreTrainedModel:
+    """A checkpoint's pretrained body under a task's new head (`auto`, e.g.
+    AutoModelForSequenceClassification; `kwargs` to its from_pretrained). Only the head may
+    start at random: the modules outside the base model (classifier, score) and BERT's pooler
+    (an MLM checkpoint has none, as Hugging Face's BertForMaskedLM builds none). A weight of
+    the body missing from the checkpoint, or of another shape, is an error naming it: a body
+    left partly at random would be scored as the pretrained model. The pretraining head's
+    weights (`cls.*`, an LM head) are the checkpoint's own and are left unread."""
+    hf_config(name_or_path)  # its files as written (commit marker) and a config that reads
+    model, info = _from_pretrained(auto, name_or_path, **kwargs)
+    body = f"{model.base_model_prefix}."
+    new_body = [
+        k for k in info["missing_keys"] if k.startswith(body) and not k.startswith(f"{body}pooler.")
+    ]
+    _refuse_unfit(
+        name_or_path, {"missing_keys": new_body, "mismatched_keys": info["mismatched_keys"]}
+    )
+    return model
+
+
+def _from_pretrained(auto: Any, name_or_path: str, **kwargs: Any) -> tuple[PreTrainedModel, Any]:
+    """`auto.from_pretrained` with its loading info; a file that does not load is a UserError."""
     try:
-        model, info = auto.from_pretrained(name_or_path, output_loading_info=True)
+        model, info = auto.from_pretrained(name_or_path, output_loading_info=True, **kwargs)
     except (OSError, ValueError, RuntimeError, SafetensorError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise UserError(f"cannot load checkpoint {name_or_path!r}: {first}") from None
+    return cast(PreTrainedModel, model), info
+
+
+def _refuse_unfit(name_or_path: str, info: Any) -> None:
+    """An error naming the keys of `info` (missing, unexpected, mismatched) that are not empty."""
     wrong = {
         kind: sorted(str(k) for k in info[kind])
         for kind in ("missing_keys", "unexpected_keys", "mismatched_keys")
@@ -124,4 +165,3 @@ def load_model(name_or_path: str) -> PreTrainedModel:
     if wrong:
         said = "; ".join(f"{k.replace('_', ' ')}: {', '.join(v[:8])}" for k, v in wrong.items())
         raise UserError(f"{name_or_path}: the weights do not fit its config ({said})")
-    return cast(PreTrainedModel, model)

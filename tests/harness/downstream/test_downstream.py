@@ -378,3 +378,27 @@ def test_every_head_starts_from_the_checkpoints_encoder(tiny_encoder, kind) -> N
     assert set(pretrained) == set(encoder) - {k for k in encoder if k.startswith("pooler.")}
     for name, weight in pretrained.items():
         torch.testing.assert_close(encoder[name], weight, rtol=0, atol=0, msg=name)
+
+
+@pytest.mark.parametrize("kind", ["classification", "multiple_choice"])
+def test_an_encoder_whose_body_does_not_load_is_refused(tiny_encoder, tmp_path, kind) -> None:
+    """A checkpoint from elsewhere (no commit marker) whose body weight is stored under another
+    name: Hugging Face would start that weight at random with a warning, and the fine-tuned
+    score would stand for the pretrained model. It is refused, naming the weight."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from harness.downstream.classifier import HEADS
+
+    foreign = tmp_path / "foreign"
+    shutil.copytree(tiny_encoder, foreign)
+    (foreign / "hlm_commit.json").unlink()
+    task = GLUE["sst2"] if kind == "classification" else SUPERGLUE["copa"]
+    HEADS[kind].load(foreign, task)  # as it was: it loads
+    weights = load_file(foreign / "model.safetensors")
+    lost = "bert.encoder.layer.0.attention.self.query.weight"
+    weights["bert.encoder.layer.0.attention.self.query_renamed.weight"] = weights.pop(lost)
+    save_file(weights, foreign / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(UserError, match=r"weights do not fit.*missing keys: " + lost):
+        HEADS[kind].load(foreign, task)

@@ -58,6 +58,28 @@ def test_bad_arguments_are_named_by_flag(
     assert "did you mean 'hlm_boolq'" in capsys.readouterr().err
 
 
+def test_a_decoder_with_a_weight_lm_eval_would_start_at_random_is_refused(
+    tiny_decoder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A checkpoint from elsewhere (no commit marker) holding a layer's weight under another
+    name: lm-eval's loader would start that weight at random with a warning (held to errors
+    unless -v), and score the model. `hlm evaluate` refuses it, naming the weight."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    foreign = tmp_path / "foreign"
+    shutil.copytree(tiny_decoder, foreign)
+    (foreign / "hlm_commit.json").unlink()
+    weights = load_file(foreign / "model.safetensors")
+    lost = "gpt_neox.layers.0.attention.dense.weight"
+    weights["gpt_neox.layers.0.attention.dense_renamed.weight"] = weights.pop(lost)
+    save_file(weights, foreign / "model.safetensors", metadata={"format": "pt"})
+    assert hlm(["evaluate", str(foreign), "--tasks", "hlm_boolq", "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "weights do not fit" in err and f"missing keys: {lost}" in err
+
+
 def test_a_default_label_names_the_run() -> None:
     from harness.run.evaluate import default_label
 
