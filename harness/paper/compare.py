@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.paper.figures import Role
-from harness.paper.sources import Source, final_values, rows_of, waiting
+from harness.paper.labels import at_steps, protocol, run_label
+from harness.paper.sources import Source, final_values, waiting
 from harness.results.leaderboard import final_rows
 from harness.results.metrics import metric_info
 from harness.results.stats import (
@@ -38,7 +38,6 @@ from harness.results.stats import (
     magnitude,
     per_example,
 )
-from zoo.train.finetune_settings import CausalFinetuneConfig
 
 
 @dataclass(frozen=True)
@@ -80,56 +79,7 @@ class Measured:
     evidence: SeedEvidence | None = None
     runs: dict[Role, str] = field(default_factory=dict)
     seeds: tuple[int, ...] = ()  # the pretraining seeds compared (both arms have them)
-
-
-def _at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
-    d = rows_of(rows, model, source.task, source.metric)
-    return d.sort_values("timestamp").drop_duplicates(["seed", "step", "sweep"], keep="last")
-
-
-def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
-    """What we ran for `model`: its last checkpoint's step and tokens (over its seeds)."""
-    d = final_rows(_at_steps(rows, model, source))
-    if d.empty or d["step"].isna().all():
-        return model
-    step, tokens = int(d["step"].max()), d["tokens_seen"].max()
-    seen = "" if pd.isna(tokens) else f", {float(tokens) / 1e6:.1f}M tokens"
-    ft = sorted({n for c in d["config"].dropna() if (n := _causal_finetune_steps(c, model))})
-    tuned = f", then {'/'.join(map(str, ft))} causal fine-tuning steps" if ft else ""
-    return f"{model} ({step} steps{seen}{tuned})"
-
-
-class _TunedSteps(BaseModel):
-    """The one fine-tuning setting a label names; the others are not read here, so that a
-    row written with settings added later still reads."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    steps: int = Field(CausalFinetuneConfig.model_fields["steps"].default, gt=0)
-
-
-class _TunedCell(BaseModel):
-    """The part of a row's cell configuration (its `config` JSON) that says whether and how
-    long the model was fine-tuned causally."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    finetune_causal: bool = False
-    finetune: _TunedSteps = Field(default_factory=_TunedSteps)
-
-
-def _causal_finetune_steps(config: str, model: str) -> int | None:
-    """The causal fine-tuning steps a row's cell configuration ran, None without. A
-    configuration that does not say is an error naming the model: a label that silently
-    dropped the fine-tuning would say the model ran less than it did."""
-    try:
-        cell = _TunedCell.model_validate_json(config)
-    except ValidationError as err:
-        raise ValueError(
-            f"{model}: a row's config does not say whether (or how long) it was fine-tuned "
-            f"causally: {err.errors()[0]['loc']} {err.errors()[0]['msg']}"
-        ) from err
-    return cell.finetune.steps if cell.finetune_causal else None
+    protocol: str = ""  # how both arms were evaluated, in words (`labels.protocol`)
 
 
 def speed_ratio(data: SuiteRows, model: str) -> tuple[float, str] | None:
@@ -151,8 +101,8 @@ def _equal_time(
     """Per seed: `role` at its last checkpoint; vanilla at the checkpoint nearest the step
     it reaches in the same time (`role`'s steps x the side-by-side speed ratio's inverse)."""
     ratio, where = speed
-    mine = final_rows(_at_steps(rows, source.roles[role], source)).set_index("seed")
-    base = _at_steps(rows, source.roles["vanilla"], source)
+    mine = final_rows(at_steps(rows, source.roles[role], source)).set_index("seed")
+    base = at_steps(rows, source.roles["vanilla"], source)
     if mine.empty or base.empty:
         return mine["value"], pd.Series(dtype=float), ""
     picks, notes = {}, []
@@ -183,8 +133,8 @@ def _paired_points(rows: pd.DataFrame, source: Source, role: Role) -> pd.DataFra
     """role and vanilla per (sweep point, step, seed) both evaluated, with their gap."""
     keys = ["sweep", "step", "seed"]
     d = {
-        "mine": _at_steps(rows, source.roles[role], source).set_index(keys)["value"],
-        "base": _at_steps(rows, source.roles["vanilla"], source).set_index(keys)["value"],
+        "mine": at_steps(rows, source.roles[role], source).set_index(keys)["value"],
+        "base": at_steps(rows, source.roles["vanilla"], source).set_index(keys)["value"],
     }
     both = pd.concat(d, axis=1).dropna().reset_index()
     if source.at == "sweep":  # the last step of each (point, seed)
@@ -292,4 +242,10 @@ def measure(
     runs = {r: run_label(data.rows, source.roles[r], source) for r in (role, "vanilla")}
     if source.at == "equal-time" and speed is not None:  # vanilla stopped earlier
         runs["vanilla"] = f"{source.roles['vanilla']} (at the checkpoint of equal time)"
-    return Measured(found.ours, found.comparison, found.detail, found.evidence, runs, found.seeds)
+    said = {r: protocol(data.rows, source.roles[r], source) for r in (role, "vanilla")}
+    how = (
+        said[role]
+        if said[role] == said["vanilla"]
+        else f"{role}: {said[role]}; vanilla: {said['vanilla']}"
+    )
+    return replace(found, runs=runs, protocol=how)

@@ -136,8 +136,9 @@ def _why(f: Finding) -> str:
     passed = [g.text for g in f.gates if g.passed]
     if passed and f.verdict != "not comparable":
         parts.append("gates passed: " + "; ".join(passed))
-    if f.source.differs:
-        parts.append(f"protocol: {f.source.differs}")
+    ours = f"ours: {f.measured.protocol}" if f.measured and f.measured.protocol else ""
+    if said := "; ".join(x for x in (ours, f.source.differs) if x):
+        parts.append(f"protocol: {said}")
     if f.measured is not None:
         parts += [f.measured.detail] if f.measured.detail else []
         if f.measured.evidence is not None:

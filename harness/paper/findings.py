@@ -21,7 +21,7 @@ their Δ, interval and p are shown (and corrected with the rest), with no verdic
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -230,9 +230,7 @@ def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
         rows = data[s.suite].rows
         parts = _parts_detail(rows[rows["seed"].isin(found.seeds)], s, f.role)
         detail = "; ".join(x for x in (found.detail, parts) if x)
-        found = Measured(
-            found.ours, found.comparison, detail, found.evidence, found.runs, found.seeds
-        )
+        found = replace(found, detail=detail)
     f.measured = found
 
 

@@ -72,6 +72,9 @@ class TaskType:
     # {name: path}; their contents join the cell id, as plugin files' do, so that an edited
     # definition (a user's lm-eval task folder) is computed anew, not read as done
     definition_files: Callable[[Any, Path], dict[str, Path]] | None = None
+    # its params in words, as a reader compares them with another protocol (the paper's):
+    # what a row of it ran ("fine-tuned 3 epochs ... on at most 4000 training examples")
+    describe: Callable[[Any], str] | None = None
     # the Hub task type of its results for a model kind ("encoder" -> "text-classification");
     # a kind not named: not a Hub evaluation (kept in the model card's table only)
     hub_tasks: dict[str, str] = field(default_factory=dict)

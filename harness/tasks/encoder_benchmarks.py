@@ -96,6 +96,30 @@ class XNLIParams(FinetuneParams):
     epochs: int = Field(3, gt=0)
 
 
+def describe(p: FinetuneParams, trained_on: str = "") -> str:
+    """What a fine-tuning row ran, in words: epochs, loss and rate, and how many training and
+    evaluation examples each task had (`trained_on`: which training set, default each task's,
+    named where the suite lists them)."""
+    lr, _ = LOSS_DEFAULTS[p.loss]
+    loss = "balanced CE" if p.loss == "balanced" else "plain CE"
+    train = f"at most {p.max_examples}" if p.max_examples else "all the"
+    listed = f" ({', '.join(p.tasks)})" if p.tasks else ""
+    scored = f"at most {p.max_eval_examples} examples of" if p.max_eval_examples else "all of"
+    runs = f", mean of {p.finetune_seeds} fine-tuning runs" if p.finetune_seeds > 1 else ""
+    return (
+        f"fine-tuned {p.epochs} epochs ({loss}, lr {p.lr or lr:g}, batch {p.batch_size}) on "
+        f"{train} training examples {trained_on or 'of each task' + listed}, scored on "
+        f"{scored} each one's evaluation split{runs}"
+    )
+
+
+def describe_xnli(p: XNLIParams) -> str:
+    """`describe`, with the XNLI set-up, its languages and where the local splits come from."""
+    trained_on = "of English alone" if p.mode == "zero-shot" else "of each language"
+    local = f"; {xnli('en').notes}" if p.source == "local" else ""
+    return f"{p.mode}, {', '.join(p.languages)}: {describe(p, trained_on)}{local}"
+
+
 def _cap(examples: list[Example], n: int | None, seed: int = 0) -> list[Example]:
     if n is None or len(examples) <= n:
         return examples
@@ -307,6 +331,7 @@ GLUE_TASK = TaskType(
     "MRPC/QQP acc+F1, acc elsewhere",
     run=_benchmark_runner("glue", GLUE, GLUE_DEFAULT),
     params=FinetuneParams,
+    describe=describe,
     kinds=("encoder",),
     check=_check(GLUE, GLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
@@ -318,6 +343,7 @@ SUPERGLUE_TASK = TaskType(
     description="SuperGLUE fine-tuning: BoolQ, CB, COPA (multiple choice), WiC accuracy",
     run=_benchmark_runner("superglue", SUPERGLUE, SUPERGLUE_DEFAULT),
     params=FinetuneParams,
+    describe=describe,
     kinds=("encoder",),
     check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
@@ -329,6 +355,7 @@ SYNTHETIC_TASK = TaskType(
     "language: no download",
     run=_benchmark_runner("synthetic", SYNTHETIC, ["agreement"]),
     params=FinetuneParams,
+    describe=describe,
     kinds=("encoder",),
     check=_check(SYNTHETIC, ["agreement"]),
     hub_tasks={"encoder": "text-classification"},
@@ -339,6 +366,7 @@ XNLI_TASK = TaskType(
     "accuracy per language and average",
     run=run_xnli,
     params=XNLIParams,
+    describe=describe_xnli,
     kinds=("encoder",),
     check=_check_xnli,
     hub_tasks={"encoder": "text-classification"},

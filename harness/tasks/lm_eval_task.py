@@ -322,6 +322,18 @@ def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
     return folder_files(p.include_path, suite_dir)
 
 
+def describe(p: LMEvalParams) -> str:
+    """What an lm_eval row ran, in words: the shots and the examples scored."""
+    shots = "zero-shot" if p.num_fewshot == 0 else f"{p.num_fewshot}-shot"
+    if p.limit is None:
+        scored = "every example"
+    elif isinstance(p.limit, int):
+        scored = f"the first {p.limit} examples of each task (lm-eval's limit)"
+    else:
+        scored = f"the first {p.limit:.0%} of each task's examples (lm-eval's limit)"
+    return f"lm-eval, {shots}, on {scored}"
+
+
 # the shipped local tasks' gates, by sub-task, or by sub-task/metric where a metric needs its
 # own bar; BoolQ has none: the paper's own vanilla decoder scores 47.8 % (Table 4), below
 # both chance and the majority answer, so no bar on it would hold
@@ -358,6 +370,7 @@ LM_EVAL_TASK = TaskType(
     kinds=("decoder",),
     check=_check,
     definition_files=_definition_files,
+    describe=describe,
     hub_tasks={"decoder": "text-generation"},
     hub_datasets=LM_EVAL_HUB_DATASETS,
     gates=LM_EVAL_GATES,

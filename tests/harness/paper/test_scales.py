@@ -4,10 +4,8 @@ labelled with the GPU, their own power table, and a run label that says what was
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from harness.paper.document import headline, render
@@ -16,7 +14,7 @@ from harness.paper.findings import findings
 from harness.paper.scales import CPU, GPU, SCALES, Scale
 from harness.paper.sources import source_of
 from harness.suite import load_suite
-from tests.harness.paper.rows import by_key, encoder_rows, paper_row
+from tests.harness.paper.rows import by_key, encoder_rows
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -82,50 +80,6 @@ def test_a_larger_scale_states_its_power_and_says_when_one_arm_has_rows(tmp_path
     avg = by_key([f for f in findings(cwt) if f.scale == "GPU"], "table1-tokens: GLUE average")
     assert avg.verdict == "not comparable" and "gate failed" not in avg.reason
     assert avg.reason.startswith("no rows: the vanilla model bert-small-ce has no glue/average")
-
-
-def test_a_fine_tuned_models_run_label_names_its_causal_fine_tuning_steps() -> None:
-    """The `our run` column says what we ran: the fine-tuning steps come from the rows' cell
-    configuration, not from a constant."""
-    from harness.paper.compare import run_label
-    from harness.paper.sources import source_of
-
-    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
-    cell = {"finetune_causal": True, "finetune": {"steps": 180}}
-    rows = pd.DataFrame(
-        [
-            {
-                **paper_row(m, "validation", "val_ce", 5.0, 0, 3600),
-                "tokens_seen": 1.47e7,
-                "config": c,
-            }
-            for m, c in (("a-ce", "{}"), ("a-cwt-ft", json.dumps(cell)))
-        ]
-    )
-    assert run_label(rows, "a-cwt-ft", source) == (
-        "a-cwt-ft (3600 steps, 14.7M tokens, then 180 causal fine-tuning steps)"
-    )
-    assert run_label(rows, "a-ce", source) == "a-ce (3600 steps, 14.7M tokens)"
-    assert "10,000 causal fine-tuning steps" in source.differs and "100 " not in source.differs
-
-
-def test_a_run_label_reads_fine_tuning_steps_past_settings_it_does_not_know() -> None:
-    """A row written with a fine-tuning setting this version lacks still names its steps; a
-    row whose steps cannot be read is an error naming the model, not a label without them."""
-    from harness.paper.compare import run_label
-    from harness.paper.sources import source_of
-
-    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
-
-    def rows(finetune: dict) -> pd.DataFrame:
-        cell = {"finetune_causal": True, "finetune": finetune, "later_setting": 1}
-        row = paper_row("a-cwt-ft", "validation", "val_ce", 5.0, 0, 3600)
-        return pd.DataFrame([{**row, "tokens_seen": 1.47e7, "config": json.dumps(cell)}])
-
-    later = rows({"steps": 180, "schedule": "cosine"})
-    assert run_label(later, "a-cwt-ft", source).endswith("then 180 causal fine-tuning steps)")
-    with pytest.raises(ValueError, match=r"a-cwt-ft: a row's config does not say .*steps"):
-        run_label(rows({"steps": "many"}), "a-cwt-ft", source)
 
 
 def test_a_scale_whose_vanilla_arm_alone_has_rows_shows_its_gates(tmp_path) -> None:

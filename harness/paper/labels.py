@@ -1,0 +1,113 @@
+"""What we ran, in words, for one model of a paper figure: its run label (steps, tokens,
+causal fine-tuning) and its evaluation protocol (the task type's `describe` over the params
+its cells recorded), read from the rows themselves, so that a label says what ran.
+
+Each reads only the parts of a row's cell configuration it names (pydantic models that
+ignore the rest), so that rows written with settings added later still read; a part that
+does not read is an error naming the model, never a label that silently drops it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.paper.sources import Source, rows_of
+from harness.results.leaderboard import final_rows
+from harness.tasks import TASKS
+from zoo.train.finetune_settings import CausalFinetuneConfig
+
+
+def at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
+    d = rows_of(rows, model, source.task, source.metric)
+    return d.sort_values("timestamp").drop_duplicates(["seed", "step", "sweep"], keep="last")
+
+
+def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
+    """What we ran for `model`: its last checkpoint's step and tokens (over its seeds)."""
+    d = final_rows(at_steps(rows, model, source))
+    if d.empty or d["step"].isna().all():
+        return model
+    step, tokens = int(d["step"].max()), d["tokens_seen"].max()
+    seen = "" if pd.isna(tokens) else f", {float(tokens) / 1e6:.1f}M tokens"
+    ft = sorted({n for c in d["config"].dropna() if (n := _causal_finetune_steps(c, model))})
+    tuned = f", then {'/'.join(map(str, ft))} causal fine-tuning steps" if ft else ""
+    return f"{model} ({step} steps{seen}{tuned})"
+
+
+class _TunedSteps(BaseModel):
+    """The one fine-tuning setting a label names; the others are not read here, so that a
+    row written with settings added later still reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    steps: int = Field(CausalFinetuneConfig.model_fields["steps"].default, gt=0)
+
+
+class _TunedCell(BaseModel):
+    """The part of a row's cell configuration (its `config` JSON) that says whether and how
+    long the model was fine-tuned causally."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    finetune_causal: bool = False
+    finetune: _TunedSteps = Field(default_factory=_TunedSteps)
+
+
+def _causal_finetune_steps(config: str, model: str) -> int | None:
+    """The causal fine-tuning steps a row's cell configuration ran, None without. A
+    configuration that does not say is an error naming the model: a label that silently
+    dropped the fine-tuning would say the model ran less than it did."""
+    try:
+        cell = _TunedCell.model_validate_json(config)
+    except ValidationError as err:
+        raise ValueError(
+            f"{model}: a row's config does not say whether (or how long) it was fine-tuned "
+            f"causally: {err.errors()[0]['loc']} {err.errors()[0]['msg']}"
+        ) from err
+    return cell.finetune.steps if cell.finetune_causal else None
+
+
+class _TaskOfCell(BaseModel):
+    """The task part of a row's cell configuration: its type and the params as written."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class _CellTask(BaseModel):
+    """The task of a row's cell configuration; None where a row records none (every row `hlm
+    run` writes records one, as `_TunedCell` reads fine-tuning that rows may leave out)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task: _TaskOfCell | None = None
+
+
+def protocol(rows: pd.DataFrame, model: str, source: Source) -> str:
+    """How `model`'s rows of `source` were evaluated, in words (its task type's `describe`
+    over the params its cells recorded); "" for a task type without one. Cells that ran
+    differently are each described, joined by " / "."""
+    d = final_rows(at_steps(rows, model, source))
+    said = sorted({text for c in d["config"].dropna() if (text := _described(c, model))})
+    return " / ".join(said)
+
+
+def _described(config: str, model: str) -> str:
+    try:
+        task = _CellTask.model_validate_json(config).task
+        if task is None:
+            return ""
+        spec = TASKS.get(task.type)
+        return (
+            "" if spec.describe is None else spec.describe(spec.params.model_validate(task.params))
+        )
+    except ValidationError as err:
+        raise ValueError(
+            f"{model}: a row's task params do not read: {err.errors()[0]['loc']} "
+            f"{err.errors()[0]['msg']}"
+        ) from err

@@ -1,0 +1,113 @@
+"""What we ran, in words (`harness.paper.labels`): a run label's steps, tokens and causal
+fine-tuning, and an evaluation protocol, each read from the rows' cell configuration rather
+than from a constant, and an error naming the model where a row does not say."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from harness.paper.figures import PAPER
+from harness.paper.labels import protocol, run_label
+from harness.paper.sources import source_of
+from tests.harness.paper.rows import paper_row
+
+
+def test_a_fine_tuned_models_run_label_names_its_causal_fine_tuning_steps() -> None:
+    """The `our run` column says what we ran: the fine-tuning steps come from the rows' cell
+    configuration, not from a constant."""
+    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
+    cell = {"finetune_causal": True, "finetune": {"steps": 180}}
+    rows = pd.DataFrame(
+        [
+            {
+                **paper_row(m, "validation", "val_ce", 5.0, 0, 3600),
+                "tokens_seen": 1.47e7,
+                "config": c,
+            }
+            for m, c in (("a-ce", "{}"), ("a-cwt-ft", json.dumps(cell)))
+        ]
+    )
+    assert run_label(rows, "a-cwt-ft", source) == (
+        "a-cwt-ft (3600 steps, 14.7M tokens, then 180 causal fine-tuning steps)"
+    )
+    assert run_label(rows, "a-ce", source) == "a-ce (3600 steps, 14.7M tokens)"
+    assert "10,000 causal fine-tuning steps" in source.differs and "100 " not in source.differs
+
+
+def test_a_run_label_reads_fine_tuning_steps_past_settings_it_does_not_know() -> None:
+    """A row written with a fine-tuning setting this version lacks still names its steps; a
+    row whose steps cannot be read is an error naming the model, not a label without them."""
+    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
+
+    def rows(finetune: dict) -> pd.DataFrame:
+        cell = {"finetune_causal": True, "finetune": finetune, "later_setting": 1}
+        row = paper_row("a-cwt-ft", "validation", "val_ce", 5.0, 0, 3600)
+        return pd.DataFrame([{**row, "tokens_seen": 1.47e7, "config": json.dumps(cell)}])
+
+    later = rows({"steps": 180, "schedule": "cosine"})
+    assert run_label(later, "a-cwt-ft", source).endswith("then 180 causal fine-tuning steps)")
+    with pytest.raises(ValueError, match=r"a-cwt-ft: a row's config does not say .*steps"):
+        run_label(rows({"steps": "many"}), "a-cwt-ft", source)
+
+
+def _glue_rows(params: dict[str, dict]) -> pd.DataFrame:
+    """One glue/average row per model, its cell configuration holding `params[model]`."""
+    return pd.DataFrame(
+        [
+            {
+                **paper_row(m, "glue/average", "average", 0.5, 0),
+                "config": json.dumps({"task": {"type": "glue", "params": p}, "model": m}),
+            }
+            for m, p in params.items()
+        ]
+    )
+
+
+def test_the_protocol_is_read_from_the_params_the_cells_ran() -> None:
+    """The report's `ours:` protocol comes from each arm's recorded task params (defaults
+    filled by the task type), so a suite that fine-tunes longer or on more examples says so."""
+    source = source_of(next(f for f in PAPER if f.key.startswith("table1-tokens: GLUE average")))
+    rows = _glue_rows(
+        {
+            "bert-tiny-ce": {"tasks": ["sst2", "stsb"], "epochs": 3, "max_examples": 4000},
+            "bert-tiny-cwt": {"tasks": ["sst2", "stsb"], "max_eval_examples": 500},
+        }
+    )
+    assert protocol(rows, "bert-tiny-ce", source) == (
+        "fine-tuned 3 epochs (balanced CE, lr 1e-05, batch 32) on at most 4000 training "
+        "examples of each task (sst2, stsb), scored on all of each one's evaluation split"
+    )
+    assert protocol(rows, "bert-tiny-cwt", source).startswith("fine-tuned 10 epochs (")
+    assert "at most 500 examples of each one's evaluation split" in protocol(
+        rows, "bert-tiny-cwt", source
+    )
+    assert "4000" not in source.differs and "3 epochs" not in source.differs
+
+
+def test_the_protocol_of_an_lm_eval_row_names_its_limit() -> None:
+    source = source_of(next(f for f in PAPER if f.key.startswith("figure7: batch sweep: LAMBADA")))
+    cell = {"task": {"type": "lm_eval", "params": {"tasks": ["hlm_lambada"], "limit": 1000}}}
+    row = paper_row("pythia-tiny-ce", "lm_eval/hlm_lambada", "acc", 0.0, 0)
+    rows = pd.DataFrame([{**row, "config": json.dumps(cell)}])
+    assert protocol(rows, "pythia-tiny-ce", source) == (
+        "lm-eval, zero-shot, on the first 1000 examples of each task (lm-eval's limit)"
+    )
+    full = {"task": {"type": "lm_eval", "params": {"tasks": ["hlm_lambada"], "num_fewshot": 2}}}
+    rows = pd.DataFrame([{**row, "config": json.dumps(full)}])
+    assert protocol(rows, "pythia-tiny-ce", source) == "lm-eval, 2-shot, on every example"
+
+
+def test_a_task_without_a_description_says_nothing_and_bad_params_are_named() -> None:
+    """A task type without `describe` (validation) adds no protocol; params that no longer
+    read are an error naming the model, not a protocol left out."""
+    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
+    row = paper_row("a-ce", "validation", "val_ce", 5.0, 0)
+    rows = pd.DataFrame([{**row, "config": json.dumps({"task": {"type": "validation"}})}])
+    assert protocol(rows, "a-ce", source) == ""
+    glue = source_of(next(f for f in PAPER if f.key.startswith("table1-tokens: GLUE average")))
+    bad = _glue_rows({"bert-tiny-ce": {"epochs": "many"}})
+    with pytest.raises(ValueError, match=r"bert-tiny-ce: a row's task params do not read"):
+        protocol(bad, "bert-tiny-ce", glue)
