@@ -1,8 +1,9 @@
 """A suite expanded into cells: one model x sweep point x seed x task each, keyed by hashes.
 
-A cell's id is a hash of its resolved configuration (plugin files' contents included, and
-those of the files that define its task: a user's lm-eval task folder), so a re-run computes
-only what is missing and an edited definition is computed anew. Its pretraining is a typed
+A cell's id is a hash of its resolved configuration (plugin files' contents included, those
+of the files that define its task: a user's lm-eval task folder, and any task default it
+relies on that changed since it was pinned, `harness.tasks.keyed_defaults`), so a re-run
+computes only what is missing and an edited definition is computed anew. Its pretraining is a typed
 `PretrainConfig` whose hash (the pretraining key) names its folder `<runs>/pretrain/<key>/`,
 shared by every task and suite that needs the same pretraining.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from harness.suite import ModelEntry, Suite, TaskEntry
 from harness.tasks import TASKS
+from harness.tasks.keyed_defaults import moved_defaults
 from zoo.models import get_spec
 from zoo.registry import Registry
 from zoo.train.budgets import BudgetMarks
@@ -139,6 +141,8 @@ def expand(suite: Suite) -> list[Cell]:
             }
             if files := _definition_digests(task_here, Path(suite.path).parent):
                 config["task_files"] = files  # only where there are: other ids stay as they were
+            if moved := moved_defaults(task_here.type, task_here.params):
+                config["task_defaults"] = moved  # a default it relies on changed: a new id
             cell_id = digest(config)
             if cell_id in seen:  # a task the point's `tasks.` keys do not sweep: once
                 continue

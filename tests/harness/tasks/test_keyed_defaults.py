@@ -1,0 +1,67 @@
+"""Task defaults pinned (`harness.tasks.keyed_defaults`): every param of every built-in task
+type is pinned, and a default changed in code gives a new id to exactly the cells that rely
+on it, so that their old rows never stand for the new default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.run.cells import expand
+from harness.suite import load_suite
+from harness.tasks import TASKS
+from harness.tasks.keyed_defaults import PINNED, defaults_now, moved_defaults
+
+ROOT = Path(__file__).resolve().parents[3]
+BUILT_IN = sorted(
+    name for name in TASKS.names() if TASKS.get(name).run.__module__.startswith("harness.tasks.")
+)
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_every_param_of_a_built_in_task_type_is_pinned(name: str) -> None:
+    """A param added later is pinned with it; a pinned name that is no param is a typo."""
+    params = TASKS.get(name).params
+    optional = {k for k, f in params.model_fields.items() if not f.is_required()}
+    assert name in PINNED, f"{name}: pin its params' defaults in harness/tasks/keyed_defaults.py"
+    assert set(PINNED[name]) == optional, (
+        f"{name}: pin {sorted(optional - set(PINNED[name]))} at their first default; "
+        f"no such param: {sorted(set(PINNED[name]) - optional)}"
+    )
+
+
+def test_no_default_has_moved_since_it_was_pinned() -> None:
+    """Today the code's defaults are the pinned ones (so no committed cell changes its id)."""
+    for name in BUILT_IN:
+        required = {"tasks": ["hlm_boolq"]} if name == "lm_eval" else {}
+        now = defaults_now(name, required)
+        assert {k: now[k] for k in PINNED[name]} == PINNED[name], name
+
+
+def test_a_moved_default_rekeys_only_the_cells_that_rely_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite_file = tmp_path / "s.yaml"
+    suite_file.write_text(
+        "name: s\nmodels:\n  - {preset: bert-tiny, objective: ce}\n"
+        "recipe: {corpus: ['synthetic:100'], steps: 2, batch_size: 2, seq_len: 32, "
+        "vocab_size: 400}\nseeds: [0]\ntasks:\n"
+        "  - {type: glue, name: default-epochs, params: {tasks: [sst2], source: local}}\n"
+        "  - {type: glue, name: own-epochs, params: {tasks: [sst2], source: local, epochs: 3}}\n"
+    )
+    before = {c.task.label(): c for c in expand(load_suite(suite_file))}
+    assert all("task_defaults" not in c.config for c in before.values())
+    # as if `epochs` had been pinned at 4 and the code's default were now 10
+    monkeypatch.setitem(PINNED, "glue", {**PINNED["glue"], "epochs": 4})
+    assert moved_defaults("glue", {"tasks": ["sst2"]}) == {"epochs": 10}
+    after = {c.task.label(): c for c in expand(load_suite(suite_file))}
+    assert after["default-epochs"].config["task_defaults"] == {"epochs": 10}
+    assert after["default-epochs"].cell_id != before["default-epochs"].cell_id
+    assert after["own-epochs"].cell_id == before["own-epochs"].cell_id
+    assert after["own-epochs"].pretrain_key == before["own-epochs"].pretrain_key
+
+
+def test_a_task_type_not_pinned_moves_nothing() -> None:
+    """A plugin's task type: its file's contents key its cells instead."""
+    assert moved_defaults("a-plugin-task", {}) == {}
