@@ -154,12 +154,20 @@ def run_validation(ctx: TaskContext) -> list[Result]:
     return _evaluate(ctx, ctx.checkpoint, _held_out_text(ctx))
 
 
+def describe(p: ValidationParams) -> str:
+    """What a validation row scored, in words: how many batches of which text."""
+    size = f"{p.batch_size} sequences" if p.batch_size else "the pretraining micro-batch"
+    text = ", ".join(p.corpus) if p.corpus else "the run's held-out text"
+    return f"scored on {p.batches} batches of {size} from {text}"
+
+
 VALIDATION = TaskType(
     name="validation",
     description="validation loss / perplexity on held-out text "
     "(objective loss, LM-head CE and ppl)",
     run=run_validation,
     params=ValidationParams,
+    describe=describe,
     metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl", "context_gain"),
     hub_tasks={"encoder": "fill-mask", "decoder": "text-generation"},
     gates={"": VALIDATION_GATE},

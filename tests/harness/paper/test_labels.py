@@ -87,6 +87,16 @@ def test_the_protocol_is_read_from_the_params_the_cells_ran() -> None:
     assert "4000" not in source.differs and "3 epochs" not in source.differs
 
 
+def test_the_protocol_of_a_validation_row_names_its_batches_and_text() -> None:
+    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
+    row = paper_row("a-ce", "validation", "val_ce", 5.0, 0)
+    cell = {"task": {"type": "validation", "params": {"batches": 4, "batch_size": 16}}}
+    rows = pd.DataFrame([{**row, "config": json.dumps(cell)}])
+    assert protocol(rows, "a-ce", source) == (
+        "scored on 4 batches of 16 sequences from the run's held-out text"
+    )
+
+
 def test_the_protocol_of_an_lm_eval_row_names_its_limit() -> None:
     source = source_of(next(f for f in PAPER if f.key.startswith("figure7: batch sweep: LAMBADA")))
     cell = {"task": {"type": "lm_eval", "params": {"tasks": ["hlm_lambada"], "limit": 1000}}}
@@ -101,12 +111,12 @@ def test_the_protocol_of_an_lm_eval_row_names_its_limit() -> None:
 
 
 def test_a_task_without_a_description_says_nothing_and_bad_params_are_named() -> None:
-    """A task type without `describe` (validation) adds no protocol; params that no longer
+    """A task type without `describe` (synonyms) adds no protocol; params that no longer
     read are an error naming the model, not a protocol left out."""
-    source = source_of(next(f for f in PAPER if f.key.startswith("table3: validation")))
-    row = paper_row("a-ce", "validation", "val_ce", 5.0, 0)
-    rows = pd.DataFrame([{**row, "config": json.dumps({"task": {"type": "validation"}})}])
-    assert protocol(rows, "a-ce", source) == ""
+    source = source_of(next(f for f in PAPER if f.key.startswith("appendix-a: cosine")))
+    row = paper_row("bert-tiny-ce", "synonyms", "synonym_cosine", 0.2, 0)
+    rows = pd.DataFrame([{**row, "config": json.dumps({"task": {"type": "synonyms"}})}])
+    assert protocol(rows, "bert-tiny-ce", source) == ""
     glue = source_of(next(f for f in PAPER if f.key.startswith("table1-tokens: GLUE average")))
     bad = _glue_rows({"bert-tiny-ce": {"epochs": "many"}})
     with pytest.raises(ValueError, match=r"bert-tiny-ce: a row's task params do not read"):
