@@ -96,21 +96,24 @@ class XNLIParams(FinetuneParams):
     epochs: int = Field(3, gt=0)
 
 
-def describe(p: FinetuneParams, trained_on: str = "") -> str:
+def describe(p: FinetuneParams, trained_on: str) -> str:
     """What a fine-tuning row ran, in words: epochs, loss and rate, and how many training and
-    evaluation examples each task had (`trained_on`: which training set, default each task's,
-    named where the suite lists them)."""
+    evaluation examples each task had (`trained_on`: which training sets)."""
     lr, _ = LOSS_DEFAULTS[p.loss]
     loss = "balanced CE" if p.loss == "balanced" else "plain CE"
     train = f"at most {p.max_examples}" if p.max_examples else "all the"
-    listed = f" ({', '.join(p.tasks)})" if p.tasks else ""
     scored = f"at most {p.max_eval_examples} examples of" if p.max_eval_examples else "all of"
     runs = f", mean of {p.finetune_seeds} fine-tuning runs" if p.finetune_seeds > 1 else ""
     return (
         f"fine-tuned {p.epochs} epochs ({loss}, lr {p.lr or lr:g}, batch {p.batch_size}) on "
-        f"{train} training examples {trained_on or 'of each task' + listed}, scored on "
-        f"{scored} each one's evaluation split{runs}"
+        f"{train} training examples {trained_on}, scored on {scored} each one's evaluation "
+        f"split{runs}"
     )
+
+
+def describer(default: list[str]) -> Callable[[FinetuneParams], str]:
+    """`describe` for a benchmark whose sub-tasks default to `default`, naming the tasks."""
+    return lambda p: describe(p, f"of each task ({', '.join(p.tasks or default)})")
 
 
 def describe_xnli(p: XNLIParams) -> str:
@@ -331,7 +334,7 @@ GLUE_TASK = TaskType(
     "MRPC/QQP acc+F1, acc elsewhere",
     run=_benchmark_runner("glue", GLUE, GLUE_DEFAULT),
     params=FinetuneParams,
-    describe=describe,
+    describe=describer(GLUE_DEFAULT),
     kinds=("encoder",),
     check=_check(GLUE, GLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
@@ -343,7 +346,7 @@ SUPERGLUE_TASK = TaskType(
     description="SuperGLUE fine-tuning: BoolQ, CB, COPA (multiple choice), WiC accuracy",
     run=_benchmark_runner("superglue", SUPERGLUE, SUPERGLUE_DEFAULT),
     params=FinetuneParams,
-    describe=describe,
+    describe=describer(SUPERGLUE_DEFAULT),
     kinds=("encoder",),
     check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
@@ -355,7 +358,7 @@ SYNTHETIC_TASK = TaskType(
     "language: no download",
     run=_benchmark_runner("synthetic", SYNTHETIC, ["agreement"]),
     params=FinetuneParams,
-    describe=describe,
+    describe=describer(["agreement"]),
     kinds=("encoder",),
     check=_check(SYNTHETIC, ["agreement"]),
     hub_tasks={"encoder": "text-classification"},
