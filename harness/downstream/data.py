@@ -217,10 +217,12 @@ def load_examples(
     data_dir: Path | None,
     files: list[str] | None = None,
     user_reader: Callable[[Path, TaskData], list[Example]] | None = None,
+    revision: str | None = None,
 ) -> list[Example]:
-    """Examples of `split` ("train" or "eval") from the hub, the known local files, or `files`
-    the user points at (read with the task's local reader, else `user_reader`, else jsonl).
-    Tasks with built-in data (`generate`) ignore the source."""
+    """Examples of `split` ("train" or "eval") from the hub (at `revision`: a commit, branch
+    or tag of the dataset; None: its main branch when it is read), the known local files, or
+    `files` the user points at (read with the task's local reader, else `user_reader`, else
+    jsonl). Tasks with built-in data (`generate`) ignore the source."""
     if task.generate is not None:
         return task.generate(split)
     if source == "local" or files:
@@ -247,13 +249,14 @@ def load_examples(
 
     dataset, config = task.hub
     splits = [task.hub_train] if split == "train" else list(task.hub_eval)
+    at = f" at revision {revision}" if revision else ""
     out = []
     for s in splits:
         try:
-            ds = load_dataset(dataset, config, split=s)
-        except Exception as exc:  # offline, unknown id, no access
+            ds = load_dataset(dataset, config, split=s, revision=revision)
+        except Exception as exc:  # offline, unknown id, unknown revision, no access
             raise UserError(
-                f"{task.benchmark}/{task.name}: cannot load {dataset}/{config} split {s} "
+                f"{task.benchmark}/{task.name}: cannot load {dataset}/{config} split {s}{at} "
                 f"from the Hub ({type(exc).__name__}: {exc}); use source: local with local files"
             ) from None
         out.extend(task.to_example(dict(row), task) for row in ds)

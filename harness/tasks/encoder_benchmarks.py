@@ -48,6 +48,12 @@ class FinetuneParams(Settings):
     source: Literal["hub", "local"] = Field(
         "hub", description="hub ids, or local files under data_dir"
     )
+    revision: str | None = Field(
+        None,
+        min_length=1,
+        description="with source: hub, the datasets' revision (a commit sha or tag; the same "
+        "for every sub-task); default: each one's main branch when it is read",
+    )
     data_dir: str | None = Field(None, description="local data root (default: $HLM_DATA_ROOT)")
     train_files: dict[str, list[str]] = Field(
         default_factory=dict, description="sub-task -> your train files"
@@ -70,6 +76,16 @@ class FinetuneParams(Settings):
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="where to fine-tune: auto (cuda where torch sees a GPU), cpu or cuda"
     )
+
+    @model_validator(mode="after")
+    def _revision_is_read(self) -> FinetuneParams:
+        """`revision` pins Hub datasets: with local files it is never read."""
+        if self.revision is not None and self.source != "hub":
+            raise ValueError(
+                f"revision ({self.revision}) pins Hub datasets; with source: {self.source} it "
+                "is never read: leave it out"
+            )
+        return self
 
     @model_validator(mode="after")
     def _data_dir_is_read(self) -> FinetuneParams:
@@ -104,10 +120,12 @@ def describe(p: FinetuneParams, trained_on: str) -> str:
     train = f"at most {p.max_examples}" if p.max_examples else "all the"
     scored = f"at most {p.max_eval_examples} examples of" if p.max_eval_examples else "all of"
     runs = f", mean of {p.finetune_seeds} fine-tuning runs" if p.finetune_seeds > 1 else ""
+    hub = f"revision {p.revision}" if p.revision else "its main branch when read"
+    read = f", the data from the Hub ({hub})" if p.source == "hub" else ""
     return (
         f"fine-tuned {p.epochs} epochs ({loss}, lr {p.lr or lr:g}, batch {p.batch_size}) on "
         f"{train} training examples {trained_on}, scored on {scored} each one's evaluation "
-        f"split{runs}"
+        f"split{runs}{read}"
     )
 
 
@@ -152,7 +170,7 @@ def _config(p: FinetuneParams, seed: int) -> FinetuneConfig:
 def _data(task: TaskData, p: FinetuneParams, split: str) -> list[Example]:
     files = (p.train_files if split == "train" else p.eval_files).get(task.name)
     data_dir = Path(p.data_dir) if p.data_dir else None
-    exs = load_examples(task, split, p.source, data_dir, files, USER_TSV.get(task.name))
+    exs = load_examples(task, split, p.source, data_dir, files, USER_TSV.get(task.name), p.revision)
     return _cap(exs, p.max_examples if split == "train" else p.max_eval_examples)
 
 

@@ -25,6 +25,7 @@ from harness.tasks.base import TASKS
 _FINETUNE: dict[str, Any] = {
     "tasks": [],
     "source": "hub",
+    "revision": None,
     "data_dir": None,
     "train_files": {},
     "eval_files": {},

@@ -402,3 +402,26 @@ def test_an_encoder_whose_body_does_not_load_is_refused(tiny_encoder, tmp_path, 
     save_file(weights, foreign / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(UserError, match=r"weights do not fit.*missing keys: " + lost):
         HEADS[kind].load(foreign, task)
+
+
+def test_a_hub_revision_reaches_load_dataset_and_is_refused_with_local_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`revision` pins the Hub dataset every sub-task reads (the habit of lm-eval's task
+    YAMLs); with local files it would never be read, so it is refused by key."""
+    import datasets
+
+    from harness.tasks.encoder_benchmarks import FinetuneParams
+
+    asked: list[dict] = []
+
+    def fake_load(name: str, config: str, split: str, revision: str | None) -> list[dict]:
+        asked.append({"name": name, "split": split, "revision": revision})
+        return [{"sentence": "a fine film", "label": 1, "idx": 0}]
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    exs = load_examples(GLUE["sst2"], "train", "hub", None, revision="abc123")
+    assert [e.label for e in exs] == [1]
+    assert asked == [{"name": GLUE["sst2"].hub[0], "split": "train", "revision": "abc123"}]
+    with pytest.raises(ValueError, match=r"revision \(abc123\) pins Hub datasets"):
+        FinetuneParams(source="local", revision="abc123")

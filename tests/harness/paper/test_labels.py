@@ -72,7 +72,12 @@ def test_the_protocol_is_read_from_the_params_the_cells_ran() -> None:
     source = source_of(next(f for f in PAPER if f.key.startswith("table1-tokens: GLUE average")))
     rows = _glue_rows(
         {
-            "bert-tiny-ce": {"tasks": ["sst2", "stsb"], "epochs": 3, "max_examples": 4000},
+            "bert-tiny-ce": {
+                "tasks": ["sst2", "stsb"],
+                "source": "local",
+                "epochs": 3,
+                "max_examples": 4000,
+            },
             "bert-tiny-cwt": {"tasks": ["sst2", "stsb"], "max_eval_examples": 500},
         }
     )

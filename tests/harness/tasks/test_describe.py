@@ -17,7 +17,7 @@ def test_fine_tuning_names_the_default_tasks_and_the_default_rate() -> None:
         FinetuneParams(tasks=["sst2"], loss="ce", max_examples=100, finetune_seeds=2)
     )
     assert "(plain CE, lr 5e-06, batch 32) on at most 100 training examples" in capped
-    assert capped.endswith("mean of 2 fine-tuning runs")
+    assert "mean of 2 fine-tuning runs, the data from the Hub" in capped
 
 
 def test_xnli_says_its_set_up_and_where_the_local_split_comes_from() -> None:
@@ -36,3 +36,10 @@ def test_lm_eval_and_validation_say_what_they_scored() -> None:
     )
     val = TASKS.get("validation").describe(ValidationParams(corpus=["a.txt"]))
     assert val == "scored on 8 batches of the pretraining micro-batch from a.txt"
+
+
+def test_fine_tuning_on_hub_data_names_the_revision_read() -> None:
+    glue = TASKS.get("glue").describe
+    assert glue(FinetuneParams(revision="v1.0")).endswith("the data from the Hub (revision v1.0)")
+    assert glue(FinetuneParams()).endswith("the data from the Hub (its main branch when read)")
+    assert "Hub" not in glue(FinetuneParams(source="local"))
