@@ -21,6 +21,7 @@ from zoo.train.finetune_settings import CausalFinetuneConfig
 
 
 def at_steps(rows: pd.DataFrame, model: str, source: Source) -> pd.DataFrame:
+    """`model`'s rows of `source`'s task and metric, the latest of each (seed, step, point)."""
     d = rows_of(rows, model, source.task, source.metric)
     return d.sort_values("timestamp").drop_duplicates(["seed", "step", "sweep"], keep="last")
 
