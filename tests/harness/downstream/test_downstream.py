@@ -278,7 +278,7 @@ def test_a_data_dir_that_would_never_be_read_is_refused(tmp_path) -> None:
     and ignored (a cell key of its own, the same scores)."""
     from pydantic import ValidationError
 
-    from harness.tasks.encoder_benchmarks import FinetuneParams, XNLIParams
+    from harness.tasks.finetune_params import FinetuneParams, XNLIParams
 
     for params in (FinetuneParams, XNLIParams):
         with pytest.raises(ValidationError, match=r"data_dir \(/d\) is read only with source"):
@@ -288,7 +288,8 @@ def test_a_data_dir_that_would_never_be_read_is_refused(tmp_path) -> None:
 
 
 def test_finetuning_device_follows_the_machine_unless_asked() -> None:
-    from harness.tasks.encoder_benchmarks import FinetuneParams, _config
+    from harness.tasks.encoder_benchmarks import _config
+    from harness.tasks.finetune_params import FinetuneParams
 
     auto = _config(FinetuneParams(), seed=0).device
     assert auto == ("cuda" if torch.cuda.is_available() else "cpu")
@@ -411,7 +412,7 @@ def test_a_hub_revision_reaches_load_dataset_and_is_refused_with_local_files(
     YAMLs); with local files it would never be read, so it is refused by key."""
     import datasets
 
-    from harness.tasks.encoder_benchmarks import FinetuneParams
+    from harness.tasks.finetune_params import FinetuneParams
 
     asked: list[dict] = []
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from harness.tasks import TASKS
-from harness.tasks.encoder_benchmarks import GLUE_DEFAULT, FinetuneParams, XNLIParams
+from harness.tasks.encoder_benchmarks import GLUE_DEFAULT
+from harness.tasks.finetune_params import FinetuneParams, XNLIParams
 from harness.tasks.lm_eval_task import LMEvalParams
 from harness.tasks.validation import ValidationParams
 

@@ -1,0 +1,117 @@
+"""The parameters of the fine-tuning task types (`glue`, `superglue`, `synthetic`, `xnli`)
+and their description in words (`TaskType.describe`: what a row ran, as the report's
+protocol quotes it). The task types themselves are in `encoder_benchmarks.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from harness.downstream.benchmarks import PAPER_XNLI_LANGUAGES, xnli
+from zoo.settings import Settings
+
+# Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
+LOSS_DEFAULTS = {"balanced": (1e-5, 0.0), "ce": (5e-6, 0.01)}
+
+
+class FinetuneParams(Settings):
+    tasks: list[str] = Field(
+        default_factory=list, description="sub-tasks (default: the paper's set)"
+    )
+    source: Literal["hub", "local"] = Field(
+        "hub", description="hub ids, or local files under data_dir"
+    )
+    revision: str | None = Field(
+        None,
+        min_length=1,
+        description="with source: hub, the datasets' revision (a commit sha or tag; the same "
+        "for every sub-task); default: each one's main branch when it is read",
+    )
+    data_dir: str | None = Field(None, description="local data root (default: $HLM_DATA_ROOT)")
+    train_files: dict[str, list[str]] = Field(
+        default_factory=dict, description="sub-task -> your train files"
+    )
+    eval_files: dict[str, list[str]] = Field(
+        default_factory=dict, description="sub-task -> your eval files"
+    )
+    max_examples: int | None = Field(None, gt=0, description="cap on training examples (fast runs)")
+    max_eval_examples: int | None = Field(None, gt=0)
+    epochs: int = Field(10, gt=0)
+    batch_size: int = Field(32, gt=0)
+    lr: float | None = Field(None, gt=0, description="default: 1e-5 (balanced) / 5e-6 (ce)")
+    weight_decay: float | None = Field(None, ge=0, description="default: 0 (balanced) / 0.01 (ce)")
+    loss: Literal["balanced", "ce"] = "balanced"
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    max_length: int = Field(128, gt=8)
+    finetune_seeds: int = Field(
+        1, gt=0, description="fine-tuning runs per checkpoint (mean reported)"
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="where to fine-tune: auto (cuda where torch sees a GPU), cpu or cuda"
+    )
+
+    @model_validator(mode="after")
+    def _revision_is_read(self) -> FinetuneParams:
+        """`revision` pins Hub datasets: with local files it is never read."""
+        if self.revision is not None and self.source != "hub":
+            raise ValueError(
+                f"revision ({self.revision}) pins Hub datasets; with source: {self.source} it "
+                "is never read: leave it out"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _data_dir_is_read(self) -> FinetuneParams:
+        """`data_dir` roots local files: from the hub, with no files of yours, it is never read."""
+        files = self.train_files or self.eval_files
+        if self.data_dir is not None and self.source == "hub" and not files:
+            raise ValueError(
+                f"data_dir ({self.data_dir}) is read only with source: local or train_files / "
+                "eval_files; from the hub it is never read: leave it out"
+            )
+        return self
+
+
+class XNLIParams(FinetuneParams):
+    mode: Literal["translate-train", "zero-shot"] = Field(
+        "translate-train",
+        description="fine-tune per language, or on English and evaluate every language",
+    )
+    languages: list[str] = Field(default_factory=lambda: list(PAPER_XNLI_LANGUAGES))
+    loss: Literal["balanced", "ce"] = "ce"
+    lr: float | None = Field(2e-5, gt=0)
+    weight_decay: float | None = Field(0.0, ge=0)
+    batch_size: int = Field(128, gt=0)
+    epochs: int = Field(3, gt=0)
+
+
+def describe(p: FinetuneParams, trained_on: str) -> str:
+    """What a fine-tuning row ran, in words: epochs, loss and rate, and how many training and
+    evaluation examples each task had (`trained_on`: which training sets)."""
+    lr, _ = LOSS_DEFAULTS[p.loss]
+    loss = "balanced CE" if p.loss == "balanced" else "plain CE"
+    train = f"at most {p.max_examples}" if p.max_examples else "all the"
+    scored = f"at most {p.max_eval_examples} examples of" if p.max_eval_examples else "all of"
+    runs = f", mean of {p.finetune_seeds} fine-tuning runs" if p.finetune_seeds > 1 else ""
+    hub = f"revision {p.revision}" if p.revision else "its main branch when read"
+    read = f", the data from the Hub ({hub})" if p.source == "hub" else ""
+    return (
+        f"fine-tuned {p.epochs} epochs ({loss}, lr {p.lr or lr:g}, batch {p.batch_size}) on "
+        f"{train} training examples {trained_on}, scored on {scored} each one's evaluation "
+        f"split{runs}{read}"
+    )
+
+
+def describer(default: list[str]) -> Callable[[FinetuneParams], str]:
+    """`describe` for a benchmark whose sub-tasks default to `default`, naming the tasks."""
+    return lambda p: describe(p, f"of each task ({', '.join(p.tasks or default)})")
+
+
+def describe_xnli(p: XNLIParams) -> str:
+    """`describe`, with the XNLI set-up, its languages and where the local splits come from."""
+    trained_on = "of English alone" if p.mode == "zero-shot" else "of each language"
+    local = f"; {xnli('en').notes}" if p.source == "local" else ""
+    return f"{p.mode}, {', '.join(p.languages)}: {describe(p, trained_on)}{local}"
