@@ -33,7 +33,8 @@ def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
         return model
     step, tokens = int(d["step"].max()), d["tokens_seen"].max()
     seen = "" if pd.isna(tokens) else f", {float(tokens) / 1e6:.1f}M tokens"
-    ft = sorted({n for c in d["config"].dropna() if (n := _causal_finetune_steps(c, model))})
+    configs = set(d["config"].dropna())  # one per cell, read once
+    ft = sorted({n for c in configs if (n := _causal_finetune_steps(c, model))})
     tuned = f", then {'/'.join(map(str, ft))} causal fine-tuning steps" if ft else ""
     return f"{model} ({step} steps{seen}{tuned})"
 
@@ -94,7 +95,7 @@ def protocol(rows: pd.DataFrame, model: str, source: Source) -> str:
     over the params its cells recorded); "" for a task type without one. Cells that ran
     differently are each described, joined by " / "."""
     d = final_rows(at_steps(rows, model, source))
-    said = sorted({text for c in d["config"].dropna() if (text := _described(c, model))})
+    said = sorted({text for c in set(d["config"].dropna()) if (text := _described(c, model))})
     return " / ".join(said)
 
 

@@ -30,7 +30,6 @@ from harness.results.gates import Gate
 from harness.results.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from harness.tasks.finetune_params import (
-    LOSS_DEFAULTS,
     FinetuneParams,
     XNLIParams,
     describe_xnli,
@@ -53,12 +52,12 @@ def _config(p: FinetuneParams, seed: int) -> FinetuneConfig:
     from harness.downstream.classifier import FinetuneConfig
     from zoo.train.distributed import resolve_device
 
-    lr, wd = LOSS_DEFAULTS[p.loss]
+    lr, wd = p.rate()
     return FinetuneConfig(
         epochs=p.epochs,
         batch_size=p.batch_size,
-        lr=p.lr if p.lr is not None else lr,
-        weight_decay=p.weight_decay if p.weight_decay is not None else wd,
+        lr=lr,
+        weight_decay=wd,
         warmup_ratio=p.warmup_ratio,
         loss=p.loss,
         max_length=p.max_length,

@@ -53,6 +53,15 @@ class FinetuneParams(Settings):
         "auto", description="where to fine-tune: auto (cuda where torch sees a GPU), cpu or cuda"
     )
 
+    def rate(self) -> tuple[float, float]:
+        """The learning rate and weight decay fine-tuning uses: the ones given, else the
+        paper's for the loss (`LOSS_DEFAULTS`)."""
+        lr, wd = LOSS_DEFAULTS[self.loss]
+        return (
+            self.lr if self.lr is not None else lr,
+            self.weight_decay if self.weight_decay is not None else wd,
+        )
+
     @model_validator(mode="after")
     def _revision_is_read(self) -> FinetuneParams:
         """`revision` pins Hub datasets: with local files it is never read."""
@@ -91,7 +100,7 @@ class XNLIParams(FinetuneParams):
 def describe(p: FinetuneParams, trained_on: str) -> str:
     """What a fine-tuning row ran, in words: epochs, loss and rate, and how many training and
     evaluation examples each task had (`trained_on`: which training sets)."""
-    lr, _ = LOSS_DEFAULTS[p.loss]
+    lr, _ = p.rate()
     loss = "balanced CE" if p.loss == "balanced" else "plain CE"
     train = f"at most {p.max_examples}" if p.max_examples else "all the"
     scored = f"at most {p.max_eval_examples} examples of" if p.max_eval_examples else "all of"
@@ -99,7 +108,7 @@ def describe(p: FinetuneParams, trained_on: str) -> str:
     hub = f"revision {p.revision}" if p.revision else "its main branch when read"
     read = f", the data from the Hub ({hub})" if p.source == "hub" else ""
     return (
-        f"fine-tuned {p.epochs} epochs ({loss}, lr {p.lr or lr:g}, batch {p.batch_size}) on "
+        f"fine-tuned {p.epochs} epochs ({loss}, lr {lr:g}, batch {p.batch_size}) on "
         f"{train} training examples {trained_on}, scored on {scored} each one's evaluation "
         f"split{runs}{read}"
     )

@@ -109,8 +109,7 @@ def load_model(name_or_path: str) -> PreTrainedModel:
     """A checkpoint (local folder or hub id) through its family's Auto class, strictly: weights
     that do not fit the architecture (missing, unexpected or of another shape) are an error
     naming them, never a model left partly at random."""
-    config = hf_config(name_or_path)
-    model, info = _from_pretrained(family_of(config).auto_class(), name_or_path)
+    model, info = _load_by_family(name_or_path)
     _refuse_unfit(name_or_path, info)
     return model
 
@@ -120,8 +119,7 @@ def check_weights_fit(name_or_path: str) -> None:
     architecture has that the file lacks, or holds in another shape. For a loader that only
     warns of them (lm-eval's, through transformers' log, held to errors here). Weights the
     file holds beyond the architecture are left unread, as the loader leaves them."""
-    config = hf_config(name_or_path)
-    _, info = _from_pretrained(family_of(config).auto_class(), name_or_path)
+    _, info = _load_by_family(name_or_path)
     _refuse_unfit(name_or_path, {k: info[k] for k in ("missing_keys", "mismatched_keys")})
 
 
@@ -143,6 +141,11 @@ def load_under_new_head(auto: Any, name_or_path: str, **kwargs: Any) -> PreTrain
         name_or_path, {"missing_keys": new_body, "mismatched_keys": info["mismatched_keys"]}
     )
     return model
+
+
+def _load_by_family(name_or_path: str) -> tuple[PreTrainedModel, Any]:
+    """A checkpoint through its family's Auto class, with the loading info."""
+    return _from_pretrained(family_of(hf_config(name_or_path)).auto_class(), name_or_path)
 
 
 def _from_pretrained(auto: Any, name_or_path: str, **kwargs: Any) -> tuple[PreTrainedModel, Any]:

@@ -31,12 +31,22 @@ def test_every_param_of_a_built_in_task_type_is_pinned(name: str) -> None:
     )
 
 
+# (task type, param) whose default was changed on purpose since it was pinned: its cells
+# re-key by design; list it here, and never edit PINNED to match the new default
+MOVED_ON_PURPOSE: set[tuple[str, str]] = set()
+
+
 def test_no_default_has_moved_since_it_was_pinned() -> None:
-    """Today the code's defaults are the pinned ones (so no committed cell changes its id)."""
+    """Today the code's defaults are the pinned ones (so no committed cell changes its id),
+    but for those listed as moved on purpose."""
     for name in BUILT_IN:
         required = {"tasks": ["hlm_boolq"]} if name == "lm_eval" else {}
         now = defaults_now(name, required)
-        assert {k: now[k] for k in PINNED[name]} == PINNED[name], name
+        kept = [k for k in PINNED[name] if (name, k) not in MOVED_ON_PURPOSE]
+        assert {k: now[k] for k in kept} == {k: PINNED[name][k] for k in kept}, (
+            f"{name}: a default differs from its pin. If you changed it on purpose, add it to "
+            "MOVED_ON_PURPOSE (its cells re-key) and leave PINNED as it is"
+        )
 
 
 def test_a_moved_default_rekeys_only_the_cells_that_rely_on_it(
