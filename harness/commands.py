@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def trust_plugins(args: argparse.Namespace) -> None:
-    """`--trust-plugins`: suites may import plugin files from outside their folder."""
-    from harness.suite.loading import TRUST_ENV
+    """`--trust-plugins`: suites may run code (plugin files, lm-eval task folders) from
+    outside their folder."""
+    from zoo.registry import TRUST_ENV
 
     if args.trust_plugins:
         os.environ[TRUST_ENV] = "1"

@@ -53,12 +53,13 @@ def add_leaderboards(p: argparse.ArgumentParser) -> None:
 
 
 def add_trust(p: argparse.ArgumentParser) -> None:
-    """--trust-plugins: the one way a suite's plugin files outside its folder get imported."""
+    """--trust-plugins: the one way a suite runs code from outside its folder: plugin
+    files, and lm-eval task folders (`include_path`), whose YAMLs run code (`!function`)."""
     p.add_argument(
         "--trust-plugins",
         action="store_true",
-        help="let a suite import plugin files from outside its own folder (absolute paths, "
-        "../): their code runs in this process",
+        help="let a suite import plugin files, and read lm-eval task folders (include_path), "
+        "from outside its own folder (absolute paths, ../): their code runs in this process",
     )
 
 

@@ -133,6 +133,18 @@ def load_plugin(path: str | Path) -> None:
         raise UserError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from exc
 
 
+TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": a suite may run code from files outside its folder
+
+
+def may_run_code(path: Path, home: Path) -> bool:
+    """Whether code in `path` (a plugin file, a task folder whose YAMLs import Python) may run
+    for a suite whose folder is `home`: inside that folder, or anywhere once the user says so
+    (`--trust-plugins`, or HLM_TRUST_PLUGINS=1)."""
+    if path.resolve().is_relative_to(home.resolve()):
+        return True
+    return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
+
+
 ENTRY_POINTS = "hlm.plugins"
 NO_AUTOLOAD = "HLM_DISABLE_PLUGIN_AUTOLOAD"
 

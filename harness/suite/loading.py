@@ -10,7 +10,6 @@ are overridden. Plugin files are imported here, explicitly, before the semantic 
 from __future__ import annotations
 
 import glob
-import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from pydantic import ValidationError
 from harness.suite.checks import semantic_problems
 from harness.suite.schema import Suite
 from zoo.errors import UserError, validation_problems
-from zoo.registry import load_plugin
+from zoo.registry import load_plugin, may_run_code
 from zoo.yaml_files import YamlFileError, read_yaml_mapping
 
 
@@ -76,23 +75,14 @@ def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
     return _merge(merged, data)
 
 
-TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": a suite may import plugin files from anywhere
-
-
-def trusted_elsewhere() -> bool:
-    """Whether the user chose to run plugin code from outside a suite's folder
-    (`--trust-plugins`, or HLM_TRUST_PLUGINS=1)."""
-    return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
-
-
 def load_plugins(suite: Suite) -> list[str]:
     """Import the suite's plugin files (this runs their code); one problem line per file that
     fails. A file outside the suite file's folder (an absolute path, a `../`) is refused
-    unless the user trusts it explicitly (`trusted_elsewhere`)."""
+    unless the user trusts it explicitly (`may_run_code`)."""
     problems = []
     home = Path(suite.path).resolve().parent
     for i, path in enumerate(suite.plugin_paths()):
-        if not path.resolve().is_relative_to(home) and not trusted_elsewhere():
+        if not may_run_code(path, home):
             problems.append(
                 f"{suite.path}: plugins[{i}]: {path} is outside the suite's folder {home}; "
                 "loading it runs its code: pass --trust-plugins (or set HLM_TRUST_PLUGINS=1) "

@@ -5,10 +5,15 @@
   folders, where a folder may add tasks but never replace one. lm-eval lets a later folder
   replace a task of the same name with a warning; the rows would then read as the task
   everyone knows, its gate included.
-- `folder_problems`: the folders a suite names that do not exist, for `hlm validate`.
-- `folder_files`: every file of a suite's folders (the YAMLs and the loaders their
-  `!function` hooks import), whose contents join the cell id (`TaskType.definition_files`),
-  as a plugin file's do: an edited task is computed anew, not read as done.
+- `folder_problems`: the folders a suite names that do not exist, or that would run code
+  from outside the suite's folder unless trusted, for `hlm validate`. A task YAML runs code:
+  its `!function` hooks import a Python file beside it (or any importable module) and call
+  it. So a folder outside the suite's, or a YAML of the folder that includes one from
+  outside (`include:`, which lm-eval follows), needs `--trust-plugins`, as a plugin does.
+- `folder_files`: every file of a suite's folders, and the files outside them that their
+  YAMLs include or import (`referenced_outside`), whose contents join the cell id
+  (`TaskType.definition_files`), as a plugin file's do: an edited task is computed anew, not
+  read as done.
 
 lm-eval is imported only when a cell runs (`task_manager`), so checking a suite loads none of
 it; the names it already gives are read once a process.
@@ -16,11 +21,15 @@ it; the names it already gives are read once a process.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from zoo.errors import UserError
+from zoo.registry import may_run_code
 
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
 
@@ -65,19 +74,103 @@ def _where(manager: Any, name: str) -> str:
 
 
 def folder_problems(include_path: list[str], suite_dir: Path) -> list[tuple[str, str]]:
-    """(key, message) for each folder of `include_path` that does not exist."""
-    return [
-        (f"include_path[{i}]", f"folder not found: {suite_dir / d}")
-        for i, d in enumerate(include_path)
-        if not (suite_dir / d).is_dir()
-    ]
+    """(key, message) for each folder of `include_path` that does not exist, or whose tasks
+    would run code from outside the suite's folder (`may_run_code`) untrusted."""
+    problems = []
+    for i, d in enumerate(include_path):
+        folder = suite_dir / d
+        if not folder.is_dir():
+            problems.append((f"include_path[{i}]", f"folder not found: {folder}"))
+            continue
+        outside = [
+            p for p in [folder, *referenced_outside(folder)] if not may_run_code(p, suite_dir)
+        ]
+        if outside:
+            problems.append(
+                (
+                    f"include_path[{i}]",
+                    f"{outside[0].resolve()} is outside the suite's folder {suite_dir.resolve()}; "
+                    "its task YAMLs run code (`!function` hooks): pass --trust-plugins (or "
+                    "set HLM_TRUST_PLUGINS=1) if you trust it",
+                )
+            )
+    return problems
 
 
 def folder_files(include_path: list[str], suite_dir: Path) -> dict[str, Path]:
-    """Every file of the suite's task folders, named by folder index and relative path."""
-    return {
-        f"include_path[{i}]/{f.relative_to(suite_dir / d).as_posix()}": f
-        for i, d in enumerate(include_path)
-        for f in sorted((suite_dir / d).rglob("*"))
-        if f.is_file() and "__pycache__" not in f.parts
-    }
+    """Every file of the suite's task folders, named by folder index and relative path, and
+    the files outside a folder that its YAMLs include or import (`referenced_outside`)."""
+    files = {}
+    for i, d in enumerate(include_path):
+        folder = suite_dir / d
+        for f in sorted(folder.rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts:
+                files[f"include_path[{i}]/{f.relative_to(folder).as_posix()}"] = f
+        for f in referenced_outside(folder):
+            rel = Path(os.path.relpath(f, folder.resolve())).as_posix()
+            files[f"include_path[{i}]/{rel}"] = f
+    return files
+
+
+class _Function(str):
+    """A `!function` tag's `module.function`, read without importing anything."""
+
+
+class _TaskYaml(yaml.SafeLoader):
+    """Reads a task YAML as lm-eval does, with its `!function` tags left as `_Function`."""
+
+
+def _function_tag(loader: yaml.SafeLoader, node: yaml.Node) -> _Function:
+    if not isinstance(node, yaml.ScalarNode):
+        raise yaml.constructor.ConstructorError(
+            None, None, "!function takes a name", node.start_mark
+        )
+    return _Function(loader.construct_scalar(node))
+
+
+_TaskYaml.add_constructor("!function", _function_tag)
+
+
+def referenced_outside(folder: Path) -> list[Path]:
+    """The files outside `folder` its task YAMLs reach, followed as lm-eval follows them: the
+    YAMLs they include (`include:`, relative to the including file) and the Python files
+    beside a YAML that its `!function` hooks import."""
+    home = folder.resolve()
+    todo = sorted(f.resolve() for f in home.rglob("*.yaml"))
+    seen = set(todo)
+    while todo:
+        for ref in _references(todo.pop()):
+            if ref not in seen:
+                seen.add(ref)
+                todo += [ref] if ref.suffix != ".py" else []
+    return sorted(f for f in seen if not f.is_relative_to(home))
+
+
+def _references(path: Path) -> list[Path]:
+    """The existing files one task YAML includes or imports from beside it; none for a file
+    that does not read (lm-eval reports that one when it indexes the folder)."""
+    try:
+        cfg = yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYaml)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    if not isinstance(cfg, dict):
+        return []
+    includes = cfg["include"] if "include" in cfg else []
+    named = [
+        path.parent / inc
+        for inc in (includes if isinstance(includes, list) else [includes])
+        if isinstance(inc, str)
+    ]
+    named += [path.parent / f"{f.rpartition('.')[0].replace('.', '/')}.py" for f in _functions(cfg)]
+    return [p.resolve() for p in named if p.is_file()]
+
+
+def _functions(value: Any) -> list[_Function]:
+    """Every `!function` tag in a YAML value, however deep."""
+    if isinstance(value, _Function):
+        return [value]
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in _functions(v)]
+    if isinstance(value, list):
+        return [f for v in value for f in _functions(v)]
+    return []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 import warnings
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from zoo.errors import UserError
 
 HERE = Path(__file__).parents[1]
 SUITE = HERE / "data" / "downstream.yaml"
+TASK_FOLDER = HERE.parents[1] / "suites" / "lm_eval_tasks"
 
 
 def test_metrics_match_hand_computed_values() -> None:
@@ -147,7 +149,7 @@ def test_suite_validation_of_downstream_tasks(tmp_path, data_root) -> None:
     d = yaml.safe_load(SUITE.read_text())
     d["tasks"][0]["params"]["tasks"] = ["cola", "qqp", "colaa"]
     d["tasks"][2]["params"]["languages"] = ["en", "klingon"]
-    d["tasks"][3]["params"]["include_path"] = [str(HERE.parents[1] / "examples" / "lm_eval_tasks")]
+    shutil.copytree(TASK_FOLDER, tmp_path / "lm_eval_tasks")  # beside the suite written there
     p = tmp_path / "s.yaml"
     p.write_text(yaml.safe_dump(d))
     with pytest.raises(SuiteError) as err:
@@ -172,7 +174,7 @@ def test_suite_validation_of_downstream_tasks(tmp_path, data_root) -> None:
 @pytest.mark.slow
 def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root) -> None:
     d = yaml.safe_load(SUITE.read_text())
-    d["tasks"][3]["params"]["include_path"] = [str(HERE.parents[1] / "examples" / "lm_eval_tasks")]
+    shutil.copytree(TASK_FOLDER, tmp_path / "lm_eval_tasks")  # beside the suite written there
     enc, dec = dict(d), dict(d)
     enc.update(name="ds-enc", models=d["models"][:1], tasks=d["tasks"][:3])
     dec.update(name="ds-dec", models=d["models"][1:], tasks=d["tasks"][3:])

@@ -251,7 +251,7 @@ def test_editing_a_task_folder_changes_its_cells_and_no_other(tmp_path) -> None:
     """The files of a suite's lm-eval task folder join its cells' ids, as plugins do: an
     edited task is computed anew. The pretraining and the other tasks' cells stay."""
     tasks = tmp_path / "my_tasks"
-    shutil.copytree(ROOT / "examples" / "lm_eval_tasks", tasks)
+    shutil.copytree(ROOT / "suites" / "lm_eval_tasks", tasks)
     suite_file = tmp_path / "s.yaml"
     suite_file.write_text(
         "name: s\nmodels: [{preset: pythia-tiny, objective: ce}]\n"

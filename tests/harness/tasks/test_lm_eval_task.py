@@ -40,7 +40,7 @@ def test_shipped_tasks_run_with_plain_lm_eval(
     tmp_path: Path, data_root: Path, tiny_decoder: Path
 ) -> None:
     ckpt = tiny_decoder
-    includes = [str(ROOT / "harness" / "lm_eval_tasks"), str(ROOT / "examples" / "lm_eval_tasks")]
+    includes = [str(ROOT / "harness" / "lm_eval_tasks"), str(ROOT / "suites" / "lm_eval_tasks")]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["HLM_DATA_ROOT"] = str(data_root)
     proc = subprocess.run(
