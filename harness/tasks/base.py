@@ -75,6 +75,9 @@ class TaskType:
     # its params in words, as a reader compares them with another protocol (the paper's):
     # what a row of it ran ("fine-tuned 3 epochs ... on at most 4000 training examples")
     describe: Callable[[Any], str] | None = None
+    # the sub-tasks it runs when a task entry names none (`tasks: []`, "the paper's set"),
+    # pinned as first keyed in `harness.tasks.keyed_defaults`; () for a type without sub-tasks
+    default_subtasks: tuple[str, ...] = ()
     # the Hub task type of its results for a model kind ("encoder" -> "text-classification");
     # a kind not named: not a Hub evaluation (kept in the model card's table only)
     hub_tasks: dict[str, str] = field(default_factory=dict)

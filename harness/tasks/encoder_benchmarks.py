@@ -238,6 +238,7 @@ GLUE_DEFAULT = [
     "mnli",
 ]  # paper Table 1 (RTE excluded)
 SUPERGLUE_DEFAULT = ["boolq", "cb", "copa", "wic"]
+SYNTHETIC_DEFAULT = ["agreement"]
 
 
 def hub_datasets(tasks: dict[str, TaskData]) -> dict[str, tuple[str, str]]:
@@ -252,6 +253,7 @@ GLUE_TASK = TaskType(
     run=_benchmark_runner("glue", GLUE, GLUE_DEFAULT),
     params=FinetuneParams,
     describe=describer(GLUE_DEFAULT),
+    default_subtasks=tuple(GLUE_DEFAULT),
     kinds=("encoder",),
     check=_check(GLUE, GLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
@@ -264,6 +266,7 @@ SUPERGLUE_TASK = TaskType(
     run=_benchmark_runner("superglue", SUPERGLUE, SUPERGLUE_DEFAULT),
     params=FinetuneParams,
     describe=describer(SUPERGLUE_DEFAULT),
+    default_subtasks=tuple(SUPERGLUE_DEFAULT),
     kinds=("encoder",),
     check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
@@ -273,11 +276,12 @@ SYNTHETIC_TASK = TaskType(
     name="synthetic",
     description="CoLA-like acceptability (subject-verb agreement) in the embedded synthetic "
     "language: no download",
-    run=_benchmark_runner("synthetic", SYNTHETIC, ["agreement"]),
+    run=_benchmark_runner("synthetic", SYNTHETIC, SYNTHETIC_DEFAULT),
     params=FinetuneParams,
-    describe=describer(["agreement"]),
+    describe=describer(SYNTHETIC_DEFAULT),
+    default_subtasks=tuple(SYNTHETIC_DEFAULT),
     kinds=("encoder",),
-    check=_check(SYNTHETIC, ["agreement"]),
+    check=_check(SYNTHETIC, SYNTHETIC_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
 )
 XNLI_TASK = TaskType(

@@ -9,6 +9,10 @@ for one task entry, each param it leaves unset whose default now differs from it
 one. Those join the cell's id (`task_defaults`), so exactly the cells that relied on the old
 default are computed anew, and a default changed back finds its old rows again.
 
+A benchmark's default sub-tasks (`TaskType.default_subtasks`, run where an entry names none)
+are pinned the same way (`PINNED_SUBTASKS`): a changed set would move what the entry's
+`average` row averages.
+
 A new param is pinned at its first default, the behaviour before it existed
 (`tests/harness/tasks/test_keyed_defaults.py` checks every param of every built-in task type
 is pinned). A plugin's task types are not pinned: a plugin file's contents key every cell of
@@ -84,6 +88,15 @@ PINNED: dict[str, dict[str, Any]] = {
 }
 
 
+# task type -> the sub-tasks it runs when an entry names none (`tasks: []`), as pinned: a
+# changed default set moves the meaning of the entry's `average` row
+PINNED_SUBTASKS: dict[str, list[str]] = {
+    "glue": ["cola", "sst2", "mrpc", "stsb", "qnli", "qqp", "mnli"],
+    "superglue": ["boolq", "cb", "copa", "wic"],
+    "synthetic": ["agreement"],
+}
+
+
 def defaults_now(task_type: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Every param of `task_type` as `params` (a task entry's, as written) resolve, as JSON."""
     spec = TASKS.get(task_type)
@@ -93,13 +106,19 @@ def defaults_now(task_type: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 def moved_defaults(task_type: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """The params `params` leave unset whose default now differs from the pinned one, with
-    their default now; {} for a task type not pinned here (a plugin's)."""
+    their default now, and `default_tasks` where they name no sub-tasks and the default set
+    differs from the pinned one; {} for a task type not pinned here (a plugin's)."""
     if task_type not in PINNED:
         return {}
     pinned = PINNED[task_type]
     now = defaults_now(task_type, params)
-    return {
+    moved = {
         name: value
         for name, value in sorted(now.items())
         if name not in params and name in pinned and value != pinned[name]
     }
+    subtasks = list(TASKS.get(task_type).default_subtasks)
+    names_none = "tasks" not in params or params["tasks"] == []
+    if names_none and task_type in PINNED_SUBTASKS and subtasks != PINNED_SUBTASKS[task_type]:
+        moved["default_tasks"] = subtasks
+    return moved

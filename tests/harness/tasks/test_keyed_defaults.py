@@ -1,6 +1,7 @@
 """Task defaults pinned (`harness.tasks.keyed_defaults`): every param of every built-in task
-type is pinned, and a default changed in code gives a new id to exactly the cells that rely
-on it, so that their old rows never stand for the new default."""
+type, and every default sub-task set, is pinned, and a default changed in code gives a new id
+to exactly the cells that rely on it, so that their old rows never stand for the new
+default."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from harness.run.cells import expand
 from harness.suite import load_suite
 from harness.tasks import TASKS
-from harness.tasks.keyed_defaults import PINNED, defaults_now, moved_defaults
+from harness.tasks.keyed_defaults import PINNED, PINNED_SUBTASKS, defaults_now, moved_defaults
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILT_IN = sorted(
@@ -33,6 +34,7 @@ def test_every_param_of_a_built_in_task_type_is_pinned(name: str) -> None:
 
 # (task type, param) whose default was changed on purpose since it was pinned: its cells
 # re-key by design; list it here, and never edit PINNED to match the new default
+# (("glue", "default_tasks") for a changed default sub-task set, never PINNED_SUBTASKS)
 MOVED_ON_PURPOSE: set[tuple[str, str]] = set()
 
 
@@ -47,6 +49,40 @@ def test_no_default_has_moved_since_it_was_pinned() -> None:
             f"{name}: a default differs from its pin. If you changed it on purpose, add it to "
             "MOVED_ON_PURPOSE (its cells re-key) and leave PINNED as it is"
         )
+
+
+def test_every_default_subtask_set_is_pinned_and_as_pinned() -> None:
+    with_subtasks = [n for n in BUILT_IN if TASKS.get(n).default_subtasks]
+    assert sorted(PINNED_SUBTASKS) == with_subtasks, "pin each default sub-task set once"
+    for name in with_subtasks:
+        if (name, "default_tasks") not in MOVED_ON_PURPOSE:
+            assert list(TASKS.get(name).default_subtasks) == PINNED_SUBTASKS[name], (
+                f"{name}: its default sub-tasks differ from their pin. If you changed them on "
+                "purpose, add (name, 'default_tasks') to MOVED_ON_PURPOSE; leave the pin"
+            )
+
+
+def test_a_moved_default_subtask_set_rekeys_the_entries_that_name_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite_file = tmp_path / "s.yaml"
+    suite_file.write_text(
+        "name: s\nmodels:\n  - {preset: bert-tiny, objective: ce}\n"
+        "recipe: {corpus: ['synthetic:100'], steps: 2, batch_size: 2, seq_len: 32, "
+        "vocab_size: 400}\nseeds: [0]\ntasks:\n"
+        "  - {type: synthetic, name: default-set}\n"
+        "  - {type: synthetic, name: empty-set, params: {tasks: []}}\n"
+        "  - {type: synthetic, name: own-set, params: {tasks: [agreement]}}\n"
+    )
+    before = {c.task.label(): c for c in expand(load_suite(suite_file))}
+    assert all("task_defaults" not in c.config for c in before.values())
+    # as if the set had been pinned with a sub-task since dropped from the default
+    monkeypatch.setitem(PINNED_SUBTASKS, "synthetic", ["agreement", "dropped"])
+    after = {c.task.label(): c for c in expand(load_suite(suite_file))}
+    for label in ("default-set", "empty-set"):
+        assert after[label].config["task_defaults"] == {"default_tasks": ["agreement"]}
+        assert after[label].cell_id != before[label].cell_id
+    assert after["own-set"].cell_id == before["own-set"].cell_id
 
 
 def test_a_moved_default_rekeys_only_the_cells_that_rely_on_it(
