@@ -2,8 +2,10 @@
 
 A source string is one of:
 - ``synthetic`` or ``synthetic:N_DOCS``: the embedded synthetic language (`zoo.data.synthetic`);
-- ``hub:NAME[:CONFIG][@SPLIT]``: a Hugging Face dataset id (or a local dataset folder),
-  ``text`` column, read with ``streaming=True`` (nothing is downloaded whole);
+- ``hub:NAME[:CONFIG][@SPLIT][#REVISION]``: a Hugging Face dataset id (or a local dataset
+  folder), ``text`` column, read with ``streaming=True`` (nothing is downloaded whole), at
+  the commit, tag or branch ``REVISION`` (default: the default branch, whose commit is asked
+  and recorded);
 - a local path, folder or glob of files of a type `zoo.data.readers` reads (``.txt``,
   ``.jsonl`` / ``.json``, ``.parquet``, FLORES-200's ``.dev`` / ``.devtest``, WikiExtractor's
   ``wiki_NN``).
@@ -23,6 +25,7 @@ import glob
 import hashlib
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -71,19 +74,38 @@ def resolve_local(source: str) -> list[Path]:
     return []
 
 
-def _hub_parts(spec: str) -> tuple[str, str | None, str]:
+def _hub_parts(spec: str) -> tuple[str, str | None, str, str | None]:
+    """`NAME[:CONFIG][@SPLIT][#REVISION]` as (name, config, split, revision)."""
+    spec, _, revision = spec.partition("#")
     name, _, split = spec.partition("@")
     name, _, config = name.partition(":")
-    return name, config or None, split or "train"
+    return name, config or None, split or "train", revision or None
+
+
+COMMIT = re.compile(r"[0-9a-f]{40}")  # a full commit id: a pin that names its contents
+
+
+def _hub_problem(source: str) -> str | None:
+    """Why a `hub:` source names nothing: no name, an empty `#`, or a revision given for a
+    local dataset folder (its files' contents key it; no revision is read)."""
+    spec = source[4:]
+    if not spec or spec.startswith(("#", "@", ":")):
+        return f"{source!r}: expected hub:NAME[:CONFIG][@SPLIT][#REVISION]"
+    name, _, _, revision = _hub_parts(spec)
+    if spec.endswith("#"):
+        return f"{source!r}: an empty revision after '#': give a commit id, a tag or a branch"
+    if revision is not None and Path(name).expanduser().is_dir():
+        return f"{source!r}: {name} is a local dataset folder, with no revision: drop #{revision}"
+    return None
 
 
 def _iter_hub(spec: str) -> Iterator[str]:
     """A Hub dataset (or local dataset folder) streamed example by example."""
-    name, config, split = _hub_parts(spec)
+    name, config, split, revision = _hub_parts(spec)
     from datasets import load_dataset
 
     try:
-        ds = load_dataset(name, config, split=split, streaming=True)
+        ds = load_dataset(name, config, split=split, streaming=True, revision=revision)
         examples = iter(ds)
         first = next(examples, None)
     except Exception as exc:  # network, auth, unknown id: all user-facing
@@ -110,24 +132,28 @@ def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
 
 
 def _hub_revision(spec: str) -> str:
-    """A Hub dataset's commit (a local dataset folder: its files' contents); the name alone,
-    with a warning, where neither can be read (offline)."""
-    name, _, _ = _hub_parts(spec)
+    """A Hub dataset's commit (a local dataset folder: its files' contents): the one pinned
+    (`#COMMIT`, read without asking the Hub), or the one its branch or tag is at now; the
+    name alone, with a warning, where none can be read (offline)."""
+    name, _, _, revision = _hub_parts(spec)
     folder = Path(name).expanduser()
     if folder.is_dir():
         files = sorted(f for f in folder.rglob("*") if f.is_file())
         return ",".join(_file_sha256(str(f), *_stat(f)) for f in files)
-    return _remote_revision(name)
+    if revision is not None and COMMIT.fullmatch(revision):
+        return revision
+    return _remote_revision(name, revision)
 
 
 @lru_cache(maxsize=64)
-def _remote_revision(name: str) -> str:
-    """A Hub dataset's commit, asked once a process: the key of a run's token stream and the
-    text its checkpoint records read the same revision (and an offline machine warns once)."""
+def _remote_revision(name: str, revision: str | None = None) -> str:
+    """A Hub dataset's commit (at `revision`, a branch or tag; the default branch if None),
+    asked once a process: the key of a run's token stream and the text its checkpoint
+    records read the same revision (and an offline machine warns once)."""
     try:
         from huggingface_hub import HfApi
 
-        sha = HfApi().dataset_info(name).sha
+        sha = HfApi().dataset_info(name, revision=revision).sha
         return str(sha)
     except Exception as exc:  # offline, private, unknown: the name is the best key left
         log.warning("hub:%s: no revision readable (%s): cached by name only", name, exc)
@@ -187,7 +213,7 @@ SYNTHETIC = SourceKind(
 HUB = SourceKind(
     "hub",
     lambda s: s.startswith("hub:"),
-    lambda s: None if s[4:] else f"{s!r}: expected hub:NAME[:CONFIG][@SPLIT]",
+    _hub_problem,
     lambda s: _iter_hub(s[4:]),
     lambda s: f"{s}#{_hub_revision(s[4:])}",
 )

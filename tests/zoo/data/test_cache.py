@@ -288,7 +288,7 @@ def test_a_hub_revision_is_asked_once_a_process(monkeypatch) -> None:
     asked: list[str] = []
 
     class Offline:
-        def dataset_info(self, name: str) -> None:
+        def dataset_info(self, name: str, revision: str | None = None) -> None:
             asked.append(name)
             raise OSError("offline")
 
@@ -299,3 +299,49 @@ def test_a_hub_revision_is_asked_once_a_process(monkeypatch) -> None:
     finally:
         corpus._remote_revision.cache_clear()
     assert first == again == ["hub:someone/data#unversioned"] and asked == ["someone/data"]
+
+
+def test_a_hub_source_pins_its_revision(monkeypatch) -> None:
+    """`#REVISION` reaches load_dataset; a full commit id keys the stream without asking the
+    Hub, a tag or branch is asked for its commit; malformed pins are refused by source."""
+    import datasets
+
+    from zoo.data import corpus
+
+    asked: list[tuple[str, str | None]] = []
+
+    class Hub:
+        def dataset_info(self, name: str, revision: str | None = None) -> object:
+            asked.append((name, revision))
+            return type("Info", (), {"sha": "f" * 40})()
+
+    loaded: list[dict[str, object]] = []
+    monkeypatch.setattr("huggingface_hub.HfApi", Hub)
+    monkeypatch.setattr(
+        datasets, "load_dataset", lambda *a, **kw: loaded.append(kw) or iter([{"text": "x"}])
+    )
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    corpus._remote_revision.cache_clear()
+    try:
+        pinned = fingerprint([f"hub:org/set:cfg@train#{commit}"])
+        assert asked == [] and pinned == [f"hub:org/set:cfg@train#{commit}#{commit}"]
+        assert fingerprint(["hub:org/set#v1.0"]) == [f"hub:org/set#v1.0#{'f' * 40}"]
+        assert asked == [("org/set", "v1.0")]
+    finally:
+        corpus._remote_revision.cache_clear()
+    assert list(iter_documents([f"hub:org/set:cfg@train#{commit}"])) == ["x"]
+    assert loaded[-1]["revision"] == commit and loaded[-1]["split"] == "train"
+    assert list(iter_documents(["hub:org/set"])) == ["x"] and loaded[-1]["revision"] is None
+    assert corpus.hub_dataset(f"hub:org/set:cfg@train#{commit}") == "org/set"
+
+
+def test_a_malformed_hub_pin_is_refused(tmp_path) -> None:
+    from zoo.data.corpus import source_problem
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    assert "an empty revision" in str(source_problem("hub:org/set#"))
+    assert "expected hub:NAME" in str(source_problem("hub:#abc"))
+    assert "expected hub:NAME" in str(source_problem("hub:"))
+    assert "local dataset folder, with no revision" in str(source_problem(f"hub:{folder}#abc"))
+    assert source_problem(f"hub:{folder}") is None and source_problem("hub:org/set#v1") is None

@@ -22,8 +22,8 @@ class DataSettings(Settings):
     corpus: list[str] = Field(
         default_factory=lambda: ["synthetic"],
         min_length=1,
-        description="corpus sources: synthetic[:N], hub:NAME[:CONFIG][@SPLIT], or local files, "
-        "folders and globs (tried under . and $HLM_DATA_ROOT)",
+        description="corpus sources: synthetic[:N], hub:NAME[:CONFIG][@SPLIT][#REVISION], or local "
+        "files, folders and globs (tried under . and $HLM_DATA_ROOT)",
         json_schema_extra=role("weights"),
     )
     validation: list[str] | None = Field(
