@@ -4,11 +4,12 @@ Both are written with huggingface_hub's own card classes, so `ModelCard.load`,
 `metadata_load` and `model_index_to_eval_results` read them back. A model card's model-index
 holds only the model's own scores on benchmarks with a Hub dataset: each under the Hub task
 type its task type names (`TaskType.hub_tasks`) and the dataset id and config it names
-(`TaskType.hub_datasets`: `nyu-mll/glue` `sst2`, `EleutherAI/lambada_openai`, ...), averaged
-over seeds at the final checkpoint. Trivial baselines (majority), best-epoch picks (@best),
-averages, validation on a local corpus, throughput and analyses stay in the card's table. A
-headless checkpoint without a trained head gets no fill-mask or generation widget: its
-pipeline tag is feature extraction, and the card says what the model is for.
+(`TaskType.hub_datasets`: `nyu-mll/glue` `sst2`, `EleutherAI/lambada_openai`, ...), at the
+revision the task pinned (`revision:`) where it pinned one, averaged over seeds at the final
+checkpoint. Trivial baselines (majority), best-epoch picks (@best), averages, validation on a
+local corpus, throughput and analyses stay in the card's table. A headless checkpoint
+without a trained head gets no fill-mask or generation widget: its pipeline tag is feature
+extraction, and the card says what the model is for.
 """
 
 from __future__ import annotations
@@ -89,11 +90,16 @@ def pipeline_tag(meta: CheckpointMetadata) -> str:
     return FAMILIES.get(meta.family).pipeline_tag
 
 
-def _hub_entry(row: Mapping[Any, Any], kind: str) -> tuple[str, str, str] | None:
-    """(Hub task type, dataset id, config) of a row that belongs in a model-index: the model's
-    own score (no trivial baseline, no informational figure, no best-epoch pick) on a
-    benchmark with a Hub dataset, under the task type its registration names for `kind`."""
-    task_type = json.loads(row["config"])["task"]["type"]
+HubEntry = tuple[str, str, str, str | None]  # Hub task type, dataset id, config, revision
+
+
+def _hub_entry(row: Mapping[Any, Any], kind: str) -> HubEntry | None:
+    """(Hub task type, dataset id, config, revision) of a row that belongs in a model-index:
+    the model's own score (no trivial baseline, no informational figure, no best-epoch pick)
+    on a benchmark with a Hub dataset, under the task type its registration names for
+    `kind`; the dataset revision its task pinned (`revision:`), None where it pinned none."""
+    task = json.loads(row["config"])["task"]
+    task_type, params = task["type"], task["params"]
     metric = str(row["metric"])
     info = metric_info(metric)
     if task_type not in TASKS or "@" in metric or info.baseline or info.higher_is_better is None:
@@ -102,7 +108,8 @@ def _hub_entry(row: Mapping[Any, Any], kind: str) -> tuple[str, str, str] | None
     sub_task = str(row["task"]).partition("/")[2]
     if kind not in registered.hub_tasks or sub_task not in registered.hub_datasets:
         return None
-    return (registered.hub_tasks[kind], *registered.hub_datasets[sub_task])
+    revision = params["revision"] if "revision" in params else None
+    return (registered.hub_tasks[kind], *registered.hub_datasets[sub_task], revision)
 
 
 def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
@@ -113,13 +120,15 @@ def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
 
     if rows.empty:
         return []
-    values: dict[tuple[str, str, tuple[str, str, str]], list[float]] = {}
+    values: dict[tuple[str, str, HubEntry], list[float]] = {}
     for r in final_rows(rows).to_dict("records"):
         entry = _hub_entry(r, meta.kind)
         if entry is not None:
             values.setdefault((str(r["task"]), str(r["metric"]), entry), []).append(r["value"])
     out = []
-    for (task, metric, (hub_task, dataset, config)), seeds in sorted(values.items()):
+    for (task, metric, (hub_task, dataset, config, revision)), seeds in sorted(
+        values.items(), key=lambda kv: json.dumps(kv[0])
+    ):
         out.append(
             EvalResult(
                 task_type=hub_task,
@@ -127,6 +136,7 @@ def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
                 dataset_type=dataset,
                 dataset_name=f"{dataset} ({config})",
                 dataset_config=config,
+                dataset_revision=revision,
                 metric_type=metric,
                 metric_value=sum(seeds) / len(seeds),
                 metric_name=f"{metric} (mean of {len(seeds)} seed{'s' if len(seeds) > 1 else ''})",

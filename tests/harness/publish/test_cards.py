@@ -149,3 +149,30 @@ def test_the_model_index_holds_only_the_models_own_scores_on_hub_datasets(tmp_pa
         ("text-classification", "nyu-mll/glue", "sst2", "accuracy")
     ]
     assert results[0].metric_value == pytest.approx(0.805)
+
+
+def test_a_pinned_benchmark_revision_reaches_the_model_index() -> None:
+    """A task that pinned its Hub data (`revision:`) says so in the model-index; seeds at
+    another revision (or none) are a separate entry, never averaged with it."""
+    from huggingface_hub.repocard_data import model_index_to_eval_results
+
+    from harness.publish.cards import _card_data
+    from tests.harness.results.test_leaderboard import row
+    from zoo.train.metadata import CheckpointMetadata
+
+    pinned = json.dumps({"task": {"type": "glue", "params": {"revision": "abc123"}}})
+    unpinned = json.dumps({"task": {"type": "glue", "params": {}}})
+    rows = pd.DataFrame(
+        [
+            {**row("m", "accuracy", value, seed=seed, task="glue/sst2"), "config": config}
+            for seed, value, config in ((0, 0.8, pinned), (1, 0.9, pinned), (2, 0.5, unpinned))
+        ]
+    )
+    meta = CheckpointMetadata.model_construct(
+        kind="encoder", family="bert", objective="ce", headless=False, corpus=["corpus"],
+        causal_finetune=None,
+    )  # fmt: skip
+    card = ModelCard.from_template(_card_data(meta, "me/m", rows, CardOptions()))
+    _, results = model_index_to_eval_results(card.data.to_dict()["model-index"])
+    got = sorted((r.dataset_revision or "", r.metric_value) for r in results)
+    assert got == [("", 0.5), ("abc123", pytest.approx(0.85))]
