@@ -13,6 +13,10 @@ A benchmark's default sub-tasks (`TaskType.default_subtasks`, run where an entry
 are pinned the same way (`PINNED_SUBTASKS`): a changed set would move what the entry's
 `average` row averages.
 
+The shipped lm-eval task files are pinned by their contents (`PINNED_SHIPPED`): a cell names
+its task, not the YAML and loader that define it, so an edited shipped task would otherwise
+keep the ids of the cells that ran the old one.
+
 A new param is pinned at its first default, the behaviour before it existed
 (`tests/harness/tasks/test_keyed_defaults.py` checks every param of every built-in task type
 is pinned). A plugin's task types are not pinned: a plugin file's contents key every cell of
@@ -94,6 +98,18 @@ PINNED_SUBTASKS: dict[str, list[str]] = {
     "glue": ["cola", "sst2", "mrpc", "stsb", "qnli", "qqp", "mnli"],
     "superglue": ["boolq", "cb", "copa", "wic"],
     "synthetic": ["agreement"],
+}
+
+
+# each file of the shipped lm-eval task folder (`harness/lm_eval_tasks/`) -> the first 16 hex
+# digits of its sha256 as first keyed: an edited shipped task re-keys the cells that run it
+# (`harness.tasks.lm_eval_folders.shipped_moved`), as an edited task folder of a suite does
+PINNED_SHIPPED: dict[str, str] = {
+    "hlm_boolq.yaml": "f86dd38003440b9d",
+    "hlm_crows_pairs_english.yaml": "f0c1bfbe3b4b7b30",
+    "hlm_lambada.yaml": "cad73360190b8d0f",
+    "hlm_pubmedqa.yaml": "01e4792fff0bfb06",
+    "hlm_utils.py": "5c5921281589daf8",
 }
 
 

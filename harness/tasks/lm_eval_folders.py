@@ -10,6 +10,9 @@
   its `!function` hooks import a Python file beside it (or any importable module) and call
   it. So a folder outside the suite's, or a YAML of the folder that includes one from
   outside (`include:`, which lm-eval follows), needs `--trust-plugins`, as a plugin does.
+- `shipped_moved`: the shipped files that the tasks a cell names read and that differ from
+  the contents first keyed (`harness.tasks.keyed_defaults.PINNED_SHIPPED`): they join the
+  cell id, so an edited shipped task is computed anew while an unedited one keeps its ids.
 - `folder_files`: every file of a suite's folders, and the files outside them that their
   YAMLs include or import (`referenced_outside`), whose contents join the cell id
   (`TaskType.definition_files`), as a plugin file's do: an edited task is computed anew, not
@@ -21,6 +24,7 @@ it; the names it already gives are read once a process.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from functools import cache
 from pathlib import Path
@@ -28,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from harness.tasks.keyed_defaults import PINNED_SHIPPED
 from zoo.errors import UserError
 from zoo.registry import may_run_code
 
@@ -110,6 +115,32 @@ def folder_files(include_path: list[str], suite_dir: Path) -> dict[str, Path]:
             rel = Path(os.path.relpath(f, folder.resolve())).as_posix()
             files[f"include_path[{i}]/{rel}"] = f
     return files
+
+
+def shipped_moved(tasks: list[str]) -> dict[str, Path]:
+    """The shipped files that `tasks` read (a shipped task's YAML and the loader its
+    `!function` hooks import) whose contents differ from `PINNED_SHIPPED`, named
+    `shipped/FILE`; a file not pinned counts as moved."""
+    moved = {}
+    for name in tasks:
+        if name not in shipped_tasks():
+            continue
+        yaml_file = shipped_tasks()[name]
+        for f in [yaml_file, *_references(yaml_file)]:
+            digest = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+            if f.name not in PINNED_SHIPPED or PINNED_SHIPPED[f.name] != digest:
+                moved[f"shipped/{f.name}"] = f
+    return moved
+
+
+@cache
+def shipped_tasks() -> dict[str, Path]:
+    """Each task the shipped folder defines and its YAML file, read without lm-eval."""
+    out = {}
+    for f in sorted(SHIPPED.glob("*.yaml")):
+        cfg = yaml.load(f.read_text(encoding="utf-8"), Loader=_TaskYaml)
+        out[str(cfg["task"])] = f
+    return out
 
 
 class _Function(str):

@@ -28,7 +28,12 @@ from pydantic import Field, field_validator
 from harness.results.gates import VALIDATION, Gate
 from harness.results.leaderboard import git_sha
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
-from harness.tasks.lm_eval_folders import folder_files, folder_problems, task_manager
+from harness.tasks.lm_eval_folders import (
+    folder_files,
+    folder_problems,
+    shipped_moved,
+    task_manager,
+)
 from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
@@ -319,7 +324,7 @@ def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
 
 
 def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
-    return folder_files(p.include_path, suite_dir)
+    return {**folder_files(p.include_path, suite_dir), **shipped_moved(p.tasks)}
 
 
 def describe(p: LMEvalParams) -> str:

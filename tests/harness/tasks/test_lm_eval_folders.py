@@ -1,15 +1,23 @@
-"""A suite's lm-eval task folders: which files they reach outside themselves, when those may
-run, and that every file they read keys their cells."""
+"""lm-eval task folders: which files a suite's folders reach outside themselves, when those
+may run, and that every file they read keys their cells; the shipped tasks' files pinned, so
+that an edited one re-keys the cells that run it."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
-from harness.run.cells import expand
+from harness.run.cells import Cell, expand
 from harness.suite import SuiteError, load_suite
-from harness.tasks.lm_eval_folders import folder_files, folder_problems, referenced_outside
+from harness.tasks.keyed_defaults import PINNED_SHIPPED
+from harness.tasks.lm_eval_folders import (
+    SHIPPED,
+    folder_files,
+    folder_problems,
+    referenced_outside,
+)
 from zoo.registry import TRUST_ENV
 
 TASK = "task: mine\ndataset_path: text\noutput_type: loglikelihood_rolling\n"
@@ -77,3 +85,47 @@ def test_the_files_outside_join_the_cell_id(layout: Path, monkeypatch) -> None:
     (after,) = expand(load_suite(suite))
     assert after.cell_id != before.cell_id
     assert after.pretrain_key == before.pretrain_key
+
+
+# shipped task files whose contents changed on purpose since they were pinned: the cells that
+# run them re-key by design; list the file here, and never edit PINNED_SHIPPED to match
+SHIPPED_MOVED_ON_PURPOSE: set[str] = set()
+
+
+def test_every_shipped_task_file_is_pinned_as_it_is() -> None:
+    files = sorted(f.name for f in SHIPPED.iterdir() if f.suffix in (".yaml", ".py"))
+    assert sorted(PINNED_SHIPPED) == files, "pin each shipped task file in keyed_defaults.py"
+    for name in sorted(set(files) - SHIPPED_MOVED_ON_PURPOSE):
+        digest = hashlib.sha256((SHIPPED / name).read_bytes()).hexdigest()[:16]
+        assert digest == PINNED_SHIPPED[name], (
+            f"{name} changed since its cells were keyed. If on purpose, add it to "
+            "SHIPPED_MOVED_ON_PURPOSE (its cells re-key) and leave PINNED_SHIPPED as it is"
+        )
+
+
+def test_an_edited_shipped_task_rekeys_only_the_cells_that_run_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nmodels: [{preset: pythia-tiny, objective: ce}]\ntasks:\n"
+        "  - {type: lm_eval, name: lambada, params: {tasks: [hlm_lambada]}}\n"
+        "  - {type: lm_eval, name: boolq, params: {tasks: [hlm_boolq]}}\n"
+        "  - {type: lm_eval, name: upstream, params: {tasks: [lambada_openai]}}\n"
+    )
+
+    def cells() -> dict[str, Cell]:
+        return {c.task.label(): c for c in expand(load_suite(suite))}
+
+    before = cells()
+    assert all("task_files" not in c.config for c in before.values())
+    monkeypatch.setitem(PINNED_SHIPPED, "hlm_lambada.yaml", "0" * 16)  # as if edited since
+    after = cells()
+    assert sorted(after["lambada"].config["task_files"]) == ["shipped/hlm_lambada.yaml"]
+    assert after["lambada"].cell_id != before["lambada"].cell_id
+    assert after["lambada"].pretrain_key == before["lambada"].pretrain_key
+    assert after["boolq"].cell_id == before["boolq"].cell_id
+    monkeypatch.setitem(PINNED_SHIPPED, "hlm_utils.py", "0" * 16)  # every shipped task's loader
+    again = cells()
+    assert again["boolq"].cell_id != before["boolq"].cell_id
+    assert again["upstream"].cell_id == before["upstream"].cell_id  # lm-eval's own task
