@@ -117,32 +117,6 @@ def folder_files(include_path: list[str], suite_dir: Path) -> dict[str, Path]:
     return files
 
 
-def shipped_moved(tasks: list[str]) -> dict[str, Path]:
-    """The shipped files that `tasks` read (a shipped task's YAML and the loader its
-    `!function` hooks import) whose contents differ from `PINNED_SHIPPED`, named
-    `shipped/FILE`; a file not pinned counts as moved."""
-    moved = {}
-    for name in tasks:
-        if name not in shipped_tasks():
-            continue
-        yaml_file = shipped_tasks()[name]
-        for f in [yaml_file, *_references(yaml_file)]:
-            digest = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
-            if f.name not in PINNED_SHIPPED or PINNED_SHIPPED[f.name] != digest:
-                moved[f"shipped/{f.name}"] = f
-    return moved
-
-
-@cache
-def shipped_tasks() -> dict[str, Path]:
-    """Each task the shipped folder defines and its YAML file, read without lm-eval."""
-    out = {}
-    for f in sorted(SHIPPED.glob("*.yaml")):
-        cfg = yaml.load(f.read_text(encoding="utf-8"), Loader=_TaskYaml)
-        out[str(cfg["task"])] = f
-    return out
-
-
 class _Function(str):
     """A `!function` tag's `module.function`, read without importing anything."""
 
@@ -205,3 +179,29 @@ def _functions(value: Any) -> list[_Function]:
     if isinstance(value, list):
         return [f for v in value for f in _functions(v)]
     return []
+
+
+def shipped_moved(tasks: list[str]) -> dict[str, Path]:
+    """The shipped files that `tasks` read (a shipped task's YAML and the loader its
+    `!function` hooks import) whose contents differ from `PINNED_SHIPPED`, named
+    `shipped/FILE`; a file not pinned counts as moved."""
+    moved = {}
+    for name in tasks:
+        if name not in shipped_tasks():
+            continue
+        yaml_file = shipped_tasks()[name]
+        for f in [yaml_file, *_references(yaml_file)]:
+            digest = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+            if f.name not in PINNED_SHIPPED or PINNED_SHIPPED[f.name] != digest:
+                moved[f"shipped/{f.name}"] = f
+    return moved
+
+
+@cache
+def shipped_tasks() -> dict[str, Path]:
+    """Each task the shipped folder defines and its YAML file, read without lm-eval."""
+    out = {}
+    for f in sorted(SHIPPED.glob("*.yaml")):
+        cfg = yaml.load(f.read_text(encoding="utf-8"), Loader=_TaskYaml)
+        out[str(cfg["task"])] = f
+    return out
