@@ -152,7 +152,14 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
         p, "num_fewshot", "-f", type=int_at_least(0), help="few-shot examples (default: 0)"
     )
     lm_eval_flag(p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)")
-    lm_eval_flag(p, "include_path", nargs="+", default=[], help="folders of your task YAMLs")
+    lm_eval_flag(
+        p,
+        "include_path",
+        nargs="+",
+        default=[],
+        help="folders of your task YAMLs; their !function hooks run Python, as with lm_eval: "
+        "name only folders you trust",
+    )
     lm_eval_flag(
         p, "output_path", "-o", help="lm-eval's results file (and samples): a folder or a .json"
     )

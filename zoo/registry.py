@@ -22,6 +22,7 @@ declares a module in the `hlm.plugins` entry-point group (`load_installed_plugin
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import importlib
@@ -143,6 +144,22 @@ def may_run_code(path: Path, home: Path) -> bool:
     if path.resolve().is_relative_to(home.resolve()):
         return True
     return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
+
+
+@contextlib.contextmanager
+def trusting() -> Iterator[None]:
+    """Code from anywhere may run within (`may_run_code`), and the setting is restored after:
+    for files a user named on the command line, which are their choice (as `lm_eval
+    --include_path` runs the folder it is given)."""
+    before = os.environ[TRUST_ENV] if TRUST_ENV in os.environ else None
+    os.environ[TRUST_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[TRUST_ENV]
+        else:
+            os.environ[TRUST_ENV] = before
 
 
 ENTRY_POINTS = "hlm.plugins"

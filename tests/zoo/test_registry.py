@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from zoo.errors import UserError
 from zoo.objectives import OBJECTIVES, DeferredLoss
-from zoo.registry import Registry, load_plugin
+from zoo.registry import TRUST_ENV, Registry, load_plugin, may_run_code, trusting
 
 
 def test_register_get_and_duplicates() -> None:
@@ -79,3 +81,13 @@ def test_a_deferred_loss_that_cannot_be_imported_names_itself() -> None:
         DeferredLoss("zoo.objectives.builtin:no_such_loss")(None, None)  # type: ignore[arg-type]
     with pytest.raises(UserError, match="no_such_module"):
         DeferredLoss("no_such_module:loss").resolve()
+
+
+def test_code_runs_from_outside_a_folder_only_while_trusted(tmp_path, monkeypatch) -> None:
+    home, outside = tmp_path / "suites", tmp_path / "elsewhere" / "p.py"
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    assert may_run_code(home / "sub" / "p.py", home) and not may_run_code(outside, home)
+    with pytest.raises(RuntimeError), trusting():
+        assert may_run_code(outside, home)
+        raise RuntimeError("the trust ends with the block, however it ends")
+    assert TRUST_ENV not in os.environ and not may_run_code(outside, home)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -147,3 +148,27 @@ def test_lm_eval_values_are_read_with_lm_eval_meanings(tiny_decoder: Path, capsy
     ):
         with pytest.raises(SuiteError, match=message):  # the checkpoint before -t's list
             suite(*argv[:1], "-t", "hlm_boolq", *argv[1:])
+
+
+def test_a_task_folder_named_on_the_command_line_is_the_users_choice(
+    tiny_decoder: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """`hlm evaluate --include_path` runs the folder it is given, as `lm_eval --include_path`
+    does, wherever it lies: no suite file decides it. The trust does not outlive the check."""
+    import argparse
+
+    from harness.run.evaluate import adhoc_suite
+    from zoo.registry import TRUST_ENV
+
+    folder = tmp_path / "elsewhere" / "tasks"
+    shutil.copytree(SHIPPED.parents[1] / "suites" / "lm_eval_tasks", folder)
+    monkeypatch.chdir(SHIPPED)  # the ad-hoc suite's folder: the task folder is outside it
+    monkeypatch.setenv(TRUST_ENV, "0")
+    parser = argparse.ArgumentParser()
+    add_evaluate(parser)
+    args = parser.parse_args(
+        [str(tiny_decoder), "-t", "flores_eng_ppl", "--include_path", str(folder)]
+    )
+    suite = adhoc_suite(args, "evaluate")
+    assert suite.tasks[0].params["include_path"] == [str(folder)]
+    assert os.environ[TRUST_ENV] == "0"
