@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from zoo.env import env_set
 from zoo.errors import UserError
 
 T = TypeVar("T")
@@ -146,20 +147,11 @@ def may_run_code(path: Path, home: Path) -> bool:
     return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
 
 
-@contextlib.contextmanager
-def trusting() -> Iterator[None]:
+def trusting() -> contextlib.AbstractContextManager[None]:
     """Code from anywhere may run within (`may_run_code`), and the setting is restored after:
     for files a user named on the command line, which are their choice (as `lm_eval
     --include_path` runs the folder it is given)."""
-    before = os.environ[TRUST_ENV] if TRUST_ENV in os.environ else None
-    os.environ[TRUST_ENV] = "1"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[TRUST_ENV]
-        else:
-            os.environ[TRUST_ENV] = before
+    return env_set(TRUST_ENV, "1")
 
 
 ENTRY_POINTS = "hlm.plugins"

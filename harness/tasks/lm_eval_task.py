@@ -15,10 +15,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
@@ -36,6 +35,7 @@ from harness.tasks.lm_eval_folders import (
 )
 from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
+from zoo.env import env_set
 from zoo.errors import UserError
 from zoo.registry import check_name
 from zoo.settings import Settings
@@ -124,18 +124,9 @@ def lm_eval_bars(shown: bool) -> Iterator[None]:
         yield
 
 
-@contextmanager
-def data_root_env(root: Path) -> Iterator[None]:
+def data_root_env(root: Path) -> AbstractContextManager[None]:
     """$HLM_DATA_ROOT set to `root` for the shipped tasks' loaders, restored afterwards."""
-    before = os.environ.get(DATA_ROOT_ENV)
-    os.environ[DATA_ROOT_ENV] = str(root.resolve())
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[DATA_ROOT_ENV]
-        else:
-            os.environ[DATA_ROOT_ENV] = before
+    return env_set(DATA_ROOT_ENV, str(root.resolve()))
 
 
 def keep_outputs(results: dict[str, Any], folder: Path | None, log_samples: bool) -> None:
