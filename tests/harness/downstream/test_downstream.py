@@ -428,3 +428,15 @@ def test_a_hub_revision_reaches_load_dataset_and_is_refused_with_local_files(
     assert asked == [{"name": GLUE["sst2"].hub[0], "split": "train", "revision": "abc123"}]
     with pytest.raises(ValueError, match=r"revision \(abc123\) pins Hub datasets"):
         FinetuneParams(source="local", revision="abc123")
+
+
+def test_generated_data_reads_from_any_source_and_takes_no_revision(tmp_path) -> None:
+    """The synthetic task's data is generated: `source: local` is as good as the default,
+    and a Hub revision, which nothing would read, is refused by key."""
+    suite = tmp_path / "s.yaml"
+    head = "name: s\nmodels: [{preset: bert-tiny, objective: ce}]\ntasks: [{type: synthetic, "
+    suite.write_text(head + "params: {source: local}}]\n")
+    load_suite(suite)
+    suite.write_text(head + "params: {revision: abc}}]\n")
+    with pytest.raises(SuiteError, match=r"tasks\[0\]\.params\.revision: agreement's data is gen"):
+        load_suite(suite)
