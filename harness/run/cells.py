@@ -52,6 +52,15 @@ def _definition_digests(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
     return file_digests(spec.definition_files(spec.params.model_validate(task.params), suite_dir))
 
 
+def _definition_versions(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
+    """The versions of the installed code that defines what `task` computes
+    (`TaskType.definition_versions`: lm-eval's own tasks); none for most tasks."""
+    spec = TASKS.get(task.type)
+    if spec.definition_versions is None:
+        return {}
+    return spec.definition_versions(spec.params.model_validate(task.params), suite_dir)
+
+
 @dataclass(frozen=True)
 class Cell:
     suite: Suite
@@ -141,6 +150,8 @@ def expand(suite: Suite) -> list[Cell]:
             }
             if files := _definition_digests(task_here, Path(suite.path).parent):
                 config["task_files"] = files  # only where there are: other ids stay as they were
+            if versions := _definition_versions(task_here, Path(suite.path).parent):
+                config["task_versions"] = versions  # likewise
             if moved := moved_defaults(task_here.type, task_here.params):
                 config["task_defaults"] = moved  # a default it relies on changed: a new id
             cell_id = digest(config)

@@ -72,6 +72,10 @@ class TaskType:
     # {name: path}; their contents join the cell id, as plugin files' do, so that an edited
     # definition (a user's lm-eval task folder) is computed anew, not read as done
     definition_files: Callable[[Any, Path], dict[str, Path]] | None = None
+    # the installed code outside the project that defines what it computes: (params,
+    # suite_dir) -> {distribution: version}; joins the cell id where there is any (lm-eval's
+    # own tasks, whose YAMLs come with the lm-eval release), so a new release computes anew
+    definition_versions: Callable[[Any, Path], dict[str, str]] | None = None
     # its params in words, as a reader compares them with another protocol (the paper's):
     # what a row of it ran ("fine-tuned 3 epochs ... on at most 4000 training examples")
     describe: Callable[[Any], str] | None = None

@@ -13,6 +13,9 @@
 - `shipped_moved`: the shipped files that the tasks a cell names read and that differ from
   the contents first keyed (`harness.tasks.keyed_defaults.PINNED_SHIPPED`): they join the
   cell id, so an edited shipped task is computed anew while an unedited one keeps its ids.
+- `upstream_release`: lm-eval's release, for a cell naming any task lm-eval itself gives
+  (neither shipped nor in the suite's folders): those task YAMLs come with the release, so
+  it joins the cell id, and a new release computes such cells anew.
 - `folder_files`: every file of a suite's folders, and the files outside them that their
   YAMLs include or import (`referenced_outside`), whose contents join the cell id
   (`TaskType.definition_files`), as a plugin file's do: an edited task is computed anew, not
@@ -25,6 +28,7 @@ it; the names it already gives are read once a process.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 from functools import cache
 from pathlib import Path
@@ -205,3 +209,31 @@ def shipped_tasks() -> dict[str, Path]:
         cfg = yaml.load(f.read_text(encoding="utf-8"), Loader=_TaskYaml)
         out[str(cfg["task"])] = f
     return out
+
+
+def upstream_release(tasks: list[str], include_path: list[str], suite_dir: Path) -> dict[str, str]:
+    """{"lm_eval": its installed version} where `tasks` name one that lm-eval itself gives
+    (neither shipped nor defined in the suite's folders); {} otherwise."""
+    ours = set(shipped_tasks()) | _folder_names(include_path, suite_dir)
+    if all(name in ours for name in tasks):
+        return {}
+    return {"lm_eval": importlib.metadata.version("lm_eval")}
+
+
+def _folder_names(include_path: list[str], suite_dir: Path) -> set[str]:
+    """The task, group and tag names the suite's folders' YAMLs define."""
+    names: set[str] = set()
+    for d in include_path:
+        for f in sorted((suite_dir / d).rglob("*.yaml")):
+            try:
+                cfg = yaml.load(f.read_text(encoding="utf-8"), Loader=_TaskYaml)
+            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                continue  # lm-eval reports it when it indexes the folder
+            if not isinstance(cfg, dict):
+                continue
+            for key in ("task", "group", "tag"):
+                value = cfg[key] if key in cfg else []
+                names |= {
+                    v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)
+                }
+    return names

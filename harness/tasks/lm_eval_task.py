@@ -32,6 +32,7 @@ from harness.tasks.lm_eval_folders import (
     folder_problems,
     shipped_moved,
     task_manager,
+    upstream_release,
 )
 from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
@@ -318,6 +319,10 @@ def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
     return {**folder_files(p.include_path, suite_dir), **shipped_moved(p.tasks)}
 
 
+def _definition_versions(p: LMEvalParams, suite_dir: Path) -> dict[str, str]:
+    return upstream_release(p.tasks, p.include_path, suite_dir)
+
+
 def describe(p: LMEvalParams) -> str:
     """What an lm_eval row ran, in words: the shots and the examples scored."""
     shots = "zero-shot" if p.num_fewshot == 0 else f"{p.num_fewshot}-shot"
@@ -366,6 +371,7 @@ LM_EVAL_TASK = TaskType(
     kinds=("decoder",),
     check=_check,
     definition_files=_definition_files,
+    definition_versions=_definition_versions,
     describe=describe,
     hub_tasks={"decoder": "text-generation"},
     hub_datasets=LM_EVAL_HUB_DATASETS,

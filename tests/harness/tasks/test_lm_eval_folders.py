@@ -5,6 +5,7 @@ that an edited one re-keys the cells that run it."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,31 @@ def test_an_edited_shipped_task_rekeys_only_the_cells_that_run_it(
     again = cells()
     assert again["boolq"].cell_id != before["boolq"].cell_id
     assert again["upstream"].cell_id == before["upstream"].cell_id  # lm-eval's own task
+
+
+def test_a_cell_running_lm_evals_own_task_is_keyed_by_its_release(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """lm-eval's own task YAMLs come with its release: a new one computes such cells anew.
+    Cells running only shipped tasks or the suite's own folder's keep their ids."""
+    import importlib.metadata
+
+    shutil.copytree(SHIPPED.parents[1] / "suites" / "lm_eval_tasks", tmp_path / "tasks")
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nmodels: [{preset: pythia-tiny, objective: ce}]\ntasks:\n"
+        "  - {type: lm_eval, name: ours, params: {tasks: [hlm_lambada, flores_eng_ppl], "
+        "include_path: [tasks]}}\n"
+        "  - {type: lm_eval, name: upstream, params: {tasks: [hlm_lambada, lambada_openai]}}\n"
+    )
+    before = {c.task.label(): c for c in expand(load_suite(suite))}
+    assert "task_versions" not in before["ours"].config
+    installed = importlib.metadata.version("lm_eval")
+    assert before["upstream"].config["task_versions"] == {"lm_eval": installed}
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda d: "9.9.9" if d == "lm_eval" else real(d)
+    )
+    after = {c.task.label(): c for c in expand(load_suite(suite))}
+    assert after["upstream"].cell_id != before["upstream"].cell_id
+    assert after["ours"].cell_id == before["ours"].cell_id
