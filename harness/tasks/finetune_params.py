@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from harness.downstream.benchmarks import PAPER_XNLI_LANGUAGES, xnli
+from harness.downstream.data import TaskData
 from zoo.settings import Settings
 
 # Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
@@ -124,10 +125,16 @@ def _own_files(p: FinetuneParams) -> str:
     return f"; the suite's own files for {', '.join(own)}" if own else ""
 
 
-def describer(default: list[str], built_in: bool = False) -> Callable[[FinetuneParams], str]:
-    """`describe` for a benchmark whose sub-tasks default to `default`, naming the tasks
-    (`built_in`: its data is generated, never read from the Hub or files)."""
-    return lambda p: describe(p, f"of each task ({', '.join(p.tasks or default)})", built_in)
+def describer(registry: dict[str, TaskData], default: list[str]) -> Callable[[FinetuneParams], str]:
+    """`describe` for a benchmark of `registry`'s sub-tasks, `default` where an entry names
+    none, naming the tasks; data the tasks generate (`TaskData.generate`) is said to be."""
+
+    def said(p: FinetuneParams) -> str:
+        tasks = p.tasks or default
+        built_in = all(name in registry and registry[name].generate for name in tasks)
+        return describe(p, f"of each task ({', '.join(tasks)})", built_in)
+
+    return said
 
 
 def describe_xnli(p: XNLIParams) -> str:

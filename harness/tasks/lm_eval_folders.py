@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -155,14 +155,31 @@ def referenced_outside(folder: Path) -> list[Path]:
     return sorted(f for f in seen if not f.is_relative_to(home))
 
 
-def _references(path: Path) -> list[Path]:
-    """The existing files one task YAML includes or imports from beside it; none for a file
-    that does not read (lm-eval reports that one when it indexes the folder)."""
+def _task_yaml(path: Path) -> dict[str, Any] | None:
+    """One task YAML's mapping, `!function` tags unresolved; None for a file that does not
+    read as one (lm-eval reports it when it indexes the folder). Read once a process while
+    the file stays as it is: each cell of a suite asks again."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _read_task_yaml(path, st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=1024)
+def _read_task_yaml(path: Path, size: int, mtime_ns: int) -> dict[str, Any] | None:
     try:
         cfg = yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYaml)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return []
-    if not isinstance(cfg, dict):
+        return None
+    return cfg if isinstance(cfg, dict) else None
+
+
+def _references(path: Path) -> list[Path]:
+    """The existing files one task YAML includes or imports from beside it; none for a file
+    that does not read."""
+    cfg = _task_yaml(path)
+    if cfg is None:
         return []
     includes = cfg["include"] if "include" in cfg else []
     named = [
@@ -190,11 +207,11 @@ def shipped_moved(tasks: list[str]) -> dict[str, Path]:
     `!function` hooks import) whose contents differ from `PINNED_SHIPPED`, named
     `shipped/FILE`; a file not pinned counts as moved."""
     moved = {}
+    shipped = shipped_tasks()
     for name in tasks:
-        if name not in shipped_tasks():
+        if name not in shipped:
             continue
-        yaml_file = shipped_tasks()[name]
-        for f in [yaml_file, *_references(yaml_file)]:
+        for f in [shipped[name], *_references(shipped[name])]:
             digest = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
             if f.name not in PINNED_SHIPPED or PINNED_SHIPPED[f.name] != digest:
                 moved[f"shipped/{f.name}"] = f
@@ -206,7 +223,9 @@ def shipped_tasks() -> dict[str, Path]:
     """Each task the shipped folder defines and its YAML file, read without lm-eval."""
     out = {}
     for f in sorted(SHIPPED.glob("*.yaml")):
-        cfg = yaml.load(f.read_text(encoding="utf-8"), Loader=_TaskYaml)
+        cfg = _task_yaml(f)
+        if cfg is None or "task" not in cfg:
+            raise UserError(f"{f}: a shipped task file that names no task")
         out[str(cfg["task"])] = f
     return out
 
@@ -225,12 +244,9 @@ def _folder_names(include_path: list[str], suite_dir: Path) -> set[str]:
     names: set[str] = set()
     for d in include_path:
         for f in sorted((suite_dir / d).rglob("*.yaml")):
-            try:
-                cfg = yaml.load(f.read_text(encoding="utf-8"), Loader=_TaskYaml)
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            cfg = _task_yaml(f)
+            if cfg is None:
                 continue  # lm-eval reports it when it indexes the folder
-            if not isinstance(cfg, dict):
-                continue
             for key in ("task", "group", "tag"):
                 value = cfg[key] if key in cfg else []
                 names |= {
