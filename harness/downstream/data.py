@@ -210,6 +210,22 @@ def wic_example(row: dict[str, Any], task: TaskData) -> Example:
     )
 
 
+def local_names(task: TaskData, split: str, source: str, files: list[str] | None) -> list[str]:
+    """The local files `load_examples` reads for `split` ("train" or "eval"), by name: the
+    ones the user gives (`files`, read whatever the source), else with `source: local` the
+    task's known files (under the data root); [] where it reads none (data the task
+    generates, the hub, or none known)."""
+    if task.generate is not None or (source != "local" and not files):
+        return []
+    local = task.local_train if split == "train" else task.local_eval
+    return list(files or (local.files if local else []))
+
+
+def local_path(root: Path, name: str) -> Path:
+    """Where a local file named `name` (absolute, or under the data root `root`) is read."""
+    return Path(name) if Path(name).is_absolute() else root / name
+
+
 def load_examples(
     task: TaskData,
     split: str,
@@ -228,7 +244,7 @@ def load_examples(
     if source == "local" or files:
         root = data_dir or data_root()
         local = task.local_train if split == "train" else task.local_eval
-        names = files or (list(local.files) if local else [])
+        names = local_names(task, split, source, files)
         if not names:
             raise UserError(
                 f"{task.benchmark}/{task.name}: no local {split} files are known "
@@ -238,7 +254,7 @@ def load_examples(
         reader = local.reader if local else (user_reader or jsonl_reader)
         out: list[Example] = []
         for name in names:
-            path = root / name if not Path(name).is_absolute() else Path(name)
+            path = local_path(root, name)
             if not path.is_file():
                 raise UserError(
                     f"{task.benchmark}/{task.name}: local {split} file not found: {path}"

@@ -11,8 +11,11 @@ lemmas (joined by `_`) and adjective markers (`(a)`, `(p)`, `(ip)`) are dropped 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from zoo.errors import UserError
@@ -38,12 +41,31 @@ def read_synsets(folder: Path, pos: tuple[str, ...] = POS) -> list[list[str]]:
             raise UserError(
                 f"{f}: not found (a WordNet 3.0 database folder: data.noun, data.verb, ...)"
             )
-        for line in f.read_text(encoding="latin-1").splitlines():
-            if line and not line.startswith("  "):
-                words = synset_words(line)
-                if len(words) >= 2:
-                    synsets.append(words)
+        synsets += _file_synsets(f)
     return synsets
+
+
+def _file_synsets(f: Path) -> list[list[str]]:
+    """The synsets of one data file with at least two single-word lemmas."""
+    lines = f.read_text(encoding="latin-1").splitlines()
+    synsets = [synset_words(line) for line in lines if line and not line.startswith("  ")]
+    return [words for words in synsets if len(words) >= 2]
+
+
+def synsets_digest(f: Path) -> str | None:
+    """The first 16 hex digits of the sha256 of the synsets data file `f` gives: what the
+    synonyms task reads of it, which a trimmed copy keeps (`tools/trim_wordnet.py`); None
+    where `f` is not there. Read once a process while its size and mtime stay the same."""
+    if not f.is_file():
+        return None
+    st = f.stat()
+    return _synsets_digest(str(f.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=16)
+def _synsets_digest(path: str, size: int, mtime_ns: int) -> str:
+    text = json.dumps(_file_synsets(Path(path)), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def synonym_pairs(folder: Path, pos: tuple[str, ...] = POS) -> list[tuple[str, str]]:

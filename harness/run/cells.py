@@ -1,10 +1,11 @@
 """A suite expanded into cells: one model x sweep point x seed x task each, keyed by hashes.
 
 A cell's id is a hash of its resolved configuration (plugin files' contents included, those
-of the files that define its task: a user's lm-eval task folder, and any task default it
-relies on that changed since it was pinned, `harness.tasks.keyed_defaults`), so a re-run
-computes only what is missing and an edited definition is computed anew. Its pretraining is a typed
-`PretrainConfig` whose hash (the pretraining key) names its folder `<runs>/pretrain/<key>/`,
+of the files that define its task: a user's lm-eval task folder; the contents of the local
+data it reads where they differ from those first keyed, and any task default it relies on
+that changed since it was pinned, `harness.tasks.keyed_defaults`), so a re-run computes only
+what is missing and an edited definition or data file is computed anew. Its pretraining is a
+typed `PretrainConfig` whose hash (the pretraining key) names its folder `<runs>/pretrain/<key>/`,
 shared by every task and suite that needs the same pretraining.
 """
 
@@ -20,7 +21,8 @@ from typing import Any
 
 from harness.suite import ModelEntry, Suite, TaskEntry
 from harness.tasks import TASKS
-from harness.tasks.keyed_defaults import moved_defaults
+from harness.tasks.keyed_defaults import moved_data, moved_defaults
+from zoo.checksums import short_digest
 from zoo.models import get_spec
 from zoo.registry import Registry
 from zoo.train.budgets import BudgetMarks
@@ -40,7 +42,7 @@ def plugin_digests(paths: list[Path]) -> dict[str, str]:
 
 def file_digests(files: dict[str, Path]) -> dict[str, str]:
     """Each named file's content hash."""
-    return {name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for name, p in files.items()}
+    return {name: short_digest(p) for name, p in files.items()}
 
 
 def _definition_digests(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
@@ -59,6 +61,15 @@ def _definition_versions(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
     if spec.definition_versions is None:
         return {}
     return spec.definition_versions(spec.params.model_validate(task.params), suite_dir)
+
+
+def _moved_data(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
+    """The local data `task` reads (`TaskType.data_digests`) whose contents differ from what
+    was first keyed (`keyed_defaults.moved_data`); none for most cells."""
+    spec = TASKS.get(task.type)
+    if spec.data_digests is None:
+        return {}
+    return moved_data(spec.data_digests(spec.params.model_validate(task.params), suite_dir))
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,8 @@ def expand(suite: Suite) -> list[Cell]:
                 config["task_files"] = files  # only where there are: other ids stay as they were
             if versions := _definition_versions(task_here, Path(suite.path).parent):
                 config["task_versions"] = versions  # likewise
+            if data := _moved_data(task_here, Path(suite.path).parent):
+                config["data_files"] = data  # likewise: an edited data file, a user's own
             if moved := moved_defaults(task_here.type, task_here.params):
                 config["task_defaults"] = moved  # a default it relies on changed: a new id
             cell_id = digest(config)

@@ -76,6 +76,11 @@ class TaskType:
     # suite_dir) -> {distribution: version}; joins the cell id where there is any (lm-eval's
     # own tasks, whose YAMLs come with the lm-eval release), so a new release computes anew
     definition_versions: Callable[[Any, Path], dict[str, str]] | None = None
+    # the local data it reads, beyond its params: (params, suite_dir) -> {name: the sha256
+    # prefix of its contents as read, None where it is not there}, named under the data root
+    # where it lies there; what differs from its pin (`keyed_defaults.PINNED_DATA`) joins the
+    # cell id, so that an edited data file is computed anew, not read as done
+    data_digests: Callable[[Any, Path], dict[str, str | None]] | None = None
     # its params in words, as a reader compares them with another protocol (the paper's):
     # what a row of it ran ("fine-tuned 3 epochs ... on at most 4000 training examples")
     describe: Callable[[Any], str] | None = None

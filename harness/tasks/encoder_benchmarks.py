@@ -25,7 +25,7 @@ from harness.downstream.benchmarks import (
     XNLI_LANGUAGES,
     xnli,
 )
-from harness.downstream.data import Example, TaskData, load_examples
+from harness.downstream.data import Example, TaskData, load_examples, local_names, local_path
 from harness.results.gates import Gate
 from harness.results.metrics import METRICS
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
@@ -35,6 +35,8 @@ from harness.tasks.finetune_params import (
     describe_xnli,
     describer,
 )
+from zoo.checksums import short_digests
+from zoo.data.corpus import data_root
 
 if TYPE_CHECKING:
     from harness.downstream.classifier import FinetuneConfig
@@ -66,8 +68,14 @@ def _config(p: FinetuneParams, seed: int) -> FinetuneConfig:
     )
 
 
+def _given(p: FinetuneParams, split: str, name: str) -> list[str] | None:
+    """The files the suite gives for sub-task `name`'s `split`, or None."""
+    files = p.train_files if split == "train" else p.eval_files
+    return files[name] if name in files else None
+
+
 def _data(task: TaskData, p: FinetuneParams, split: str) -> list[Example]:
-    files = (p.train_files if split == "train" else p.eval_files).get(task.name)
+    files = _given(p, split, task.name)
     data_dir = Path(p.data_dir) if p.data_dir else None
     exs = load_examples(task, split, p.source, data_dir, files, USER_TSV.get(task.name), p.revision)
     return _cap(exs, p.max_examples if split == "train" else p.max_eval_examples)
@@ -181,6 +189,35 @@ def run_xnli(ctx: TaskContext) -> list[Result]:
     )
 
 
+def _read_digests(tasks: list[TaskData], p: FinetuneParams) -> dict[str, str | None]:
+    """The local files that `tasks`, run under `p`, read (`local_names`: none from the Hub or
+    for generated data), each by its name and digest (`TaskType.data_digests`)."""
+    root = Path(p.data_dir) if p.data_dir else data_root()
+    return short_digests(
+        {
+            name: local_path(root, name)
+            for task in tasks
+            for split in ("train", "eval")
+            for name in local_names(task, split, p.source, _given(p, split, task.name))
+        }
+    )
+
+
+def _data_digests(
+    registry: dict[str, TaskData], default: list[str]
+) -> Callable[[FinetuneParams, Path], dict[str, str | None]]:
+    def digests(p: FinetuneParams, suite_dir: Path) -> dict[str, str | None]:
+        return _read_digests([registry[name] for name in p.tasks or default if name in registry], p)
+
+    return digests
+
+
+def _xnli_digests(p: XNLIParams, suite_dir: Path) -> dict[str, str | None]:
+    """The XNLI files a cell reads: each language's, and English's for zero-shot training."""
+    langs = dict.fromkeys([*p.languages, "en"] if p.mode == "zero-shot" else p.languages)
+    return _read_digests([xnli(lang) for lang in langs if lang in XNLI_LANGUAGES], p)
+
+
 def _check(
     registry: dict[str, TaskData], default: list[str]
 ) -> Callable[[FinetuneParams, Path], list[tuple[str, str]]]:
@@ -262,6 +299,7 @@ GLUE_TASK = TaskType(
     default_subtasks=tuple(GLUE_DEFAULT),
     kinds=("encoder",),
     check=_check(GLUE, GLUE_DEFAULT),
+    data_digests=_data_digests(GLUE, GLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
     hub_datasets=hub_datasets(GLUE),
     gates={name: data.gate for name, data in GLUE.items() if data.gate is not None},
@@ -275,6 +313,7 @@ SUPERGLUE_TASK = TaskType(
     default_subtasks=tuple(SUPERGLUE_DEFAULT),
     kinds=("encoder",),
     check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),
+    data_digests=_data_digests(SUPERGLUE, SUPERGLUE_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
     hub_datasets=hub_datasets(SUPERGLUE),
 )
@@ -288,6 +327,7 @@ SYNTHETIC_TASK = TaskType(
     default_subtasks=tuple(SYNTHETIC_DEFAULT),
     kinds=("encoder",),
     check=_check(SYNTHETIC, SYNTHETIC_DEFAULT),
+    data_digests=_data_digests(SYNTHETIC, SYNTHETIC_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
 )
 XNLI_TASK = TaskType(
@@ -299,6 +339,7 @@ XNLI_TASK = TaskType(
     describe=describe_xnli,
     kinds=("encoder",),
     check=_check_xnli,
+    data_digests=_xnli_digests,
     hub_tasks={"encoder": "text-classification"},
     hub_datasets=hub_datasets({lang: xnli(lang) for lang in XNLI_LANGUAGES}),
     gates={

@@ -17,6 +17,11 @@ The shipped lm-eval task files are pinned by their contents (`PINNED_SHIPPED`): 
 its task, not the YAML and loader that define it, so an edited shipped task would otherwise
 keep the ids of the cells that ran the old one.
 
+The local data a cell reads (`TaskType.data_digests`: GLUE's TSVs, WordNet, LAMBADA...) is
+pinned by its contents as read (`PINNED_DATA`): a suite names its data files by path, so an
+edited file would otherwise keep the ids of the cells that read the old one. Only what
+differs from its pin joins the id (`moved_data`), so the shipped data's cells keep theirs.
+
 A new param is pinned at its first default, the behaviour before it existed
 (`tests/harness/tasks/test_keyed_defaults.py` checks every param of every built-in task type
 is pinned). A plugin's task types are not pinned: a plugin file's contents key every cell of
@@ -111,6 +116,67 @@ PINNED_SHIPPED: dict[str, str] = {
     "hlm_pubmedqa.yaml": "01e4792fff0bfb06",
     "hlm_utils.py": "5c5921281589daf8",
 }
+
+
+# each local data file a built-in task type reads, by its name under the data root -> the
+# first 16 hex digits of the sha256 of its contents as read (`TaskType.data_digests`: the
+# file's bytes; WordNet's: the synsets the synonyms task reads, which a trimmed copy keeps), as
+# first keyed: an edited file re-keys the cells that read it
+PINNED_DATA: dict[str, str] = {
+    "crows_pairs/crows_pairs_anonymized.csv": "dfb36986ce0502ab",
+    "glue/CoLA/dev.tsv": "8c013e21dc39957c",
+    "glue/CoLA/train.tsv": "cb368ebeb9f27d7a",
+    "glue/MRPC/dev.tsv": "9e8f284788040f7c",
+    "glue/MRPC/train.tsv": "f178bcc72ab4c2c1",
+    "glue/QNLI/dev.tsv": "ac19409dcb04631e",
+    "glue/RTE/dev.tsv": "80230dfa1347282e",
+    "glue/RTE/train.tsv": "41e3a9b063433392",
+    "glue/SST-2/dev.tsv": "54a9c12c77e402fc",
+    "glue/SST-2/train.tsv": "48eac26399f84569",
+    "glue/STS-B/dev.tsv": "fe7dc0632a503356",
+    "glue/STS-B/train.tsv": "41c4d978b6162abd",
+    "lambada/lambada_test.jsonl": "4aa8d02cd17c7191",
+    "pubmedqa/ori_pqal.json": "8b3276be8942ebbd",
+    "pubmedqa/test_ground_truth.json": "939fe566f09017d1",
+    "superglue/BoolQ/train_fewglue32.jsonl": "317245ba08421292",
+    "superglue/BoolQ/val.jsonl": "21acbfbd1e7908fd",
+    "superglue/CB/train_fewglue32.jsonl": "e6f446e5f117cbfb",
+    "superglue/CB/val.jsonl": "c6125587e9601560",
+    "superglue/COPA/train_fewglue32.jsonl": "9955ae6e0ee109c9",
+    "superglue/COPA/val.jsonl": "fa61467cc2510101",
+    "superglue/WiC/train_fewglue32.jsonl": "b82c0c3f79d2f19b",
+    "superglue/WiC/val.jsonl": "7a954e2f2ffbe3df",
+    "wordnet/data.adj": "febf31a723598872",
+    "wordnet/data.adv": "5be7b225ae1d474a",
+    "wordnet/data.noun": "5e3ffc375af6f009",
+    "wordnet/data.verb": "bd213e53b67e5556",
+    "xnli/dev-ar.tsv": "234237be8250fbdf",
+    "xnli/dev-bg.tsv": "1137999816dc8c7f",
+    "xnli/dev-de.tsv": "cc72840e5daa08a8",
+    "xnli/dev-el.tsv": "ad9730e84ef2943d",
+    "xnli/dev-en.tsv": "7e7ac6fe0b84ce13",
+    "xnli/dev-es.tsv": "eadee2bff6f31f9b",
+    "xnli/dev-fr.tsv": "58db1c233ec28335",
+    "xnli/dev-hi.tsv": "911c4dc546d50642",
+    "xnli/dev-ru.tsv": "fcc3ac697104165a",
+    "xnli/dev-sw.tsv": "f81755c66d97564c",
+    "xnli/dev-th.tsv": "8632d6380c0a440a",
+    "xnli/dev-tr.tsv": "f94f63d8ef4fcf78",
+    "xnli/dev-ur.tsv": "ebd30b594a2c5e33",
+    "xnli/dev-vi.tsv": "8cb3648cacceb056",
+    "xnli/dev-zh.tsv": "9a1e2df22ad00831",
+}
+
+
+def moved_data(digests: Mapping[str, str | None]) -> dict[str, str]:
+    """The data of `digests` (a cell's, `TaskType.data_digests`) whose digest differs from
+    its pin (`PINNED_DATA`), or that has none (a user's own files), with its digest. Data not
+    there (None) adds nothing: the cell cannot read it, and fails naming it when run."""
+    return {
+        name: digest
+        for name, digest in sorted(digests.items())
+        if digest is not None and (name not in PINNED_DATA or PINNED_DATA[name] != digest)
+    }
 
 
 def defaults_now(task_type: str, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,9 @@
 - `shipped_moved`: the shipped files that the tasks a cell names read and that differ from
   the contents first keyed (`harness.tasks.keyed_defaults.PINNED_SHIPPED`): they join the
   cell id, so an edited shipped task is computed anew while an unedited one keeps its ids.
+- `shipped_data`: the data files under the data root that the shipped tasks a cell names
+  read (`SHIPPED_DATA`, as their loaders in `hlm_utils.py` open them), which join the cell
+  id by their contents where those differ from the pinned ones.
 - `upstream_release`: lm-eval's release, for a cell naming any task lm-eval itself gives
   (neither shipped nor in the suite's folders): those task YAMLs come with the release, so
   it joins the cell id, and a new release computes such cells anew.
@@ -27,7 +30,6 @@ it; the names it already gives are read once a process.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 from functools import cache, lru_cache
@@ -37,10 +39,19 @@ from typing import Any
 import yaml
 
 from harness.tasks.keyed_defaults import PINNED_SHIPPED
+from zoo.checksums import short_digest
 from zoo.errors import UserError
 from zoo.registry import may_run_code
 
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
+# each shipped task -> the files under the data root its loader reads (`hlm_utils.py`, which
+# imports nothing of the project, opens them by these names)
+SHIPPED_DATA = {
+    "hlm_lambada": ("lambada/lambada_test.jsonl",),
+    "hlm_boolq": ("superglue/BoolQ/val.jsonl",),
+    "hlm_crows_pairs_english": ("crows_pairs/crows_pairs_anonymized.csv",),
+    "hlm_pubmedqa": ("pubmedqa/ori_pqal.json", "pubmedqa/test_ground_truth.json"),
+}
 
 
 def task_manager(folders: list[Path]) -> Any:
@@ -212,10 +223,17 @@ def shipped_moved(tasks: list[str]) -> dict[str, Path]:
         if name not in shipped:
             continue
         for f in [shipped[name], *_references(shipped[name])]:
-            digest = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+            digest = short_digest(f)
             if f.name not in PINNED_SHIPPED or PINNED_SHIPPED[f.name] != digest:
                 moved[f"shipped/{f.name}"] = f
     return moved
+
+
+def shipped_data(tasks: list[str], root: Path) -> dict[str, Path]:
+    """The data files under `root` that the shipped ones of `tasks` read, by name."""
+    return {
+        name: root / name for task in tasks if task in SHIPPED_DATA for name in SHIPPED_DATA[task]
+    }
 
 
 @cache

@@ -30,11 +30,13 @@ from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from harness.tasks.lm_eval_folders import (
     folder_files,
     folder_problems,
+    shipped_data,
     shipped_moved,
     task_manager,
     upstream_release,
 )
 from harness.tasks.unigram import target_perplexity, training_counts
+from zoo.checksums import short_digests
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.env import env_set
 from zoo.errors import UserError
@@ -319,6 +321,11 @@ def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
     return {**folder_files(p.include_path, suite_dir), **shipped_moved(p.tasks)}
 
 
+def _data_digests(p: LMEvalParams, suite_dir: Path) -> dict[str, str | None]:
+    root = Path(p.data_dir) if p.data_dir else data_root()
+    return short_digests(shipped_data(p.tasks, root))
+
+
 def _definition_versions(p: LMEvalParams, suite_dir: Path) -> dict[str, str]:
     return upstream_release(p.tasks, p.include_path, suite_dir)
 
@@ -372,6 +379,7 @@ LM_EVAL_TASK = TaskType(
     check=_check,
     definition_files=_definition_files,
     definition_versions=_definition_versions,
+    data_digests=_data_digests,
     describe=describe,
     hub_tasks={"decoder": "text-generation"},
     hub_datasets=LM_EVAL_HUB_DATASETS,

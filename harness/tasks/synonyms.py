@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import Field
 
-from harness.downstream.wordnet import synonym_pairs
+from harness.downstream.wordnet import synonym_pairs, synsets_digest
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
@@ -145,6 +145,13 @@ def _check(p: SynonymParams, suite_dir: Path) -> list[tuple[str, str]]:
     )
 
 
+def _data_digests(p: SynonymParams, suite_dir: Path) -> dict[str, str | None]:
+    """The synsets of each WordNet data file a cell reads, digested (`synsets_digest`), each
+    named as under the data root (`wordnet/data.noun`) wherever the folder lies."""
+    folder = _folder(p, suite_dir)
+    return {f"wordnet/data.{pos}": synsets_digest(folder / f"data.{pos}") for pos in p.pos}
+
+
 SYNONYMS = TaskType(
     name="synonyms",
     description="cosine of WordNet synonyms' input embeddings (paper Appendix A / Fig. 8), "
@@ -153,5 +160,6 @@ SYNONYMS = TaskType(
     params=SynonymParams,
     metrics=("synonym_cosine", "synonym_pairs", "random_pair_cosine", "synonym_margin"),
     check=_check,
+    data_digests=_data_digests,
 )
 TASKS.add(SYNONYMS.name, SYNONYMS)

@@ -15,6 +15,7 @@ runs: checking a suite does not load it.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,8 @@ from pydantic import Field
 from harness.results.gates import VALIDATION as VALIDATION_GATE
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from harness.tasks.unigram import unigram_perplexity
+from zoo.checksums import SHORT, file_sha256
+from zoo.data.corpus import LOCAL, local_files, source_kind
 from zoo.errors import UserError
 from zoo.models import family_of
 from zoo.objectives import OBJECTIVES, LossOptions
@@ -161,6 +164,19 @@ def describe(p: ValidationParams) -> str:
     return f"scored on {p.batches} batches of {size} from {text}"
 
 
+def _data_digests(p: ValidationParams, suite_dir: Path) -> dict[str, str | None]:
+    """Each local source of the text to score (`corpus:`) by its files' contents, None for
+    one that names no file here; the pretraining's held-out text is keyed by the pretraining,
+    a Hub source by its `#REVISION` and the synthetic language by its version."""
+    out: dict[str, str | None] = {}
+    for source in p.corpus or []:
+        if source_kind(source) is LOCAL:
+            files = local_files(source)
+            sums = ",".join(file_sha256(f) for f in files)
+            out[source] = hashlib.sha256(sums.encode()).hexdigest()[:SHORT] if files else None
+    return out
+
+
 VALIDATION = TaskType(
     name="validation",
     description="validation loss / perplexity on held-out text "
@@ -168,6 +184,7 @@ VALIDATION = TaskType(
     run=run_validation,
     params=ValidationParams,
     describe=describe,
+    data_digests=_data_digests,
     metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl", "context_gain"),
     hub_tasks={"encoder": "fill-mask", "decoder": "text-generation"},
     gates={"": VALIDATION_GATE},

@@ -22,7 +22,6 @@ names a corpus by its files' contents (the token cache's key).
 from __future__ import annotations
 
 import glob
-import hashlib
 import logging
 import os
 import re
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from zoo.checksums import file_sha256
 from zoo.data.readers import iter_file, reader_of, unsupported
 from zoo.data.synthetic import synthetic_corpus
 from zoo.errors import UserError
@@ -122,15 +122,6 @@ def _iter_hub(spec: str) -> Iterator[str]:
 UNVERSIONED = "unversioned"  # a Hub source's revision where none can be read (offline)
 
 
-@lru_cache(maxsize=256)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _hub_revision(spec: str) -> str:
     """A Hub dataset's commit (a local dataset folder: its files' contents): the one pinned
     (`#COMMIT`, read without asking the Hub), or the one its branch or tag is at now; the
@@ -139,7 +130,7 @@ def _hub_revision(spec: str) -> str:
     folder = Path(name).expanduser()
     if folder.is_dir():
         files = sorted(f for f in folder.rglob("*") if f.is_file())
-        return ",".join(_file_sha256(str(f), *_stat(f)) for f in files)
+        return ",".join(file_sha256(f) for f in files)
     if revision is not None and COMMIT.fullmatch(revision):
         return revision
     return _remote_revision(name, revision)
@@ -158,11 +149,6 @@ def _remote_revision(name: str, revision: str | None = None) -> str:
     except Exception as exc:  # offline, private, unknown: the name is the best key left
         log.warning("hub:%s: no revision readable (%s): cached by name only", name, exc)
         return UNVERSIONED
-
-
-def _stat(f: Path) -> tuple[int, int]:
-    st = f.stat()
-    return st.st_size, st.st_mtime_ns
 
 
 def _synthetic_problem(source: str) -> str | None:
@@ -222,7 +208,7 @@ LOCAL = SourceKind(
     lambda s: True,
     _local_problem,
     _local_documents,
-    lambda s: ",".join(_file_sha256(str(f), *_stat(f)) for f in resolve_local(s)),
+    lambda s: ",".join(file_sha256(f) for f in resolve_local(s)),
     files=resolve_local,
 )
 SOURCE_KINDS = (SYNTHETIC, HUB, LOCAL)  # the first that matches; anything else is a path

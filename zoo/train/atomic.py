@@ -11,7 +11,6 @@ heavy: reading a leaderboard needs it, and no model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -19,6 +18,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from zoo.checksums import sha256_of
 
 COMMIT = "hlm_commit.json"  # written last: every other file's size and checksum
 
@@ -85,19 +86,11 @@ def remove_leftovers(folder: Path) -> list[Path]:
     return removed
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def write_commit(folder: Path) -> None:
     """The commit marker, written last: every other file's (sub-folders' too) size and sha256."""
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != COMMIT)
     marker = {
-        p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+        p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": sha256_of(p)}
         for p in files
     }
     (folder / COMMIT).write_text(json.dumps({"files": marker}, indent=1))
@@ -141,6 +134,6 @@ def checkpoint_problem(folder: Path) -> str | None:
             return f"{name} is missing"
         if p.stat().st_size != expected["bytes"]:
             return f"{name} has {p.stat().st_size} bytes, not {expected['bytes']} (truncated?)"
-        if _sha256(p) != expected["sha256"]:
+        if sha256_of(p) != expected["sha256"]:
             return f"{name} does not match its checksum (damaged)"
     return None

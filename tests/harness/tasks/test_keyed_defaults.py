@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.cells import Cell, expand
-from harness.suite import load_suite
 from harness.tasks import TASKS
 from harness.tasks.keyed_defaults import PINNED, PINNED_SUBTASKS, defaults_now, moved_defaults
+from tests.harness.tasks.keyed_suite import cells_by_label, one_model_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILT_IN = sorted(
@@ -51,22 +50,6 @@ def test_no_default_has_moved_since_it_was_pinned() -> None:
         )
 
 
-def _suite(folder: Path, tasks: str) -> Path:
-    """A one-model suite with `tasks` (YAML list lines) in `folder`."""
-    suite_file = folder / "s.yaml"
-    suite_file.write_text(
-        "name: s\nmodels:\n  - {preset: bert-tiny, objective: ce}\n"
-        "recipe: {corpus: ['synthetic:100'], steps: 2, batch_size: 2, seq_len: 32, "
-        "vocab_size: 400}\nseeds: [0]\ntasks:\n" + tasks
-    )
-    return suite_file
-
-
-def _cells(suite_file: Path) -> dict[str, Cell]:
-    """The suite's cells by task label, as keyed now."""
-    return {c.task.label(): c for c in expand(load_suite(suite_file))}
-
-
 def test_every_default_subtask_set_is_pinned_and_as_pinned() -> None:
     with_subtasks = [n for n in BUILT_IN if TASKS.get(n).default_subtasks]
     assert sorted(PINNED_SUBTASKS) == with_subtasks, "pin each default sub-task set once"
@@ -81,17 +64,17 @@ def test_every_default_subtask_set_is_pinned_and_as_pinned() -> None:
 def test_a_moved_default_subtask_set_rekeys_the_entries_that_name_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    suite_file = _suite(
+    suite_file = one_model_suite(
         tmp_path,
         "  - {type: synthetic, name: default-set}\n"
         "  - {type: synthetic, name: empty-set, params: {tasks: []}}\n"
         "  - {type: synthetic, name: own-set, params: {tasks: [agreement]}}\n",
     )
-    before = _cells(suite_file)
+    before = cells_by_label(suite_file)
     assert all("task_defaults" not in c.config for c in before.values())
     # as if the set had been pinned with a sub-task since dropped from the default
     monkeypatch.setitem(PINNED_SUBTASKS, "synthetic", ["agreement", "dropped"])
-    after = _cells(suite_file)
+    after = cells_by_label(suite_file)
     for label in ("default-set", "empty-set"):
         assert after[label].config["task_defaults"] == {"default_tasks": ["agreement"]}
         assert after[label].cell_id != before[label].cell_id
@@ -101,17 +84,17 @@ def test_a_moved_default_subtask_set_rekeys_the_entries_that_name_none(
 def test_a_moved_default_rekeys_only_the_cells_that_rely_on_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    suite_file = _suite(
+    suite_file = one_model_suite(
         tmp_path,
         "  - {type: glue, name: default-epochs, params: {tasks: [sst2], source: local}}\n"
         "  - {type: glue, name: own-epochs, params: {tasks: [sst2], source: local, epochs: 3}}\n",
     )
-    before = _cells(suite_file)
+    before = cells_by_label(suite_file)
     assert all("task_defaults" not in c.config for c in before.values())
     # as if `epochs` had been pinned at 4 and the code's default were now 10
     monkeypatch.setitem(PINNED, "glue", {**PINNED["glue"], "epochs": 4})
     assert moved_defaults("glue", {"tasks": ["sst2"]}) == {"epochs": 10}
-    after = _cells(suite_file)
+    after = cells_by_label(suite_file)
     assert after["default-epochs"].config["task_defaults"] == {"epochs": 10}
     assert after["default-epochs"].cell_id != before["default-epochs"].cell_id
     assert after["own-epochs"].cell_id == before["own-epochs"].cell_id

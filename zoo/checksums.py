@@ -1,0 +1,47 @@
+"""Files' sha256, streamed a megabyte at a time so that a file of any size hashes in little memory.
+
+`sha256_of` reads the file every time (a checkpoint's commit marker, checked for damage);
+`file_sha256` reads it once a process while its size and modification time stay the same
+(a corpus's fingerprint, the files a cell id hashes: one suite's cells name the same file
+many times). `short_digest` is the first 16 hex digits, as cell ids and pins write them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+
+SHORT = 16  # hex digits of a digest as cell ids, plugin keys and pins write it
+
+
+def sha256_of(path: Path) -> str:
+    """The sha256 of `path`'s bytes, in hex, read now."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1024)
+def _remembered(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_of(Path(path))
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of `path`'s bytes, in hex, read once a process while the file's size and
+    modification time stay the same."""
+    st = path.stat()
+    return _remembered(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+def short_digest(path: Path) -> str:
+    """The first 16 hex digits of `path`'s sha256 (`file_sha256`)."""
+    return file_sha256(path)[:SHORT]
+
+
+def short_digests(files: Mapping[str, Path]) -> dict[str, str | None]:
+    """Each named file's `short_digest`; None for one that is not there."""
+    return {name: short_digest(p) if p.is_file() else None for name, p in files.items()}
