@@ -327,7 +327,6 @@ SYNTHETIC_TASK = TaskType(
     default_subtasks=tuple(SYNTHETIC_DEFAULT),
     kinds=("encoder",),
     check=_check(SYNTHETIC, SYNTHETIC_DEFAULT),
-    data_digests=_data_digests(SYNTHETIC, SYNTHETIC_DEFAULT),
     hub_tasks={"encoder": "text-classification"},
 )
 XNLI_TASK = TaskType(
