@@ -28,7 +28,7 @@ def trust_plugins(args: argparse.Namespace) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from harness.run.cells import expand
+    from harness.run.cells import expand, moved_shared_data
     from harness.suite import SuiteError, load_suite
 
     trust_plugins(args)
@@ -41,6 +41,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 f"{path}: ok ({len(suite.models)} models, {len(suite.tasks)} tasks, "
                 f"{len(cells)} cells)"
             )
+            for moved in moved_shared_data(cells):
+                print(f"  {moved}")
         except SuiteError as exc:
             problems += exc.problems
     for p in problems:

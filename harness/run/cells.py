@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.suite import ModelEntry, Suite, TaskEntry
 from harness.tasks import TASKS
-from harness.tasks.keyed_defaults import moved_data, moved_defaults
+from harness.tasks.keyed_defaults import PINNED_DATA, moved_data, moved_defaults
 from zoo.checksums import short_digest
 from zoo.models import get_spec
 from zoo.registry import Registry
@@ -70,6 +70,21 @@ def _moved_data(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
     if spec.data_digests is None:
         return {}
     return moved_data(spec.data_digests(spec.params.model_validate(task.params), suite_dir))
+
+
+def moved_shared_data(cells: list[Cell]) -> list[str]:
+    """The pinned data (`keyed_defaults.PINNED_DATA`: the benchmark files under the data
+    root) that differs here from what was first keyed, in words, with how many of `cells`
+    read it: those cells are keyed anew, and computed anew by `hlm run`."""
+    counts: dict[str, int] = {}
+    for cell in cells:
+        for name in cell.config["data_files"] if "data_files" in cell.config else {}:
+            if name in PINNED_DATA:
+                counts[name] = counts.setdefault(name, 0) + 1
+    return [
+        f"{name} differs from the data first keyed: {n} cell{'s' * (n != 1)} read it, keyed anew"
+        for name, n in sorted(counts.items())
+    ]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from harness.results.leaderboard import (
 )
 from harness.results.samples import write_samples
 from harness.run.artifacts import artifact_folder, remove_dead_artifacts
-from harness.run.cells import EVERY_CELL, Cell, Selection, expand, runs_dir
+from harness.run.cells import EVERY_CELL, Cell, Selection, expand, moved_shared_data, runs_dir
 from harness.run.claims import claimed
 from harness.run.points import (
     Point,
@@ -207,6 +207,8 @@ def run_suite(
         raise UserError(f"{suite.path}: publish: --publish needs a `publish:` section in the suite")
     all_cells = expand(suite)
     cells = select.apply(all_cells)
+    for moved in moved_shared_data(all_cells):
+        log.warning("%s", moved)
     out = leaderboard_dir(suite.name, root)
     out.mkdir(parents=True, exist_ok=True)
     record_suite(out, suite, all_cells)

@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
+from harness.cli import main as hlm
 from harness.downstream.benchmarks import GLUE, SUPERGLUE, XNLI_LANGUAGES
 from harness.downstream.wordnet import POS, synset_words
+from harness.run.cells import Selection, moved_shared_data
+from harness.run.runner import run_suite
 from harness.tasks import TASKS
 from harness.tasks.keyed_defaults import PINNED_DATA, moved_data
 from harness.tasks.lm_eval_folders import SHIPPED, SHIPPED_DATA, _task_yaml
@@ -69,7 +72,7 @@ def _copy_glue(real: Path, to: Path, *tasks: str) -> None:
 
 
 def test_an_edited_data_file_rekeys_only_the_cells_that_read_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_root: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_root: Path, capsys: pytest.CaptureFixture
 ) -> None:
     suite_file = one_model_suite(
         tmp_path,
@@ -93,6 +96,22 @@ def test_an_edited_data_file_rekeys_only_the_cells_that_read_it(
     assert after["sst2"].pretrain_key == before["sst2"].pretrain_key
     for label in ("mrpc", "hub"):  # another task's files; the hub's data: no local file read
         assert after[label].cell_id == before[label].cell_id
+    moved = "glue/SST-2/train.tsv differs from the data first keyed: 1 cell read it, keyed anew"
+    assert moved_shared_data(list(after.values())) == [moved]
+    assert hlm(["validate", str(suite_file)]) == 0
+    assert f"  {moved}\n" in capsys.readouterr().out
+
+
+def test_hlm_run_warns_of_each_benchmark_file_that_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    suite_file = one_model_suite(
+        tmp_path, "  - {type: glue, name: sst2, params: {tasks: [sst2], source: local}}\n"
+    )
+    monkeypatch.setitem(PINNED_DATA, "glue/SST-2/dev.tsv", "0" * 16)  # as if edited since
+    skip_all = Selection(skip_tasks=("sst2",))  # nothing computed: the warning comes first
+    run_suite(suite_file, root=tmp_path / "leaderboards", progress=False, select=skip_all)
+    assert "glue/SST-2/dev.tsv differs from the data first keyed: 1 cell read it" in caplog.text
 
 
 def test_data_dir_is_keyed_by_the_files_read_there(tmp_path: Path, data_root: Path) -> None:
