@@ -333,7 +333,8 @@ class Plan:
             f"{len(self.todo)} to compute; {len(self.pretraining)} pretraining runs needed "
             f"({cached} cached)"
         )
-        return head + "\n\n" + tabulate(rows, headers="keys", tablefmt="github")
+        moved = "".join(f"\n{line}" for line in moved_shared_data([*self.todo, *self.done]))
+        return head + moved + "\n\n" + tabulate(rows, headers="keys", tablefmt="github")
 
 
 def plan_suite(

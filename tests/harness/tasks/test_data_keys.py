@@ -16,7 +16,7 @@ from harness.cli import main as hlm
 from harness.downstream.benchmarks import GLUE, SUPERGLUE, XNLI_LANGUAGES
 from harness.downstream.wordnet import POS, synset_words
 from harness.run.cells import Selection, moved_shared_data
-from harness.run.runner import run_suite
+from harness.run.runner import plan_suite, run_suite
 from harness.tasks import TASKS
 from harness.tasks.keyed_defaults import PINNED_DATA, moved_data
 from harness.tasks.lm_eval_folders import SHIPPED, SHIPPED_DATA, _task_yaml
@@ -102,7 +102,7 @@ def test_an_edited_data_file_rekeys_only_the_cells_that_read_it(
     assert f"  {moved}\n" in capsys.readouterr().out
 
 
-def test_hlm_run_warns_of_each_benchmark_file_that_moved(
+def test_hlm_run_and_its_plan_name_each_benchmark_file_that_moved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     suite_file = one_model_suite(
@@ -110,8 +110,10 @@ def test_hlm_run_warns_of_each_benchmark_file_that_moved(
     )
     monkeypatch.setitem(PINNED_DATA, "glue/SST-2/dev.tsv", "0" * 16)  # as if edited since
     skip_all = Selection(skip_tasks=("sst2",))  # nothing computed: the warning comes first
+    moved = "glue/SST-2/dev.tsv differs from the data first keyed: 1 cell read it"
+    assert moved in plan_suite(suite_file, tmp_path / "leaderboards").table()  # --dry-run
     run_suite(suite_file, root=tmp_path / "leaderboards", progress=False, select=skip_all)
-    assert "glue/SST-2/dev.tsv differs from the data first keyed: 1 cell read it" in caplog.text
+    assert moved in caplog.text
 
 
 def test_data_dir_is_keyed_by_the_files_read_there(tmp_path: Path, data_root: Path) -> None:
