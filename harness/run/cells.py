@@ -87,6 +87,20 @@ def moved_shared_data(cells: list[Cell]) -> list[str]:
     ]
 
 
+def missing_data(cells: list[Cell]) -> list[str]:
+    """The local data `cells` would read that is not here, in words, one line per task:
+    `hlm run` refuses to start on it rather than fail each cell after its pretraining."""
+    gone: dict[str, set[str]] = {}
+    for cell in cells:
+        spec = TASKS.get(cell.task.type)
+        if spec.data_digests is None:
+            continue
+        params = spec.params.model_validate(cell.task.params)
+        read = spec.data_digests(params, Path(cell.suite.path).parent)
+        gone.setdefault(cell.task.label(), set()).update(n for n, d in read.items() if d is None)
+    return [f"task {t}: {', '.join(sorted(names))} not found" for t, names in gone.items() if names]
+
+
 @dataclass(frozen=True)
 class Cell:
     suite: Suite

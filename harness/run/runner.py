@@ -28,7 +28,15 @@ from harness.results.leaderboard import (
 )
 from harness.results.samples import write_samples
 from harness.run.artifacts import artifact_folder, remove_dead_artifacts
-from harness.run.cells import EVERY_CELL, Cell, Selection, expand, moved_shared_data, runs_dir
+from harness.run.cells import (
+    EVERY_CELL,
+    Cell,
+    Selection,
+    expand,
+    missing_data,
+    moved_shared_data,
+    runs_dir,
+)
 from harness.run.claims import claimed
 from harness.run.points import (
     Point,
@@ -41,6 +49,7 @@ from harness.run.points import (
 from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
 from harness.tasks import TASKS, TaskContext
+from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config
 from zoo.models.spec import ModelSpec
@@ -220,6 +229,11 @@ def run_suite(
         key=lambda c: (c.pretrain_key or "", c.task.type),
     )
     _check_cuda(suite, todo)
+    if missing := missing_data(todo):  # at once, not after each cell's pretraining
+        raise UserError(
+            f"{suite.path}: {'; '.join(missing)} (a name is under the task's data_dir, else "
+            f"{DATA_ROOT_ENV}={data_root()}); {len(todo)} cells to compute, none started"
+        )
     bar = tqdm(
         total=len(cells),
         initial=len(cells) - len(todo),

@@ -171,7 +171,7 @@ PINNED_DATA: dict[str, str] = {
 def moved_data(digests: Mapping[str, str | None]) -> dict[str, str]:
     """The data of `digests` (a cell's, `TaskType.data_digests`) whose digest differs from
     its pin (`PINNED_DATA`), or that has none (a user's own files), with its digest. Data not
-    there (None) adds nothing: the cell cannot read it, and fails naming it when run."""
+    there (None) adds nothing: `hlm run` refuses to start a cell that would read it."""
     return {
         name: digest
         for name, digest in sorted(digests.items())

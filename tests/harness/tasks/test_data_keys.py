@@ -22,6 +22,7 @@ from harness.tasks.keyed_defaults import PINNED_DATA, moved_data
 from harness.tasks.lm_eval_folders import SHIPPED, SHIPPED_DATA, _task_yaml
 from tests.conftest import load_tool
 from tests.harness.tasks.keyed_suite import cells_by_label, one_model_suite
+from zoo.errors import UserError
 
 trim = load_tool("trim_wordnet").trim
 
@@ -116,6 +117,37 @@ def test_hlm_run_and_its_plan_name_each_benchmark_file_that_moved(
     assert moved in caplog.text
 
 
+def test_hlm_run_refuses_at_once_data_that_is_not_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before any pretraining, naming each task and file; a run with nothing of it to
+    compute (here: every task skipped) needs no data. (WordNet is checked with the suite.)"""
+    own = tmp_path / "mine.jsonl"
+    suite_file = one_model_suite(
+        tmp_path,
+        "  - {type: glue, name: local, params: {tasks: [sst2], source: local}}\n"
+        "  - {type: glue, name: own, params: {tasks: [sst2], "
+        f"train_files: {{sst2: [{own}]}}}}}}\n"
+        "  - {type: validation}\n",
+    )
+    empty = tmp_path / "empty-root"
+    empty.mkdir()
+    monkeypatch.setenv("HLM_DATA_ROOT", str(empty))
+    monkeypatch.setenv("HLM_RUNS_DIR", str(tmp_path / "runs"))
+    root = tmp_path / "leaderboards"
+    with pytest.raises(UserError) as refused:
+        run_suite(
+            suite_file, root=root, progress=False, select=Selection(skip_tasks=("validation",))
+        )
+    said = str(refused.value)
+    assert "task local: glue/SST-2/dev.tsv, glue/SST-2/train.tsv not found" in said
+    assert f"task own: {own} not found" in said
+    assert f"HLM_DATA_ROOT={empty}" in said and "none started" in said
+    assert not (tmp_path / "runs").exists()  # no pretraining begun
+    skip_all = Selection(skip_tasks=("local", "own", "validation"))
+    assert run_suite(suite_file, root=root, progress=False, select=skip_all).computed == 0
+
+
 def test_data_dir_is_keyed_by_the_files_read_there(tmp_path: Path, data_root: Path) -> None:
     copy = tmp_path / "data"
     _copy_glue(data_root, copy, "SST-2")
@@ -137,7 +169,7 @@ def test_a_users_own_files_key_their_cell_by_their_contents(tmp_path: Path) -> N
     own.write_text('{"sentence": "bad", "label": 0}\n')
     (edited,) = cells_by_label(suite_file).values()
     assert edited.cell_id != first.cell_id
-    own.unlink()  # not there: nothing to key by, and the cell fails naming it when run
+    own.unlink()  # not there: nothing to key by (hlm run refuses the cell)
     (gone,) = cells_by_label(suite_file).values()
     assert "data_files" not in gone.config
 
