@@ -87,9 +87,9 @@ def moved_shared_data(cells: list[Cell]) -> list[str]:
     ]
 
 
-def missing_data(cells: list[Cell]) -> list[str]:
-    """The local data `cells` would read that is not here, in words, one line per task:
-    `hlm run` refuses to start on it rather than fail each cell after its pretraining."""
+def missing_data(cells: list[Cell]) -> dict[str, list[str]]:
+    """The local data `cells` would read that is not here, by task label: `hlm run` and
+    `hlm evaluate` refuse to start on it rather than fail each cell after its pretraining."""
     gone: dict[str, set[str]] = {}
     for cell in cells:
         spec = TASKS.get(cell.task.type)
@@ -98,7 +98,7 @@ def missing_data(cells: list[Cell]) -> list[str]:
         params = spec.params.model_validate(cell.task.params)
         read = spec.data_digests(params, Path(cell.suite.path).parent)
         gone.setdefault(cell.task.label(), set()).update(n for n, d in read.items() if d is None)
-    return [f"task {t}: {', '.join(sorted(names))} not found" for t, names in gone.items() if names]
+    return {label: sorted(names) for label, names in gone.items() if names}
 
 
 @dataclass(frozen=True)

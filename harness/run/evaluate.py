@@ -31,7 +31,8 @@ from harness.results.leaderboard import current_cells, write_current_cells
 from harness.run.artifacts import ARTIFACTS
 from harness.suite import Suite, SuiteError
 from harness.suite.checks import semantic_problems
-from zoo.errors import validation_problems
+from zoo.data.corpus import DATA_ROOT_ENV, data_root
+from zoo.errors import UserError, validation_problems
 from zoo.registry import trusting
 from zoo.train.names import resolve_checkpoint
 
@@ -151,10 +152,13 @@ def _as_flags(problems: list[str]) -> list[str]:
 
 def _evaluate_into(suite: Suite, out: Path) -> list[dict[str, Any]]:
     """Run the suite's one cell into leaderboard folder `out`; lm-eval's results JSON."""
-    from harness.run.cells import expand
+    from harness.run.cells import expand, missing_data
     from harness.run.runner import run_cell
 
     (cell,) = expand(suite)
+    if missing := missing_data([cell]):  # before lm-eval loads the model
+        gone = ", ".join(name for names in missing.values() for name in names)
+        raise UserError(f"--tasks: {gone} not found ({DATA_ROOT_ENV}={data_root()})")
     out.mkdir(parents=True, exist_ok=True)
     run_cell(cell, out, done=set())
     before = current_cells(out)

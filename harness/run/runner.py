@@ -230,8 +230,9 @@ def run_suite(
     )
     _check_cuda(suite, todo)
     if missing := missing_data(todo):  # at once, not after each cell's pretraining
+        gone = "; ".join(f"task {t}: {', '.join(names)} not found" for t, names in missing.items())
         raise UserError(
-            f"{suite.path}: {'; '.join(missing)} (a name is under the task's data_dir, else "
+            f"{suite.path}: {gone} (a name is under the task's data_dir, else "
             f"{DATA_ROOT_ENV}={data_root()}); {len(todo)} cells to compute, none started"
         )
     bar = tqdm(

@@ -44,6 +44,24 @@ def test_evaluate_prints_the_table_and_adds_rows(
     assert not (Path.cwd() / "leaderboards" / "evaluate").exists()  # nothing kept unasked
 
 
+def test_data_not_there_is_named_before_lm_eval_loads_the_model(
+    tiny_decoder: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HLM_DATA_ROOT", str(tmp_path))
+    monkeypatch.setattr("harness.run.runner.run_cell", _never)
+    assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_pubmedqa"]) == 2
+    said = capsys.readouterr().err
+    assert "--tasks: pubmedqa/ori_pqal.json, pubmedqa/test_ground_truth.json not found" in said
+    assert f"HLM_DATA_ROOT={tmp_path}" in said
+
+
+def _never(*args: object, **kwargs: object) -> None:
+    raise AssertionError("no cell runs where its data is not there")
+
+
 def test_bad_arguments_are_named_by_flag(
     tiny_decoder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
