@@ -64,7 +64,7 @@ def test_only_data_that_differs_from_its_pin_or_has_none_moves() -> None:
     assert moved_data({pinned: PINNED_DATA[pinned]}) == {}
     assert moved_data({pinned: "0" * 16}) == {pinned: "0" * 16}
     assert moved_data({"my/own.tsv": "1" * 16}) == {"my/own.tsv": "1" * 16}
-    assert moved_data({pinned: None, "my/own.tsv": None}) == {}  # not there: the run fails
+    assert moved_data({pinned: None, "my/own.tsv": None}) == {}  # not there: hlm run refuses
 
 
 def _copy_glue(real: Path, to: Path, *tasks: str) -> None:
