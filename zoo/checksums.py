@@ -3,13 +3,15 @@
 `sha256_of` reads the file every time (a checkpoint's commit marker, checked for damage);
 `file_sha256` reads it once a process while its size and modification time stay the same
 (a corpus's fingerprint, the files a cell id hashes: one suite's cells name the same file
-many times). `short_digest` is the first 16 hex digits, as cell ids and pins write them.
+many times). `short_digest` is the first 16 hex digits, as cell ids and pins write them;
+`contents_digest` is the same of what a reader makes of a file (WordNet's synsets, which a
+trimmed copy keeps), remembered alike, and `text_digest` that of a string.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,3 +47,20 @@ def short_digest(path: Path) -> str:
 def short_digests(files: Mapping[str, Path]) -> dict[str, str | None]:
     """Each named file's `short_digest`; None for one that is not there."""
     return {name: short_digest(p) if p.is_file() else None for name, p in files.items()}
+
+
+def text_digest(text: str) -> str:
+    """The first 16 hex digits of the sha256 of `text` (UTF-8)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:SHORT]
+
+
+@lru_cache(maxsize=64)
+def _remembered_read(path: str, size: int, mtime_ns: int, read: Callable[[Path], str]) -> str:
+    return text_digest(read(Path(path)))
+
+
+def contents_digest(path: Path, read: Callable[[Path], str]) -> str:
+    """`text_digest` of what `read` makes of `path`, read once a process (per reader) while
+    the file's size and modification time stay the same."""
+    st = path.stat()
+    return _remembered_read(str(path.resolve()), st.st_size, st.st_mtime_ns, read)

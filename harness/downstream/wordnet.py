@@ -11,13 +11,12 @@ lemmas (joined by `_`) and adjective markers (`(a)`, `(p)`, `(ip)`) are dropped 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
-from functools import lru_cache
 from pathlib import Path
 
+from zoo.checksums import contents_digest
 from zoo.errors import UserError
 
 POS = ("noun", "verb", "adj", "adv")
@@ -56,16 +55,11 @@ def synsets_digest(f: Path) -> str | None:
     """The first 16 hex digits of the sha256 of the synsets data file `f` gives: what the
     synonyms task reads of it, which a trimmed copy keeps (`tools/trim_wordnet.py`); None
     where `f` is not there. Read once a process while its size and mtime stay the same."""
-    if not f.is_file():
-        return None
-    st = f.stat()
-    return _synsets_digest(str(f.resolve()), st.st_size, st.st_mtime_ns)
+    return contents_digest(f, _synsets_json) if f.is_file() else None
 
 
-@lru_cache(maxsize=16)
-def _synsets_digest(path: str, size: int, mtime_ns: int) -> str:
-    text = json.dumps(_file_synsets(Path(path)), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def _synsets_json(f: Path) -> str:
+    return json.dumps(_file_synsets(f), ensure_ascii=False)
 
 
 def synonym_pairs(folder: Path, pos: tuple[str, ...] = POS) -> list[tuple[str, str]]:

@@ -63,13 +63,13 @@ def _definition_versions(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
     return spec.definition_versions(spec.params.model_validate(task.params), suite_dir)
 
 
-def _moved_data(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
-    """The local data `task` reads (`TaskType.data_digests`) whose contents differ from what
-    was first keyed (`keyed_defaults.moved_data`); none for most cells."""
+def _data_read(task: TaskEntry, suite_dir: Path) -> dict[str, str | None]:
+    """The local data `task` reads (`TaskType.data_digests`), None where it is not here;
+    none for most cells."""
     spec = TASKS.get(task.type)
     if spec.data_digests is None:
         return {}
-    return moved_data(spec.data_digests(spec.params.model_validate(task.params), suite_dir))
+    return spec.data_digests(spec.params.model_validate(task.params), suite_dir)
 
 
 def moved_shared_data(cells: list[Cell]) -> list[str]:
@@ -92,13 +92,9 @@ def missing_data(cells: list[Cell]) -> dict[str, list[str]]:
     `hlm evaluate` refuse to start on it rather than fail each cell after its pretraining."""
     gone: dict[str, set[str]] = {}
     for cell in cells:
-        spec = TASKS.get(cell.task.type)
-        if spec.data_digests is None:
-            continue
-        params = spec.params.model_validate(cell.task.params)
-        read = spec.data_digests(params, Path(cell.suite.path).parent)
-        gone.setdefault(cell.task.label(), set()).update(n for n, d in read.items() if d is None)
-    return {label: sorted(names) for label, names in gone.items() if names}
+        if cell.data_not_here:
+            gone.setdefault(cell.task.label(), set()).update(cell.data_not_here)
+    return {label: sorted(names) for label, names in gone.items()}
 
 
 @dataclass(frozen=True)
@@ -113,6 +109,7 @@ class Cell:
     pretrain_key: str | None
     cell_id: str
     config: dict[str, Any] = field(default_factory=dict)
+    data_not_here: tuple[str, ...] = ()  # local data it would read that is not on this machine
 
     def steps(self) -> list[int]:
         """The intermediate pretraining steps this cell's task evaluates."""
@@ -192,7 +189,8 @@ def expand(suite: Suite) -> list[Cell]:
                 config["task_files"] = files  # only where there are: other ids stay as they were
             if versions := _definition_versions(task_here, Path(suite.path).parent):
                 config["task_versions"] = versions  # likewise
-            if data := _moved_data(task_here, Path(suite.path).parent):
+            read = _data_read(task_here, Path(suite.path).parent)
+            if data := moved_data(read):
                 config["data_files"] = data  # likewise: an edited data file, a user's own
             if moved := moved_defaults(task_here.type, task_here.params):
                 config["task_defaults"] = moved  # a default it relies on changed: a new id
@@ -200,8 +198,21 @@ def expand(suite: Suite) -> list[Cell]:
             if cell_id in seen:  # a task the point's `tasks.` keys do not sweep: once
                 continue
             seen.add(cell_id)
+            not_here = tuple(sorted(name for name, d in read.items() if d is None))
             cells.append(
-                Cell(suite, model, model.label(), own, seed, task_here, cfg, pkey, cell_id, config)
+                Cell(
+                    suite,
+                    model,
+                    model.label(),
+                    own,
+                    seed,
+                    task_here,
+                    cfg,
+                    pkey,
+                    cell_id,
+                    config,
+                    data_not_here=not_here,
+                )
             )
     return cells
 

@@ -74,10 +74,14 @@ def _given(p: FinetuneParams, split: str, name: str) -> list[str] | None:
     return files[name] if name in files else None
 
 
+def _root(p: FinetuneParams) -> Path:
+    """Where local files are read: `data_dir`, else the data root."""
+    return Path(p.data_dir) if p.data_dir else data_root()
+
+
 def _data(task: TaskData, p: FinetuneParams, split: str) -> list[Example]:
     files = _given(p, split, task.name)
-    data_dir = Path(p.data_dir) if p.data_dir else None
-    exs = load_examples(task, split, p.source, data_dir, files, USER_TSV.get(task.name), p.revision)
+    exs = load_examples(task, split, p.source, _root(p), files, USER_TSV.get(task.name), p.revision)
     return _cap(exs, p.max_examples if split == "train" else p.max_eval_examples)
 
 
@@ -192,10 +196,9 @@ def run_xnli(ctx: TaskContext) -> list[Result]:
 def _read_digests(tasks: list[TaskData], p: FinetuneParams) -> dict[str, str | None]:
     """The local files that `tasks`, run under `p`, read (`local_names`: none from the Hub or
     for generated data), each by its name and digest (`TaskType.data_digests`)."""
-    root = Path(p.data_dir) if p.data_dir else data_root()
     return short_digests(
         {
-            name: local_path(root, name)
+            name: local_path(_root(p), name)
             for task in tasks
             for split in ("train", "eval")
             for name in local_names(task, split, p.source, _given(p, split, task.name))

@@ -260,7 +260,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     if family_of(hf_config(str(ctx.checkpoint))).kind != "decoder":
         raise UserError(f"{ctx.checkpoint}: lm_eval scores causal LMs; this is an encoder")
     check_weights_fit(str(ctx.checkpoint))  # lm-eval would only warn of a weight at random
-    root = Path(p.data_dir) if p.data_dir else data_root()
+    root = _data_root(p)
     device, dtype = device_and_dtype(p)
     # lm-eval records `git describe` of the working directory, printing git's "fatal: not a
     # git repository" outside one: it records this project's commit instead, quietly
@@ -321,9 +321,13 @@ def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
     return {**folder_files(p.include_path, suite_dir), **shipped_moved(p.tasks)}
 
 
+def _data_root(p: LMEvalParams) -> Path:
+    """Where the shipped tasks' loaders read: `data_dir`, else the data root."""
+    return Path(p.data_dir) if p.data_dir else data_root()
+
+
 def _data_digests(p: LMEvalParams, suite_dir: Path) -> dict[str, str | None]:
-    root = Path(p.data_dir) if p.data_dir else data_root()
-    return short_digests(shipped_data(p.tasks, root))
+    return short_digests(shipped_data(p.tasks, _data_root(p)))
 
 
 def _definition_versions(p: LMEvalParams, suite_dir: Path) -> dict[str, str]:

@@ -15,7 +15,6 @@ runs: checking a suite does not load it.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +24,7 @@ from pydantic import Field
 from harness.results.gates import VALIDATION as VALIDATION_GATE
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from harness.tasks.unigram import unigram_perplexity
-from zoo.checksums import SHORT, file_sha256
+from zoo.checksums import file_sha256, text_digest
 from zoo.data.corpus import LOCAL, local_files, source_kind
 from zoo.errors import UserError
 from zoo.models import family_of
@@ -173,7 +172,7 @@ def _data_digests(p: ValidationParams, suite_dir: Path) -> dict[str, str | None]
         if source_kind(source) is LOCAL:
             files = local_files(source)
             sums = ",".join(file_sha256(f) for f in files)
-            out[source] = hashlib.sha256(sums.encode()).hexdigest()[:SHORT] if files else None
+            out[source] = text_digest(sums) if files else None
     return out
 
 
