@@ -23,7 +23,6 @@ declares a module in the `hlm.plugins` entry-point group (`load_installed_plugin
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import importlib
 import importlib.util
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from zoo.env import env_set
-from zoo.errors import UserError
+from zoo.errors import UserError, did_you_mean
 
 T = TypeVar("T")
 
@@ -85,12 +84,6 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-def did_you_mean(name: str, known: list[str]) -> str:
-    """`; did you mean 'x', 'y'?` for the names of `known` close to `name`, else ""."""
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 
 def unknown_name_message(kind: str, name: str, known: list[str], listed: int = 60) -> str:

@@ -30,8 +30,8 @@ import pyarrow.parquet as pq
 
 from harness.results.metrics import direction
 from harness.results.schema import COLUMNS, SCHEMA, checked_rows
-from zoo.errors import UserError
-from zoo.registry import check_name, did_you_mean
+from zoo.errors import UserError, did_you_mean
+from zoo.registry import check_name
 from zoo.train.atomic import pid_alive, temporary_pid
 
 

@@ -117,10 +117,11 @@ def check_loss(suite: Suite) -> list[str]:
             continue
         loss = {**(suite.recipe.loss or {}), **(m.recipe.loss or {})}  # type: ignore[attr-defined]
         key = f"models[{i}].recipe.loss" if m.recipe.loss else "recipe.loss"  # type: ignore[attr-defined]
+        options = OBJECTIVES.get(m.objective).options
         try:
-            OBJECTIVES.get(m.objective).options.model_validate(loss)
+            options.model_validate(loss)
         except ValidationError as exc:
-            problems += validation_problems(exc, suite.path, key)
+            problems += validation_problems(exc, suite.path, key, model=options)
     return problems
 
 
@@ -165,7 +166,7 @@ def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
                 f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params, Path(src).parent)
             ]
     except ValidationError as exc:
-        problems += validation_problems(exc, src, f"{key}.params")
+        problems += validation_problems(exc, src, f"{key}.params", model=tt.params)
     for j, metric in enumerate(task.metrics or []):
         if metric.split("@", 1)[0] not in METRICS:
             problems.append(f"{src}: {key}.metrics[{j}]: {METRICS.unknown_message(metric)}")

@@ -104,7 +104,7 @@ def load_suite(path: str | Path) -> Suite:
     try:
         suite = Suite.model_validate({**raw, "path": str(p)})
     except ValidationError as exc:
-        raise SuiteError(validation_problems(exc, str(p))) from None
+        raise SuiteError(validation_problems(exc, str(p), model=Suite)) from None
     problems = load_plugins(suite)
     if problems:
         raise SuiteError(problems)
@@ -147,9 +147,10 @@ def last_suite(directory: Path) -> Suite | None:
     try:
         return Suite.model_validate(read_yaml_mapping(f, "suite keys"))
     except ValidationError as exc:
+        problems = validation_problems(exc, str(f), model=Suite)
         warnings.warn(
             f"{f}: does not read as a suite, so its baseline and settings go unused (run the "
-            f"suite again, or pass --baseline): {'; '.join(validation_problems(exc, str(f)))}",
+            f"suite again, or pass --baseline): {'; '.join(problems)}",
             stacklevel=2,
         )
         return None

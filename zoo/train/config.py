@@ -106,4 +106,6 @@ def load_config(path: str | None, overrides: dict[str, Any]) -> PretrainConfig:
     try:
         return PretrainConfig.model_validate(data)
     except ValidationError as exc:
-        raise UserError(format_validation_error(exc, path or "command line")) from None
+        raise UserError(
+            format_validation_error(exc, path or "command line", model=PretrainConfig)
+        ) from None

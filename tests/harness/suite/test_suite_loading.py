@@ -79,9 +79,31 @@ def test_unknown_top_level_and_nested_keys(tmp_path) -> None:
     d = base()
     d["sedes"] = [1]
     d["recipe"]["stepz"] = 3
+    d["models"][0]["objectiv"] = "ce"
+    d["models"][1]["loss"] = {"duplicates": "mask"}
+    d["tasks"][0]["evry"] = 3
     p = write(tmp_path, d)
     assert sorted(problems(p)) == sorted(
-        [f"{p}: sedes: unknown key", f"{p}: recipe.stepz: unknown key"]
+        [
+            f"{p}: sedes: unknown key; did you mean 'seeds', 'sweep', 'models'?",
+            f"{p}: recipe.stepz: unknown key; did you mean 'steps', 'save_steps', 'eps'?",
+            f"{p}: models[0].objectiv: unknown key; did you mean 'objective'?",
+            f"{p}: models[1].loss: unknown key; did you mean 'recipe.loss'?",
+            f"{p}: tasks[0].evry: unknown key; did you mean 'every'?",
+        ]
+    )
+
+
+def test_unknown_keys_of_a_loss_and_of_task_params_name_the_key_meant(tmp_path) -> None:
+    d = base()
+    d["models"][1]["recipe"] = {"loss": {"duplicate": "mask"}}
+    d["tasks"][0]["params"] = {"batchsize": 3}
+    p = write(tmp_path, d)
+    assert sorted(problems(p)) == sorted(
+        [
+            f"{p}: models[1].recipe.loss.duplicate: unknown key; did you mean 'duplicates'?",
+            f"{p}: tasks[0].params.batchsize: unknown key; did you mean 'batch_size', 'batches'?",
+        ]
     )
 
 

@@ -230,7 +230,7 @@ def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text("preset: bert-tiny\noutput_dir: x\nstepz: 3\n")
     assert hlm(["pretrain", "--config", str(cfg)]) == 2
-    assert f"{cfg}: stepz: unknown key" in capsys.readouterr().err
+    assert f"{cfg}: stepz: unknown key; did you mean 'steps'" in capsys.readouterr().err
     assert hlm(["pretrain", "--config", str(tmp_path / "missing.yaml")]) == 2
     assert f"{tmp_path / 'missing.yaml'}: file not found" in capsys.readouterr().err
 
