@@ -5,9 +5,13 @@ value per seed, then compared across seeds (`harness.results.stats.compare_seeds
 reduced inside a seed depends on the checkpoint compared (`Source.at`):
 
 - `final`: the seed's last evaluated checkpoint;
-- `equal-time`: headless at its last checkpoint; vanilla at the checkpoint nearest the step
-  it reaches in the same time, from the step-time ratio measured side by side by the
-  throughput task (`Source.speed`), not from each run's own wall seconds;
+- `equal-time`: headless at its last checkpoint; vanilla at the step it reaches in the same
+  time, from the step-time ratio measured side by side by the throughput task
+  (`Source.speed`), not from each run's own wall seconds. Where no checkpoint of vanilla lies
+  at that step, its value there is interpolated between the checkpoints on either side,
+  linearly in log-steps (`at_step`): a nearest checkpoint would hand vanilla up to half a
+  checkpoint interval more or less time than headless had. A seed whose step lies outside its
+  checkpoints is left out and said so, never extrapolated;
 - `along`: the mean over the checkpoints both evaluated (Figure 3);
 - `sweep`: the mean over the sweep points both evaluated (Figures 6, 7).
 
@@ -95,29 +99,56 @@ def speed_ratio(data: SuiteRows, model: str) -> tuple[float, str] | None:
     return float(d["value"].mean()), where
 
 
+def at_step(steps: list[float], values: list[float], target: float) -> tuple[float, str] | None:
+    """The value at step `target` of a run evaluated at `steps`: a checkpoint's own where one
+    lies there; else interpolated between the checkpoints on either side, linearly in
+    log(step), as learning curves are near straight there (linear in steps would lean below
+    a concave curve, to vanilla's loss). With its description; None outside the checkpoints."""
+    pairs = sorted(zip(steps, values, strict=True))
+    for step, value in pairs:
+        if math.isclose(step, target, rel_tol=1e-6):
+            return value, f"step {step:.0f}"
+    below = [(s, v) for s, v in pairs if 0 < s < target]
+    above = [(s, v) for s, v in pairs if s > target]
+    if not below or not above:
+        return None
+    (s0, v0), (s1, v1) = below[-1], above[0]
+    w = math.log(target / s0) / math.log(s1 / s0)
+    return v0 + w * (v1 - v0), f"steps {s0:.0f}-{s1:.0f}, weight {w:.2f} on {s1:.0f}"
+
+
 def _equal_time(
     rows: pd.DataFrame, source: Source, role: Role, speed: tuple[float, str]
 ) -> tuple[pd.Series, pd.Series, str]:
-    """Per seed: `role` at its last checkpoint; vanilla at the checkpoint nearest the step
-    it reaches in the same time (`role`'s steps x the side-by-side speed ratio's inverse)."""
+    """Per seed: `role` at its last checkpoint; vanilla at the step it reaches in the same
+    time (`role`'s steps x the side-by-side speed ratio's inverse), by `at_step`."""
     ratio, where = speed
     mine = final_rows(at_steps(rows, source.roles[role], source)).set_index("seed")
     base = at_steps(rows, source.roles["vanilla"], source)
     if mine.empty or base.empty:
         return mine["value"], pd.Series(dtype=float), ""
-    picks, notes = {}, []
+    picks: dict[object, float] = {}  # by seed
+    said: dict[str, list[str]] = {}  # what was read -> the seeds it was read for
     for seed, last in mine.iterrows():
         b = base[base["seed"] == seed]
         if b.empty:
             continue
         target = float(last["step"]) / ratio
-        near = b.iloc[int((b["step"] - target).abs().to_numpy().argmin())]
-        picks[seed] = float(near["value"])
-        notes.append(f"seed {seed}: vanilla step {int(near['step'])}")
+        found = at_step(b["step"].astype(float).tolist(), b["value"].tolist(), target)
+        if found is None:
+            how = (
+                f"left out, step {target:.0f} outside vanilla's checkpoints "
+                f"({b['step'].min():.0f}-{b['step'].max():.0f})"
+            )
+        else:
+            picks[seed], how = found[0], f"vanilla at {found[1]}"
+        said.setdefault(how, []).append(str(seed))
+    notes = [f"seed{'s' * (len(v) > 1)} {', '.join(v)}: {how}" for how, v in said.items()]
     head = (
         f"equal time from the speed ratio {ratio:.2f}x measured side by side ({where}): "
         f"headless's {int(mine['step'].max())} steps take as long as vanilla's "
-        f"{float(mine['step'].max()) / ratio:.0f}; "
+        f"{float(mine['step'].max()) / ratio:.0f}, where vanilla's value is its checkpoint's "
+        "or interpolated linearly in log-steps between the two around it; "
     )
     return mine["value"], pd.Series(picks, dtype=float), head + "; ".join(notes)
 
@@ -204,7 +235,7 @@ def _final(
         if speed is None:
             return None
         mine, base, detail = _equal_time(rows, source, role, speed)
-        waits: tuple[Role, ...] = (role,)  # vanilla: the checkpoint nearest equal time, any
+        waits: tuple[Role, ...] = (role,)  # vanilla: the checkpoints around equal time, any
     else:
         mine = final_values(rows, source.roles[role], source.task, source.metric)
         base = final_values(rows, source.roles["vanilla"], source.task, source.metric)
@@ -241,7 +272,7 @@ def measure(
         return None
     runs = {r: run_label(data.rows, source.roles[r], source) for r in (role, "vanilla")}
     if source.at == "equal-time" and speed is not None:  # vanilla stopped earlier
-        runs["vanilla"] = f"{source.roles['vanilla']} (at the checkpoint of equal time)"
+        runs["vanilla"] = f"{source.roles['vanilla']} (at the step of equal time)"
     said = {r: protocol(data.rows, source.roles[r], source) for r in (role, "vanilla")}
     how = (
         said[role]

@@ -46,6 +46,7 @@ class Finding:
     scale: str = "CPU"  # `harness.paper.scales.SCALES`
     machines: tuple[str, ...] = ()  # where the suite's rows were trained, as they record it
     measured: Measured | None = None
+    unmeasured: str = "no rows"  # why `measured` is None, where rows there are
     gates: list[GateCheck] = field(default_factory=list)
     p_adjusted: float = math.nan  # Holm over every test of the report
     family: int = 1  # the tests Holm corrects together (the report's), for the power
@@ -181,8 +182,7 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
     if failed:
         return "gate failed: the vanilla model's " + "; ".join(failed)
     if f.measured is None:
-        why = "no side-by-side speed ratio" if f.source.at == "equal-time" else "no rows"
-        return f"{why} of {f.source.task} / {f.source.metric} for both models"
+        return f"{f.unmeasured} of {f.source.task} / {f.source.metric} for both models"
     return None
 
 
@@ -226,6 +226,12 @@ def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
             data[s.speed[0]] = _suite_rows(root, s.speed[0])
         speed = speed_ratio(data[s.speed[0]], s.speed[1])
     found = measure(data[s.suite], s, f.role, speed)
+    if s.at == "equal-time":
+        f.unmeasured = (
+            "no side-by-side speed ratio"
+            if speed is None
+            else "no vanilla checkpoints around the step of equal time"
+        )
     if found is not None and s.parts is not None:
         rows = data[s.suite].rows
         parts = _parts_detail(rows[rows["seed"].isin(found.seeds)], s, f.role)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from harness.paper.compare import at_step
 from harness.paper.findings import findings
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import by_key, encoder_rows, paper_row
@@ -73,4 +74,52 @@ def test_equal_time_leaves_out_a_headless_seed_cut_off_and_says_so(tmp_path) -> 
     assert timed.measured.detail.endswith(
         "left out: seed 2: bert-tiny-cwt's glue/average has steps 2000 only, "
         "not its final checkpoint yet"
+    )
+
+
+def _with_speed(root: Path, ratio: float) -> Path:
+    """The side-by-side speed ratio of encoder_rows' boards set to `ratio`."""
+    speed = [
+        {**paper_row("bert-tiny-cwt", "throughput", "speedup_vs_baseline", ratio, s), "step": None}
+        for s in range(3)
+    ]
+    write_cell(root / "paper-cpu-ablation", "speed", speed)
+    return root
+
+
+def test_at_step_reads_a_checkpoint_or_interpolates_in_log_steps() -> None:
+    assert at_step([1000, 2000, 3000], [0.1, 0.2, 0.3], 2000.0) == (0.2, "step 2000")
+    value, how = at_step([3000, 1000, 2000], [0.3, 0.1, 0.2], 2400.0)  # in any order
+    w = math.log(1.2) / math.log(1.5)
+    assert math.isclose(value, 0.2 + w * 0.1) and how == f"steps 2000-3000, weight {w:.2f} on 3000"
+    assert at_step([1000, 2000], [0.1, 0.2], 750.0) is None  # before the first: no guess
+    assert at_step([1000, 2000], [0.1, 0.2], 2500.0) is None  # after the last: no guess
+
+
+def test_equal_time_between_checkpoints_interpolates_vanilla(tmp_path) -> None:
+    """Headless is 1.25x faster: its 3000 steps are vanilla's 2400, between vanilla's
+    checkpoints at 2000 and 3000. Vanilla is read there, not at its nearest checkpoint
+    (2000), which would hand it 17 % less time than headless had."""
+    root = _with_speed(encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02), 1.25)
+    timed = by_key(findings(root), "table1-time: GLUE average")
+    assert timed.measured is not None and timed.measured.seeds == (0, 1, 2)
+    w = math.log(1.2) / math.log(1.5)
+    vanilla = 0.52 + w * 0.01 + 0.002  # its average along steps (+0.002 x seed: mean 0.002)
+    headless = 0.5 + 0.02 + 0.03 + 2 * 0.002
+    assert math.isclose(timed.measured.comparison.delta, headless - vanilla, rel_tol=1e-9)
+    assert timed.measured.detail.endswith(
+        f"seeds 0, 1, 2: vanilla at steps 2000-3000, weight {w:.2f} on 3000"
+    )
+    assert timed.measured.runs["vanilla"] == "bert-tiny-ce (at the step of equal time)"
+
+
+def test_equal_time_before_vanillas_first_checkpoint_is_not_comparable(tmp_path) -> None:
+    """Headless 4x faster: equal time falls at vanilla's step 750, before its first
+    checkpoint (1000). Nothing is extrapolated; the finding says why it has no figure."""
+    root = _with_speed(encoder_rows(tmp_path, sst2_ce=0.85, gain=0.02), 4.0)
+    timed = by_key(findings(root), "table1-time: GLUE average")
+    assert timed.measured is None and timed.verdict == "not comparable"
+    assert timed.reason == (
+        "no vanilla checkpoints around the step of equal time of glue/average / average "
+        "for both models"
     )
