@@ -46,18 +46,16 @@ def validation_problems(
         loc = key_path(tuple(err["loc"]))
         if prefix:
             loc = prefix if loc == "<root>" else prefix + (loc if loc[0] == "[" else f".{loc}")
-        message = error_message(err)
-        if err["type"] == "extra_forbidden" and model is not None:
-            message += unknown_key_hint(model, tuple(err["loc"]))
-        problems.append(f"{source}: {loc}: {message}")
+        problems.append(f"{source}: {loc}: {error_message(err, model)}")
     return problems
 
 
-def error_message(err: ErrorDetails) -> str:
+def error_message(err: ErrorDetails, model: Any = None) -> str:
     """One pydantic error's message as a user reads it: no "Value error, " prefix, and an
-    unknown key called so."""
+    unknown key called so (with the key meant, given the `model` class validated)."""
     if err["type"] == "extra_forbidden":
-        return "unknown key"
+        hint = "" if model is None else unknown_key_hint(model, tuple(err["loc"]))
+        return "unknown key" + hint
     return str(err["msg"]).removeprefix("Value error, ")
 
 

@@ -101,3 +101,14 @@ def test_the_memory_probe_loads_plugins() -> None:
     assert got["peak_mb"] > 0
     with pytest.raises(UserError, match="unknown objective 'cosine-cwt'"):
         probe("step", variant=Variant("cosine-cwt", options), **kw)
+
+
+def test_a_misspelt_plugin_option_in_a_config_names_the_option_meant(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        f"plugins: [{PLUGIN}]\nobjective: cosine-cwt\npreset: bert-tiny\n"
+        "loss: {temperatur: 0.1}\n"
+    )
+    rc, _, err = hlm("pretrain", "--config", str(cfg), "--output-dir", str(tmp_path / "r"))
+    assert rc == 2
+    assert f"{cfg}: loss: temperatur: unknown key; did you mean 'temperature'?" in err

@@ -13,7 +13,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from zoo.errors import UserError
+from zoo.errors import UserError, error_message, key_path
 from zoo.objectives import OBJECTIVES, LossOptions
 from zoo.registry import load_plugin
 from zoo.settings import Settings
@@ -84,7 +84,10 @@ class ObjectiveSettings(Settings):
             return options.model_validate(v)
         except ValidationError as exc:
             raise ValueError(
-                "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                "; ".join(
+                    f"{key_path(tuple(e['loc']))}: {error_message(e, options)}"
+                    for e in exc.errors()
+                )
             ) from None
 
     @field_validator("loss")
