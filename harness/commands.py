@@ -126,6 +126,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     print(render(agg, args.format, args.sort, width))
     if args.format == "md" and baseline is not None:
         print(textwrap.fill(footnote(agg, baseline), width))
+    if args.format == "md" and (trivial := trivial_columns(agg)):
+        print(textwrap.fill(trivial, width))
     if args.format == "md":  # rows at a budget (--at) have no final_checkpoint: none listed
         for line in not_shown(df):
             print(textwrap.fill(line, width))
@@ -144,6 +146,16 @@ def footnote(agg: Any, baseline: str) -> str:
         "values are mean ± std over seeds at the final checkpoint. A metric comparable only "
         "within one objective (a loss over in-batch negatives) is not compared across objectives."
     )
+
+
+def trivial_columns(agg: Any) -> str:
+    """What each trivial model's column in the table is (`majority`, `unigram_ppl`): a bar
+    beside the models' scores, never compared; "" where the table has none."""
+    from harness.results.metrics import METRICS, is_baseline
+
+    shown = sorted({m for m in agg["metric"] if is_baseline(m)})
+    said = "; ".join(f"{m}: {METRICS.get(m).description}" for m in shown)
+    return f"A trivial model's score, beside the models' and not compared: {said}." if said else ""
 
 
 def _at_budget(df: Any, text: str) -> Any:

@@ -238,3 +238,16 @@ def test_the_gpu_benchmark_measures_the_mfu_steps_first_by_default(
     monkeypatch.setattr(harness.bench, "run_cuda_bench", fake)
     assert hlm(["bench", "--device", "cuda", *flags]) == 0
     assert asked == [parts]
+
+
+def test_leaderboard_says_what_a_trivial_models_column_is(board: Path, capsys) -> None:
+    write_cell(board / "demo", "c2", [row("a", "majority", 0.5), row("b", "majority", 0.5)])
+    assert hlm(["leaderboard", "demo", "--leaderboards", str(board), "--width", "400"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "A trivial model's score, beside the models' and not compared: majority: the primary "
+        "metric of predicting the training set's most frequent class" in out
+    )
+    write_cell(board / "demo", "c2", [row("a", "val_loss", 0.5), row("b", "val_loss", 0.5)])
+    assert hlm(["leaderboard", "demo", "--leaderboards", str(board)]) == 0
+    assert "trivial model" not in capsys.readouterr().out
