@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from zoo.checksums import sha256_of
 from zoo.env import env_set
 from zoo.errors import UserError, did_you_mean
 
@@ -101,17 +102,27 @@ def check_name(kind: str, name: str, known: list[str]) -> str:
     return name
 
 
+_IMPORTED: dict[Path, str] = {}  # each plugin file imported -> the module of its code then
+
+
 def load_plugin(path: str | Path) -> None:
     """Import a user's Python file so that its `@REGISTRY.register(...)` calls run.
 
-    The file is imported under a private module name derived from its path; loading the same
-    file twice is a no-op.
+    The file is imported under a private module name derived from its contents: loading the
+    same code twice is a no-op, from the same file or a copy (a suite's and its leaderboard's
+    record of it, `harness.suite.record`), while a file whose code differs registers anew.
     """
     p = Path(path).expanduser().resolve()
     if not p.is_file():
         raise UserError(f"plugin file not found: {path}")
-    mod_name = "zoo_plugin_" + str(abs(hash(str(p))))
-    if mod_name in sys.modules:
+    mod_name = "zoo_plugin_" + sha256_of(p)[:24]
+    if p in _IMPORTED and _IMPORTED[p] != mod_name:
+        raise UserError(
+            f"plugin {path} changed since this process imported it: its old code is what "
+            "registered its names here; run again in a new process"
+        )
+    if mod_name in sys.modules:  # this code, imported already (from here or a copy)
+        _IMPORTED[p] = mod_name
         return
     spec = importlib.util.spec_from_file_location(mod_name, p)
     if spec is None or spec.loader is None:
@@ -126,6 +137,7 @@ def load_plugin(path: str | Path) -> None:
     except Exception as exc:
         del sys.modules[mod_name]
         raise UserError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from exc
+    _IMPORTED[p] = mod_name
 
 
 TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": a suite may run code from files outside its folder

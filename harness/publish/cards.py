@@ -275,6 +275,12 @@ def suite_summary(suite: Suite | None, df: pd.DataFrame) -> list[str]:
     if suite.baseline:
         lines.append(f"- **baseline** of the significance tests: `{suite.baseline}`")
     lines.append("- the whole suite: `suite.yaml` in this repository")
+    if suite.plugins:  # as the leaderboard keeps them: `harness.suite.record`
+        files = ", ".join(f"`{p}`" for p in suite.plugins)
+        lines.append(
+            f"- the plugin files it loads, code its rows depend on (their contents are in the "
+            f"cell ids): {files}"
+        )
     return lines
 
 

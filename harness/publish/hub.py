@@ -27,6 +27,7 @@ from harness.publish.cards import CardOptions, dataset_card, model_card
 from harness.results.leaderboard import read_leaderboard
 from harness.results.schema import COLUMNS
 from harness.suite import suite_name
+from harness.suite.record import PLUGINS, SUITE_FILE
 from zoo.errors import UserError
 from zoo.train.checkpoint import hf_config
 from zoo.train.layout import LEGACY_STATE, STATE
@@ -210,8 +211,10 @@ def publish_leaderboard(
 
         kept = read_samples(directory, current_cells(directory))
         plots = [p.name for p in make_plots(read_leaderboard(directory), plots_dir, kept)]
-        if (directory / "_suite.yaml").is_file():
-            shutil.copy2(directory / "_suite.yaml", d / "suite.yaml")
+        if (directory / SUITE_FILE).is_file():
+            shutil.copy2(directory / SUITE_FILE, d / "suite.yaml")
+        if (directory / PLUGINS).is_dir():  # the files suite.yaml names
+            shutil.copytree(directory / PLUGINS, d / PLUGINS)
         (d / "README.md").write_text(dataset_card(suite, directory, repo, license, plots))
 
     return _publish(

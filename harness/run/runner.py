@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
@@ -48,6 +47,7 @@ from harness.run.points import (
 )
 from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
+from harness.suite.record import write_suite_record
 from harness.tasks import TASKS, TaskContext
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
@@ -188,7 +188,7 @@ def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:
 def record_suite(out: Path, suite: Suite, cells: list[Cell]) -> None:
     """Write the suite as run (includes merged: for `hlm leaderboard NAME` and publishing)
     and its cells into leaderboard folder `out`; rows of other cells are filed away."""
-    (out / "_suite.yaml").write_text(yaml.safe_dump(suite.model_dump(mode="json"), sort_keys=False))
+    write_suite_record(out, suite)
     gone = write_current_cells(out, [c.cell_id for c in cells])
     if gone:
         log.warning(

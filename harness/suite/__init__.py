@@ -1,4 +1,5 @@
-"""Suites: the schema (`schema`), semantic checks (`checks`) and reading (`loading`).
+"""Suites: the schema (`schema`), semantic checks (`checks`), reading (`loading`) and the
+record kept beside a leaderboard (`record`).
 
 from harness.suite import load_suite
 suite = load_suite("suites/quickstart.yaml")

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.suite.checks import semantic_problems
+from harness.suite.record import SUITE_FILE
 from harness.suite.schema import Suite
 from zoo.errors import UserError, validation_problems
 from zoo.registry import load_plugin, may_run_code
@@ -81,7 +82,16 @@ def load_plugins(suite: Suite) -> list[str]:
     unless the user trusts it explicitly (`may_run_code`)."""
     problems = []
     home = Path(suite.path).resolve().parent
+    named: dict[str, int] = {}
     for i, path in enumerate(suite.plugin_paths()):
+        if path.name in named:  # cell ids and the leaderboard's copies know a plugin by name
+            problems.append(
+                f"{suite.path}: plugins[{i}]: a second plugin file named {path.name!r} (the "
+                f"first: plugins[{named[path.name]}]); plugin files are told apart by their "
+                "names: rename one"
+            )
+            continue
+        named[path.name] = i
         if not may_run_code(path, home):
             problems.append(
                 f"{suite.path}: plugins[{i}]: {path} is outside the suite's folder {home}; "
@@ -141,7 +151,7 @@ def last_suite(directory: Path) -> Suite | None:
     """The suite as last run into leaderboard folder `directory` (its `_suite.yaml`), if it
     reads as one; one that does not is named in a warning with its problems (its baseline,
     and with it the significance marks, would otherwise vanish without a word)."""
-    f = directory / "_suite.yaml"
+    f = directory / SUITE_FILE
     if not f.is_file():
         return None
     try:

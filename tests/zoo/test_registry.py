@@ -44,6 +44,17 @@ def test_plugin_registers_objective_from_user_file(tmp_path) -> None:
     load_plugin(plugin)
     load_plugin(plugin)  # idempotent
     assert OBJECTIVES.get("test-l2").headless
+    copy = tmp_path / "kept" / "my_obj.py"  # as a leaderboard keeps it: the same code
+    copy.parent.mkdir()
+    copy.write_bytes(plugin.read_bytes())
+    load_plugin(copy)  # no second registration
+    copy.write_text(copy.read_text() + "# edited\n")
+    with pytest.raises(UserError, match=r"my_obj.py changed since this process imported it"):
+        load_plugin(copy)
+    other = tmp_path / "other.py"  # other code under a name taken: refused by name
+    other.write_text(plugin.read_text() + "# another\n")
+    with pytest.raises(UserError, match="objective 'test-l2' is already registered"):
+        load_plugin(other)
 
 
 def test_plugin_errors_are_user_errors(tmp_path) -> None:

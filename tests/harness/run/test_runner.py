@@ -26,6 +26,7 @@ from harness.run.runner import expand, plan_suite, run_suite
 from harness.suite import load_suite
 from tests.conftest import hlm_imports
 from tests.harness.conftest import TINY
+from zoo.errors import UserError
 from zoo.hardware import processor
 
 ROOT = Path(__file__).parents[3]
@@ -243,8 +244,18 @@ def test_editing_a_plugin_changes_every_key(tmp_path) -> None:
     )
     before = expand(load_suite(suite_file))[0]
     plugin.write_text(plugin.read_text() + "\n# a change that alters the loss\n")
-    after = expand(load_suite(suite_file))[0]
-    assert before.cell_id != after.cell_id and before.pretrain_key != after.pretrain_key
+    # this process runs the old code: the new one is not taken for it
+    with pytest.raises(UserError, match=r"obj.py changed since this process imported it"):
+        load_suite(suite_file)
+    code = (
+        "import sys; from harness.run.cells import expand; from harness.suite import load_suite;"
+        "c = expand(load_suite(sys.argv[1]))[0]; print(c.cell_id, c.pretrain_key)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(suite_file)], capture_output=True, text=True, check=True
+    )
+    cell_id, pretrain_key = out.stdout.split()
+    assert before.cell_id != cell_id and before.pretrain_key != pretrain_key
 
 
 def test_editing_a_task_folder_changes_its_cells_and_no_other(tmp_path) -> None:
