@@ -6,7 +6,9 @@ back by `hlm leaderboard` for its baseline and published with the rows. A suite'
 part of the cell ids; a leaderboard without them could not be run again or read. So each one
 is copied into the folder's `_plugins/`, and `_suite.yaml` names those copies: the folder is a
 suite that runs (`hlm run leaderboards/NAME/_suite.yaml`) to the same cell ids, and a published
-leaderboard carries the code of its objective.
+leaderboard carries the code of its objective. Other files a suite names by a path relative to
+its folder (a corpus file, an lm-eval task folder) are data or tasks, not kept here: a record
+of such a suite names files beside the original suite.
 
     leaderboards/mine/_suite.yaml         plugins: [_plugins/cosine_cwt.py]
     leaderboards/mine/_plugins/cosine_cwt.py
