@@ -110,22 +110,24 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     df = read_leaderboard(directory)
     if df.empty:
         raise no_results(directory, args.suite)
-    if args.task:
-        df = df[select_task(df["task"], args.task)]
     if args.at:
         df = _at_budget(df, args.at)
     agg = aggregate(df)
+    suite = last_suite(directory)
+    baseline = args.baseline or (suite.baseline if suite is not None else None)
+    if baseline is not None:  # on every row: --task and the columns shown change no mark
+        agg = compare_to_baseline(agg, baseline, read_samples(directory, current_cells(directory)))
+    family = int(agg["p_value"].notna().sum()) if baseline is not None else 0
+    if args.task:
+        agg = agg[select_task(agg["task"], args.task)]
+        df = df[select_task(df["task"], args.task)]
     if args.format == "md" and not args.all:  # readable: no informational (but baselines) or @best
         shown = agg["higher_is_better"].notna() | agg["metric"].map(is_baseline)
         agg = agg[shown & ~agg["metric"].str.contains("@")]
-    suite = last_suite(directory)
-    baseline = args.baseline or (suite.baseline if suite is not None else None)
-    if baseline is not None:
-        agg = compare_to_baseline(agg, baseline, read_samples(directory, current_cells(directory)))
     width = args.width or min(shutil.get_terminal_size((WIDTH, 24)).columns, WIDTH)
     print(render(agg, args.format, args.sort, width))
     if args.format == "md" and baseline is not None:
-        print(textwrap.fill(footnote(agg, baseline), width))
+        print(textwrap.fill(footnote(agg, baseline, family), width))
     if args.format == "md" and (trivial := trivial_columns(agg)):
         print(textwrap.fill(trivial, width))
     if args.format == "md":  # rows at a budget (--at) have no final_checkpoint: none listed
@@ -134,15 +136,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def footnote(agg: Any, baseline: str) -> str:
-    """What † and ‡ mean in this table: the tests that made its marks."""
+def footnote(agg: Any, baseline: str, family: int) -> str:
+    """What † and ‡ mean in this table: the tests that made its marks, corrected together
+    with the leaderboard's `family` of comparisons."""
     marked = [b or w for b, w in zip(agg["significant"], agg["worse"], strict=True)]
     tests = sorted({t for t, m in zip(agg["test"], marked, strict=True) if m and t})
     how = "; ".join(tests) if tests else "none significant"
     return (
         f"\n† better, ‡ worse than the baseline `{baseline}` at Holm-adjusted p < 0.05 over "
-        f"every comparison in this table (two-sided; the pretraining seed is the unit; tests: "
-        f"{how}; no mark: inconclusive, not equal); "
+        f"the leaderboard's {family} comparisons, every task's whichever are shown (two-sided; "
+        f"the pretraining seed is the unit; tests: {how}; no mark: inconclusive, not equal; a "
+        "best-epoch column is not tested: its epoch is chosen on the set it is scored on); "
         "values are mean ± std over seeds at the final checkpoint. A metric comparable only "
         "within one objective (a loss over in-batch negatives) is not compared across objectives."
     )

@@ -5,9 +5,12 @@ reduces each arm to one value per pretraining seed and compares them
 (`harness.results.stats.compare_seeds`: paired t over shared seeds, Welch otherwise;
 two-sided, Δ with its 95 % interval). With one seed per arm there is no seed-level test;
 where per-example scores were kept, the paired per-example test (McNemar or a paired
-bootstrap) stands in, labelled as such. The p-values of all the comparisons in one table are
-Holm-adjusted together; † marks a model better than the baseline at adjusted p < 0.05, and
-‡ one worse than it at the same level (no mark is no verdict: inconclusive, not "equal").
+bootstrap) stands in, labelled as such. The p-values of all the comparisons of a
+leaderboard are Holm-adjusted together; † marks a model better than the baseline at adjusted
+p < 0.05, and ‡ one worse than it at the same level (no mark is no verdict: inconclusive, not
+"equal"). The family is fixed by the rows, not by what a view shows: every metric with a
+direction, of every task. A best-epoch metric (`mcc@best`) is not tested: its epoch was
+chosen on the very set it is scored on, so it leans to whichever run varies most.
 
 A metric comparable only within an objective (or a model kind, `Metric.comparable`) is never
 compared across them: a CWT loss over in-batch negatives is not a CE loss over the vocabulary.
@@ -24,6 +27,12 @@ from harness.results.metrics import metric_info
 from harness.results.stats import ALPHA, compare_seeds, holm, per_example
 
 PER_EXAMPLE = "per-example"  # the test label's prefix where one seed per arm was compared
+BEST_EPOCH = "not tested: its epoch is chosen on the set it is scored on"
+
+
+def best_epoch(metric: str) -> bool:
+    """Whether `metric` is a best-epoch pick (`mcc@best`), never tested."""
+    return "@" in metric
 
 
 def latest_samples(samples: pd.DataFrame) -> dict[tuple[str, str, str, str], dict[str, float]]:
@@ -77,9 +86,10 @@ def compare_to_baseline(
     agg: pd.DataFrame, baseline: str, samples: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """`agg` (from `aggregate`) with delta, low, high (95 % interval over seeds), p_value
-    (two-sided), p_adjusted (Holm over every comparison in `agg`), test, significant
-    (better than the baseline at adjusted p < 0.05) and worse (worse than it, at the same
-    level) columns."""
+    (two-sided), p_adjusted (Holm over every comparison in `agg` of a metric with a
+    direction, none `best_epoch`), test, significant (better than the baseline at adjusted
+    p < 0.05) and worse (worse than it, at the same level) columns. Pass a leaderboard's
+    whole `agg` and choose what to show after: the family, and so every mark, is the rows'."""
     agg = agg.copy()
     kept = latest_samples(samples) if samples is not None else {}
     records: list[dict[str, Any]] = agg.to_dict("records")  # type: ignore[assignment]
@@ -89,6 +99,8 @@ def compare_to_baseline(
         b = base.get((r["sweep"], r["task"], r["metric"]))
         if b is None or r["model"] == baseline or r["higher_is_better"] is None:
             out.append((math.nan, math.nan, math.nan, math.nan, ""))
+        elif best_epoch(str(r["metric"])):
+            out.append((math.nan, math.nan, math.nan, math.nan, BEST_EPOCH))
         elif not comparable(str(r["metric"]), r, b):
             out.append((math.nan, math.nan, math.nan, math.nan, "not comparable across objectives"))
         else:

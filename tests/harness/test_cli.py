@@ -251,3 +251,46 @@ def test_leaderboard_says_what_a_trivial_models_column_is(board: Path, capsys) -
     write_cell(board / "demo", "c2", [row("a", "val_loss", 0.5), row("b", "val_loss", 0.5)])
     assert hlm(["leaderboard", "demo", "--leaderboards", str(board)]) == 0
     assert "trivial model" not in capsys.readouterr().out
+
+
+def test_a_view_of_the_leaderboard_changes_no_mark(tmp_path: Path, capsys) -> None:
+    """Holm's family is the leaderboard's, not the view's. glue/b's gain (p = 0.013 alone)
+    does not hold among the board's five comparisons (0.013 x 4 > 0.05); shown alone with
+    `--task glue/b`, it must not gain the † it lacks in the whole table. A best-epoch
+    column is not tested at all: its gain, as large as glue/a's, stays unmarked."""
+    base = [0.50, 0.52, 0.54]
+    gains = {
+        "glue/a": [0.2, 0.201, 0.2005],  # p = 2e-6
+        "glue/b": [0.04, 0.06, 0.05],  # p = 0.013
+        **{f"glue/null{i}": [0.01, -0.01, 0.0] for i in range(3)},
+    }
+    rows = []
+    for task, gain in gains.items():
+        for seed, (b, g) in enumerate(zip(base, gain, strict=True)):
+            rows += [
+                row("base", "accuracy", b, seed, task=task),
+                row("m", "accuracy", b + g, seed, task=task),
+            ]
+            if task == "glue/a":
+                rows += [
+                    row(x, "accuracy@best", b + (g if x == "m" else 0), seed, task=task)
+                    for x in ("base", "m")
+                ]
+    write_cell(tmp_path / "lb" / "demo", "c", [{**r, "cell_id": "c"} for r in rows])
+    argv = ["leaderboard", "demo", "--leaderboards", str(tmp_path / "lb"), "--baseline", "base"]
+    assert hlm([*argv, "--format", "csv"]) == 0
+    import io
+
+    import pandas as pd
+
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    table = table.set_index(["model", "task", "metric"])
+    assert bool(table.loc[("m", "glue/a", "accuracy"), "significant"])
+    assert not bool(table.loc[("m", "glue/b", "accuracy"), "significant"])
+    assert not bool(table.loc[("m", "glue/a", "accuracy@best"), "significant"])
+    assert table.loc[("m", "glue/a", "accuracy@best"), "test"].startswith("not tested")
+    assert hlm([*argv, "--task", "glue/b", "--width", "300"]) == 0
+    shown = capsys.readouterr().out
+    line = next(x for x in shown.splitlines() if x.startswith("| m "))
+    assert "0.5700" in line and "†" not in line  # a † alone would be family 1's
+    assert "over the leaderboard's 5 comparisons" in shown
