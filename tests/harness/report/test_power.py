@@ -95,3 +95,20 @@ def test_the_verb_marks_what_it_cannot_size_and_names_a_close_board(tmp_path, ca
     assert "None" not in line and line.split()[-1] == "-"
     assert hlm(["power", "bord", *args]) == 2
     assert "no results in" in (err := capsys.readouterr().err) and "did you mean 'board'" in err
+
+
+def test_a_best_epoch_pick_is_not_sized_and_the_footer_gives_the_family(tmp_path, capsys) -> None:
+    """`accuracy@best` is never tested (its epoch is chosen on the set it is scored on), so
+    no power is given for it; the footer says over how many comparisons the leaderboard's
+    marks are corrected, whatever --task selects."""
+    board = _board(tmp_path)
+    for seed, (base, new) in enumerate([(0.70, 0.72), (0.71, 0.74), (0.69, 0.70)]):
+        for model, value in (("base", base), ("new", new)):
+            write_cell(board, f"best-{model}-{seed}", [row(model, "accuracy@best", value, seed)])
+            write_cell(board, f"cola-{model}-{seed}", [row(model, "mcc", value, seed, task="c")])
+    table = power_table(read_leaderboard(board), "base")
+    assert sorted(table["metric"]) == ["accuracy", "mcc"]
+    args = ["power", "board", "--leaderboards", str(tmp_path), "--baseline", "base"]
+    assert hlm([*args, "--task", "glue/sst2"]) == 0
+    out = capsys.readouterr().out
+    assert "@best" not in out and "the leaderboard's marks correct over its 2 comparisons" in out
