@@ -94,16 +94,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from harness.report.tables import WIDTH, not_shown, render, select_task
-    from harness.results.leaderboard import (
-        aggregate,
-        current_cells,
-        no_results,
-        read_leaderboard,
-    )
-    from harness.results.metrics import is_baseline
+    from harness.report.tables import WIDTH, render
+    from harness.report.view import leaderboard_view
+    from harness.results.leaderboard import current_cells, no_results, read_leaderboard
     from harness.results.samples import read_samples
-    from harness.results.significance import compare_to_baseline
 
     name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
@@ -112,54 +106,18 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         raise no_results(directory, args.suite)
     if args.at:
         df = _at_budget(df, args.at)
-    agg = aggregate(df)
     suite = last_suite(directory)
     baseline = args.baseline or (suite.baseline if suite is not None else None)
-    if baseline is not None:  # on every row: --task and the columns shown change no mark
-        agg = compare_to_baseline(agg, baseline, read_samples(directory, current_cells(directory)))
-    family = int(agg["p_value"].notna().sum()) if baseline is not None else 0
-    if args.task:
-        agg = agg[select_task(agg["task"], args.task)]
-        df = df[select_task(df["task"], args.task)]
-    if args.format == "md" and not args.all:  # readable: no informational (but baselines) or @best
-        shown = agg["higher_is_better"].notna() | agg["metric"].map(is_baseline)
-        agg = agg[shown & ~agg["metric"].str.contains("@")]
+    samples = read_samples(directory, current_cells(directory))
+    readable = args.format == "md" and not args.all
+    agg, notes = leaderboard_view(df, baseline, samples, args.task, readable)
     width = args.width or min(shutil.get_terminal_size((WIDTH, 24)).columns, WIDTH)
     print(render(agg, args.format, args.sort, width))
-    if args.format == "md" and baseline is not None:
-        print(textwrap.fill(footnote(agg, baseline, family), width))
-    if args.format == "md" and (trivial := trivial_columns(agg)):
-        print(textwrap.fill(trivial, width))
-    if args.format == "md":  # rows at a budget (--at) have no final_checkpoint: none listed
-        for line in not_shown(df):
+    if args.format == "md" and notes:
+        print()
+        for line in notes:
             print(textwrap.fill(line, width))
     return 0
-
-
-def footnote(agg: Any, baseline: str, family: int) -> str:
-    """What † and ‡ mean in this table: the tests that made its marks, corrected together
-    with the leaderboard's `family` of comparisons."""
-    marked = [b or w for b, w in zip(agg["significant"], agg["worse"], strict=True)]
-    tests = sorted({t for t, m in zip(agg["test"], marked, strict=True) if m and t})
-    how = "; ".join(tests) if tests else "none significant"
-    return (
-        f"\n† better, ‡ worse than the baseline `{baseline}` at Holm-adjusted p < 0.05 over "
-        f"the leaderboard's {family} comparisons, every task's whichever are shown (two-sided; "
-        f"the pretraining seed is the unit; tests: {how}; no mark: inconclusive, not equal; a "
-        "best-epoch column is not tested: its epoch is chosen on the set it is scored on); "
-        "values are mean ± std over seeds at the final checkpoint. A metric comparable only "
-        "within one objective (a loss over in-batch negatives) is not compared across objectives."
-    )
-
-
-def trivial_columns(agg: Any) -> str:
-    """What each trivial model's column in the table is (`majority`, `unigram_ppl`): a bar
-    beside the models' scores, never compared; "" where the table has none."""
-    from harness.results.metrics import METRICS, is_baseline
-
-    shown = sorted({m for m in agg["metric"] if is_baseline(m)})
-    said = "; ".join(f"{m}: {METRICS.get(m).description}" for m in shown)
-    return f"A trivial model's score, beside the models' and not compared: {said}." if said else ""
 
 
 def _at_budget(df: Any, text: str) -> Any:

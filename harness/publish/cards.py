@@ -25,8 +25,10 @@ import yaml
 from tabulate import tabulate
 
 from harness.report.tables import render
-from harness.results.leaderboard import aggregate, final_rows, read_leaderboard
+from harness.report.view import leaderboard_view
+from harness.results.leaderboard import current_cells, final_rows, read_leaderboard
 from harness.results.metrics import metric_info
+from harness.results.samples import read_samples
 from harness.results.schema import column_table
 from harness.suite import Suite, last_suite, overrides
 from harness.tasks import TASKS
@@ -289,6 +291,9 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
 
     df = read_leaderboard(directory)
     suite = last_suite(directory)
+    baseline = suite.baseline if suite is not None else None
+    samples = read_samples(directory, current_cells(directory))
+    agg, notes = leaderboard_view(df, baseline, samples)  # as `hlm leaderboard` shows it
     data = DatasetCardData(
         license=license,
         tags=["headless-zoo", "leaderboard", "headless-lm"],
@@ -311,8 +316,9 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
         "",
         "## Results (mean ± std over seeds, final checkpoint)",
         "",
-        render(aggregate(df), "md"),
+        render(agg, "md"),
         "",
+        *[line for note in notes for line in (note, "")],
         *[f"![{p}](plots/{p})" for p in plots],
         "",
         "## Schema",

@@ -176,3 +176,35 @@ def test_a_pinned_benchmark_revision_reaches_the_model_index() -> None:
     _, results = model_index_to_eval_results(card.data.to_dict()["model-index"])
     got = sorted((r.dataset_revision or "", r.metric_value) for r in results)
     assert got == [("", 0.5), ("abc123", pytest.approx(0.85))]
+
+
+def test_a_dataset_card_holds_the_table_as_hlm_leaderboard_shows_it(tmp_path) -> None:
+    """The card's results carry the leaderboard's marks against the suite's baseline, with
+    the footnote that says what they mean, and no best-epoch column (never tested)."""
+    import yaml
+
+    from harness.publish.cards import dataset_card
+    from harness.results.leaderboard import write_cell
+    from tests.harness.results.test_leaderboard import row
+
+    board = tmp_path / "demo"
+    rows = []
+    for seed, b in enumerate([0.50, 0.52, 0.54]):
+        for model, value in (("base", b), ("m", b + 0.2 + 0.001 * seed)):
+            rows += [
+                row(model, metric, value, seed, task="glue/sst2")
+                for metric in ("accuracy", "accuracy@best")
+            ]
+    write_cell(board, "c", rows)
+    suite = {
+        "name": "demo",
+        "baseline": "base",
+        "models": [{"name": n, "preset": "bert-tiny", "objective": "ce"} for n in ("base", "m")],
+        "tasks": [{"type": "glue"}],
+    }
+    (board / "_suite.yaml").write_text(yaml.safe_dump(suite))
+    card = dataset_card("demo", board, "me/demo", "cc-by-4.0", [])
+    line = next(x for x in card.splitlines() if x.startswith("| m "))
+    assert "0.7210 ± 0.0210 †" in line
+    assert "† better, ‡ worse than the baseline `base`" in card
+    assert "over the leaderboard's 1 comparisons" in card and "@best" not in card
