@@ -171,12 +171,13 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
         agg = compare_to_baseline(agg, baseline, samples)
     tasks = sorted(set(agg["task"]), key=lambda t: (t.startswith("throughput"), t))
     tables = "".join(f"<h3>{html.escape(t)}</h3>{_table(agg, t)}" for t in tasks)
+    family = int(agg["p_value"].notna().sum()) if baseline else 0
     mark = (
         f'<p class="note">† better, ‡ worse than the baseline <code>{html.escape(baseline)}'
-        "</code> at Holm-adjusted p &lt; 0.05 over the page's comparisons (two-sided, the "
-        "pretraining seed as the unit; no mark: inconclusive, not equal); values are mean ± std "
-        "over seeds at the final checkpoint. "
-        "Click a header to sort.</p>"
+        f"</code> at Holm-adjusted p &lt; 0.05 over the leaderboard's {family} comparisons "
+        "(two-sided, the pretraining seed as the unit; no mark: inconclusive, not equal; "
+        "best-epoch picks are not shown or tested); values are mean ± std over seeds at the "
+        "final checkpoint. Click a header to sort.</p>"
         if baseline
         else '<p class="note">mean ± std over seeds at the final checkpoint. Click a header '
         "to sort.</p>"

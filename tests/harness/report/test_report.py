@@ -146,3 +146,31 @@ def test_the_page_in_headless_chromium(tmp_path: Path) -> None:
         check=True,
     )
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
+
+
+def test_the_page_and_the_terminal_table_correct_over_one_family(tmp_path: Path, capsys) -> None:
+    """`hlm report` and `hlm leaderboard` mark against the suite's baseline over the same
+    comparisons, and say how many."""
+    import re
+
+    import yaml
+
+    d = tmp_path / "lb" / "board"
+    for seed, (b, gain) in enumerate([(0.50, 0.02), (0.52, 0.05), (0.54, 0.01)]):
+        rows = [row("base", "accuracy", b, seed, task=t) for t in ("glue/a", "glue/b")]
+        rows += [row("m", "accuracy", b + gain, seed, task=t) for t in ("glue/a", "glue/b")]
+        write_cell(d, f"c{seed}", rows)
+    suite = {
+        "name": "board",
+        "baseline": "base",
+        "models": [{"name": m, "preset": "bert-tiny", "objective": "ce"} for m in ("base", "m")],
+        "tasks": [{"type": "glue"}],
+    }
+    (d / "_suite.yaml").write_text(yaml.safe_dump(suite))
+    args = ["--leaderboards", str(tmp_path / "lb")]
+    assert hlm(["leaderboard", "board", *args, "--width", "400"]) == 0
+    table = capsys.readouterr().out
+    assert hlm(["report", "board", *args]) == 0
+    page = (d / "report.html").read_text()
+    said = [re.findall(r"over the leaderboard's (\d+) comparisons", t) for t in (table, page)]
+    assert said == [["2"], ["2"]]
