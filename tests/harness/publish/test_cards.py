@@ -181,11 +181,9 @@ def test_a_pinned_benchmark_revision_reaches_the_model_index() -> None:
 def test_a_dataset_card_holds_the_table_as_hlm_leaderboard_shows_it(tmp_path) -> None:
     """The card's results carry the leaderboard's marks against the suite's baseline, with
     the footnote that says what they mean, and no best-epoch column (never tested)."""
-    import yaml
-
     from harness.publish.cards import dataset_card
     from harness.results.leaderboard import write_cell
-    from tests.harness.results.test_leaderboard import row
+    from tests.harness.results.test_leaderboard import record_baseline, row
 
     board = tmp_path / "demo"
     rows = []
@@ -196,13 +194,7 @@ def test_a_dataset_card_holds_the_table_as_hlm_leaderboard_shows_it(tmp_path) ->
                 for metric in ("accuracy", "accuracy@best")
             ]
     write_cell(board, "c", rows)
-    suite = {
-        "name": "demo",
-        "baseline": "base",
-        "models": [{"name": n, "preset": "bert-tiny", "objective": "ce"} for n in ("base", "m")],
-        "tasks": [{"type": "glue"}],
-    }
-    (board / "_suite.yaml").write_text(yaml.safe_dump(suite))
+    record_baseline(board, "base", ("base", "m"))
     card = dataset_card("demo", board, "me/demo", "cc-by-4.0", [])
     line = next(x for x in card.splitlines() if x.startswith("| m "))
     assert "0.7210 ± 0.0210 †" in line

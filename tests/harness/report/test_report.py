@@ -14,7 +14,7 @@ import pytest
 
 from harness.cli import main as hlm
 from harness.results.leaderboard import write_cell
-from tests.harness.results.test_leaderboard import row
+from tests.harness.results.test_leaderboard import record_baseline, row
 
 
 class Page(HTMLParser):
@@ -153,20 +153,12 @@ def test_the_page_and_the_terminal_table_correct_over_one_family(tmp_path: Path,
     comparisons, and say how many."""
     import re
 
-    import yaml
-
     d = tmp_path / "lb" / "board"
     for seed, (b, gain) in enumerate([(0.50, 0.02), (0.52, 0.05), (0.54, 0.01)]):
         rows = [row("base", "accuracy", b, seed, task=t) for t in ("glue/a", "glue/b")]
         rows += [row("m", "accuracy", b + gain, seed, task=t) for t in ("glue/a", "glue/b")]
         write_cell(d, f"c{seed}", rows)
-    suite = {
-        "name": "board",
-        "baseline": "base",
-        "models": [{"name": m, "preset": "bert-tiny", "objective": "ce"} for m in ("base", "m")],
-        "tasks": [{"type": "glue"}],
-    }
-    (d / "_suite.yaml").write_text(yaml.safe_dump(suite))
+    record_baseline(d, "base", ("base", "m"))
     args = ["--leaderboards", str(tmp_path / "lb")]
     assert hlm(["leaderboard", "board", *args, "--width", "400"]) == 0
     table = capsys.readouterr().out

@@ -6,6 +6,7 @@ import json
 import math
 import threading
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +46,20 @@ def row(
         timestamp=datetime.now(UTC),
     )
     return r
+
+
+def record_baseline(board: Path, baseline: str, models: tuple[str, ...]) -> None:
+    """A `_suite.yaml` in leaderboard folder `board`, as `hlm run` writes one, naming
+    `baseline` among `models` (bert-tiny, ce) of a glue task: what the marks are made against."""
+    import yaml
+
+    suite = {
+        "name": board.name,
+        "baseline": baseline,
+        "models": [{"name": m, "preset": "bert-tiny", "objective": "ce"} for m in models],
+        "tasks": [{"type": "glue"}],
+    }
+    (board / "_suite.yaml").write_text(yaml.safe_dump(suite))
 
 
 def test_the_mark_never_compares_a_loss_across_objectives(tmp_path) -> None:
