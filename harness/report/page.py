@@ -24,8 +24,8 @@ import pandas as pd
 
 from harness.report.plots import make_plots
 from harness.report.tables import not_shown
+from harness.report.view import leaderboard_view
 from harness.results.leaderboard import (
-    aggregate,
     current_cells,
     final_rows,
     no_results,
@@ -34,7 +34,7 @@ from harness.results.leaderboard import (
     read_leaderboard,
 )
 from harness.results.samples import read_samples
-from harness.results.significance import compare_to_baseline
+from harness.results.significance import family_size
 from harness.suite import last_suite
 from zoo.hardware import host
 
@@ -164,14 +164,12 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
         raise no_results(directory, name)
     suite = last_suite(directory)
     samples = read_samples(directory, current_cells(directory))
-    agg = aggregate(df)
-    agg = agg[agg["higher_is_better"].notna() & ~agg["metric"].str.contains("@")]
     baseline = suite.baseline if suite is not None else None
-    if baseline is not None:
-        agg = compare_to_baseline(agg, baseline, samples)
+    agg, _ = leaderboard_view(df, baseline, samples)  # marked as `hlm leaderboard` marks them
+    agg = agg[agg["higher_is_better"].notna()]  # no trivial model's column: tables sort by it
     tasks = sorted(set(agg["task"]), key=lambda t: (t.startswith("throughput"), t))
     tables = "".join(f"<h3>{html.escape(t)}</h3>{_table(agg, t)}" for t in tasks)
-    family = int(agg["p_value"].notna().sum()) if baseline else 0
+    family = family_size(agg) if baseline else 0
     mark = (
         f'<p class="note">† better, ‡ worse than the baseline <code>{html.escape(baseline)}'
         f"</code> at Holm-adjusted p &lt; 0.05 over the leaderboard's {family} comparisons "

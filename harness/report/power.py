@@ -32,8 +32,14 @@ from typing import Any
 import pandas as pd
 
 from harness.report.tables import select_task
-from harness.results.leaderboard import aggregate, no_results, read_leaderboard
-from harness.results.significance import best_epoch, comparable
+from harness.results.leaderboard import aggregate, current_cells, no_results, read_leaderboard
+from harness.results.samples import read_samples
+from harness.results.significance import (
+    best_epoch,
+    comparable,
+    compare_to_baseline,
+    family_size,
+)
 from harness.results.stats import ALPHA, POWER, compare_seeds
 from harness.suite import last_suite, suite_name
 from zoo.errors import UserError
@@ -132,7 +138,8 @@ def cmd_power(args: argparse.Namespace) -> int:
         raise UserError(
             f"hlm power {args.suite}: the suite names no baseline; pass --baseline MODEL"
         )
-    family = len(power_table(df, baseline))  # the leaderboard's marks correct over these
+    samples = read_samples(directory, current_cells(directory))
+    family = family_size(compare_to_baseline(aggregate(df), baseline, samples))  # as marked
     table = power_table(_selected(df, args), baseline, args.effect, args.claims)
     shown = table.astype({"seeds_needed": float})  # None (no spread, or no effect) prints "-"
     print(

@@ -15,7 +15,7 @@ import pandas as pd
 from harness.report.tables import not_shown, select_task
 from harness.results.leaderboard import aggregate
 from harness.results.metrics import METRICS, is_baseline
-from harness.results.significance import compare_to_baseline
+from harness.results.significance import best_epoch, compare_to_baseline, family_size
 
 
 def leaderboard_view(
@@ -30,18 +30,16 @@ def leaderboard_view(
     their marks against `baseline` (computed on all of `df`), and the notes to print under
     the table: what the marks mean, what a trivial model's column is, the cells not shown."""
     agg = aggregate(df)
-    notes: list[str] = []
     if baseline is not None:  # on every row: the view changes no mark
         agg = compare_to_baseline(agg, baseline, samples)
-        family = int(agg["p_value"].notna().sum())
+    family = family_size(agg) if baseline is not None else 0
     if task:
         agg = agg[select_task(agg["task"], task)]
         df = df[select_task(df["task"], task)]
     if readable:
         shown = agg["higher_is_better"].notna() | agg["metric"].map(is_baseline)
-        agg = agg[shown & ~agg["metric"].str.contains("@")]
-    if baseline is not None:
-        notes.append(footnote(agg, baseline, family))
+        agg = agg[shown & ~agg["metric"].map(best_epoch)]
+    notes = [footnote(agg, baseline, family)] if baseline is not None else []
     if trivial := trivial_columns(agg):
         notes.append(trivial)
     return agg, notes + not_shown(df)  # rows at a budget have no final_checkpoint: none listed

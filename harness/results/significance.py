@@ -35,6 +35,12 @@ def best_epoch(metric: str) -> bool:
     return "@" in metric
 
 
+def family_size(compared: pd.DataFrame) -> int:
+    """How many tests `compare_to_baseline` corrected together in `compared` (its output):
+    those with a p-value, as `holm` counts them."""
+    return int(compared["p_value"].notna().sum())
+
+
 def latest_samples(samples: pd.DataFrame) -> dict[tuple[str, str, str, str], dict[str, float]]:
     """(model, sweep, task, metric) -> {example key: score} at the latest evaluated step."""
     if samples.empty:

@@ -40,9 +40,10 @@ def write_suite_record(out: Path, suite: Suite) -> None:
         target = kept / source.name
         if not (target.exists() and target.resolve() == source.resolve()):  # run from the record
             shutil.copy2(source, target)
+    names = {s.name for s in sources}
     if kept.is_dir():
         for f in kept.iterdir():
-            if f.name not in {s.name for s in sources}:
+            if f.name not in names:
                 f.unlink()
     data["plugins"] = [f"{PLUGINS}/{s.name}" for s in sources]
     (out / SUITE_FILE).write_text(yaml.safe_dump(data, sort_keys=False))
