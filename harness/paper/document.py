@@ -67,12 +67,12 @@ HOW = (
     "corrected together with Holm's method; verdicts use the adjusted p. (4) "
     f"*reproduced*: Δ in the paper's direction and adjusted p < {ALPHA}; *contradicted*: the "
     f"opposite direction and adjusted p < {ALPHA}; *inconclusive*: neither (not a refutation: "
-    "the reason gives the smallest Δ the seeds could detect at "
-    f"{POWER:.0%} power and the seeds the paper's Δ would need, both at the corrected level); "
-    "*not comparable*: a gate "
-    "failed or there are no rows (the reason says which). (5) A gate asks whether the vanilla "
-    "model is good enough for a comparison to mean anything: the task's own metric (MCC for "
-    "CoLA, F1 for MRPC, Pearson for STS-B, accuracy on balanced sets, perplexity against the "
+    f"the reason gives the smallest Δ the seeds could detect at {POWER:.0%} power and the "
+    "seeds the paper's Δ would need, both at the corrected level); *not comparable*: a gate "
+    "failed or there are no rows (the reason says which). (5) A gate asks whether the "
+    "baseline (the vanilla model; for our comparisons of two headless variants, the paper's "
+    "variant) is good enough for a comparison to mean anything: the task's own metric (MCC "
+    "for CoLA, F1 for MRPC, Pearson for STS-B, accuracy on balanced sets, perplexity against the "
     "unigram model's) against chance for that metric, with a margin, and where the suite "
     "holds the model's untrained twin (its initial weights, `steps: 0`, fine-tuned the same "
     "way), against the twin's score plus that margin: pretraining must show in the score; "
@@ -119,7 +119,7 @@ def _p(f: Finding) -> str:
         return "-"
     if math.isnan(f.p_value):
         return f"- ({c.test})"
-    if f.verdict == "not comparable":
+    if f.gate_failed:  # a claim's or our own measurement's: no test either way
         return "- (gate failed: not tested)"
     return f"{f.p_value:.3g} → {f.p_adjusted:.3g} ({c.test})"
 
@@ -135,7 +135,7 @@ def _run(f: Finding) -> str:
 def _why(f: Finding) -> str:
     parts = [f.reason]
     passed = [g.text for g in f.gates if g.passed]
-    if passed and f.verdict != "not comparable":
+    if passed and not f.gate_failed and f.verdict != "not comparable":
         parts.append("gates passed: " + "; ".join(passed))
     ours = f"ours: {f.measured.protocol}" if f.measured and f.measured.protocol else ""
     if said := "; ".join(x for x in (ours, f.source.differs) if x):

@@ -180,7 +180,7 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
     f.gates = [c.run(rows, vanilla) for c in f.source.checks]
     failed = [g.text for g in f.gates if not g.passed]
     if failed:
-        return "gate failed: the vanilla model's " + "; ".join(failed)
+        return f"gate failed: the baseline {vanilla}'s " + "; ".join(failed)
     if f.measured is None:
         return f"{f.unmeasured} of {f.source.task} / {f.source.metric} for both models"
     return None

@@ -201,7 +201,7 @@ def test_a_vanilla_model_at_its_majority_baseline_is_not_comparable(tmp_path) ->
     found = findings(encoder_rows(tmp_path, sst2_ce=0.52, gain=0.02))
     avg = by_key(found, "table1-tokens: GLUE average")
     assert avg.verdict == "not comparable" and math.isnan(avg.p_adjusted)
-    assert "gate failed: the vanilla model's glue/sst2 accuracy 0.522" in avg.reason
+    assert "gate failed: the baseline bert-tiny-ce's glue/sst2 accuracy 0.522" in avg.reason
     assert "needs at least majority + 0.05 = 0.560" in avg.reason
     assert "no claim passes its gates at this scale" in headline(found)
     # not tested, but the power table still says what its seeds could have seen
@@ -411,6 +411,32 @@ def test_our_measurements_carry_no_verdict_and_are_corrected_too(tmp_path) -> No
     assert margin.p_adjusted >= margin.p_value and "our measurement" in margin.reason
     page = render(findings(tmp_path))
     assert "Our measurements (the paper makes no claim: no verdict):" in page
+
+
+def test_our_measurement_whose_baseline_fails_a_gate_is_not_tested_and_names_it(
+    tmp_path,
+) -> None:
+    """CWT's duplicate targets masked against kept: the baseline is the paper's variant
+    (bert-tiny-cwt), not a vanilla model. Where its SST-2 fails the gate, the row makes no
+    test (no p, no adjusted p of nan) and the reason names the model whose score it read."""
+    rows = []
+    for seed in range(3):
+        for model, g in (("bert-tiny-cwt", 0.0), ("bert-tiny-cwt-mask", 0.01 + 0.002 * seed)):
+            rows += [
+                paper_row(model, "glue/sst2", "accuracy", 0.52 + g, seed),
+                paper_row(model, "glue/sst2", "majority", 0.51, seed),
+                paper_row(model, "glue/stsb", "pearson", 0.3, seed),
+                paper_row(model, "glue/stsb", "majority", 0.0, seed),
+                paper_row(model, "glue/average", "average", 0.5 + g, seed),
+            ]
+    write_cell(tmp_path / "paper-cpu-ablation", "rows", [{**r, "suite": "x"} for r in rows])
+    found = findings(tmp_path)
+    masked = by_key(found, "duplicates: CWT duplicate targets masked")
+    assert masked.verdict is None and masked.gate_failed and math.isnan(masked.p_adjusted)
+    assert masked.reason.startswith("gate failed: the baseline bert-tiny-cwt's glue/sst2")
+    line = next(x for x in render(found).splitlines() if "duplicate targets masked" in x)
+    assert "| - (gate failed: not tested) |" in line and "nan" not in line
+    assert "gates passed" not in line  # as a claim's row: the failure alone is the reason
 
 
 def test_the_page_lists_what_was_not_attempted_and_the_power() -> None:
