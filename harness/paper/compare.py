@@ -46,11 +46,12 @@ from harness.results.stats import (
 
 @dataclass(frozen=True)
 class SuiteRows:
-    """A suite's committed rows, its kept samples, and the machines its rows record."""
+    """A suite's committed rows, its kept samples, and how many rows record each machine
+    (`harness.paper.labels.machine_counts`)."""
 
     rows: pd.DataFrame
     samples: pd.DataFrame
-    machines: tuple[str, ...] = ()
+    machines: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

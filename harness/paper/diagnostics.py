@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.paper.labels import machine_counts, trained_on
 from harness.paper.sources import Check, final_values, untrained_twin
 from harness.paper.tables import num, table
 from harness.results.leaderboard import read_leaderboard
@@ -131,7 +132,7 @@ def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
     if rows.empty or diag.model not in set(rows["model"]):
         return [*head, "", f"No rows of {diag.model} committed yet: run {run} and regenerate."]
     twin = untrained_twin(rows, diag.model)
-    machines = ", ".join(sorted(set(rows["hardware"].dropna())))
+    machines = trained_on(machine_counts(rows))
     at_point = dict(list(rows.groupby(rows["sweep"].astype(str))))
     points = sorted(at_point, key=_point_order)
     lines: list[list[str]] = []
@@ -143,7 +144,7 @@ def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
     who = f"{diag.model} against its untrained twin {twin}" if twin else diag.model
     delta = "; Δ: the model minus the twin" if twin else ""
     lead = (
-        f"Our rows: `{diag.suite}` ({run}); trained on {machines}. {who}, at each point's "
+        f"Our rows: `{diag.suite}` ({run}); {machines}. {who}, at each point's "
         f"final checkpoint{delta}; means over the seeds counted, no test."
     )
     return [*head, "", lead, "", table(COLUMNS, lines), "", _answer(diag.model, points, passing)]

@@ -27,6 +27,7 @@ from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS, Role
 from harness.paper.findings import Finding, findings
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
+from harness.paper.labels import trained_on
 from harness.paper.scales import SCALES, Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.report.page import embedded_figure
@@ -255,13 +256,12 @@ def _rows_line(mine: list[Finding]) -> str:
     """Which suites hold these findings' rows, and where they were trained (as recorded)."""
     names = sorted({f.source.suite for f in mine})
     suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in names)
-    machines = sorted({m for f in mine for m in f.machines})
-    return f"Our rows: {suites}" + (f"; trained on {', '.join(machines)}." if machines else ".")
+    where = trained_on(*{f.source.suite: f.machines for f in mine}.values())
+    return f"Our rows: {suites}" + (f"; {where}." if where else ".")
 
 
 def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> list[str]:
-    """A heading, the rows line, the `lead` paragraphs, the claims' and measurements' tables
-    and the plots."""
+    """A heading, the rows line, the `lead` paragraphs, claims' and measurements' tables, plots."""
     parts = ["", f"## {title}", "", _rows_line(mine)]
     for paragraph in lead:
         parts += ["", paragraph]

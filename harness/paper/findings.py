@@ -28,6 +28,7 @@ import pandas as pd
 
 from harness.paper.compare import Measured, SuiteRows, measure, speed_ratio
 from harness.paper.figures import PAPER, PaperFigure, Role, Verdict, verdict
+from harness.paper.labels import machine_counts
 from harness.paper.scales import SCALES
 from harness.paper.sources import Parts, Source
 from harness.results.gates import GateCheck
@@ -44,7 +45,7 @@ class Finding:
     role: Role
     source: Source
     scale: str = "CPU"  # `harness.paper.scales.SCALES`
-    machines: tuple[str, ...] = ()  # where the suite's rows were trained, as they record it
+    machines: dict[str, int] = field(default_factory=dict)  # rows per recorded machine
     measured: Measured | None = None
     unmeasured: str = "no rows"  # why `measured` is None, where rows there are
     gates: list[GateCheck] = field(default_factory=list)
@@ -214,8 +215,7 @@ def _suite_rows(root: Path, suite: str) -> SuiteRows:
     if not d.is_dir():
         return SuiteRows(pd.DataFrame(), pd.DataFrame())
     rows = read_leaderboard(d)
-    machines = tuple(sorted(set(rows["hardware"].dropna())))
-    return SuiteRows(rows, read_samples(d, current_cells(d)), machines)
+    return SuiteRows(rows, read_samples(d, current_cells(d)), machine_counts(rows))
 
 
 def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:

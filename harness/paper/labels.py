@@ -9,6 +9,8 @@ does not read is an error naming the model, never a label that silently drops it
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -113,3 +115,29 @@ def _described(config: str, model: str) -> str:
             f"{model}: a row's task params do not read: {err.errors()[0]['loc']} "
             f"{err.errors()[0]['msg']}"
         ) from err
+
+
+def machine_counts(rows: pd.DataFrame) -> dict[str, int]:
+    """How many rows record each machine they were computed on ('' for rows that record
+    none: rows written before the leaderboard kept a `hardware` column)."""
+    if rows.empty:
+        return {}
+    counts = rows["hardware"].fillna("").astype(str).value_counts()
+    return {str(machine): int(n) for machine, n in counts.items()}
+
+
+def trained_on(*counts: Mapping[str, int]) -> str:
+    """Where the rows counted (one `machine_counts` per suite) were trained, as they record
+    it. Where some record no machine, each machine's share of the rows and the rest's count
+    are given, so that a machine is never said of rows that do not name it; "" for no rows."""
+    total: Counter[str] = Counter()
+    for c in counts:
+        total.update(c)
+    named = sorted(m for m in total if m)
+    if not total[""]:
+        return f"trained on {', '.join(named)}" if named else ""
+    n = sum(total.values())
+    if not named:
+        return f"none of the {n} rows records its machine"
+    shares = ", ".join(f"{m} ({total[m]} of {n} rows)" for m in named)
+    return f"trained on {shares}; the other {total['']} rows record no machine"

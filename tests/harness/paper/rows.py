@@ -59,7 +59,11 @@ def encoder_rows(
     write_cell(tmp / suite, "rows", [{**r, **columns} for r in rows])
     # the side-by-side speed ratio the equal-time comparison reads (paper-cpu-ablation)
     speed = [
-        {**paper_row(f"{preset}-cwt", "throughput", "speedup_vs_baseline", 1.5, seed), "step": None}
+        {
+            **paper_row(f"{preset}-cwt", "throughput", "speedup_vs_baseline", 1.5, seed),
+            "step": None,
+            **columns,
+        }
         for seed in range(3)
     ]
     ablation = "paper-cpu-ablation" if "cpu" in suite else suite  # a GPU suite measures its own
