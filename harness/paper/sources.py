@@ -215,8 +215,8 @@ def _figure2(metric: str) -> Source:
         roles,
         "sweep",
         unit="measurement",
-        differs="ours: bert-small, 128 tokens, on this CPU; the paper's: BERT-base, 512 tokens, "
-        "one RTX 8000 GPU",
+        differs="ours: bert-small, 128 tokens, on the CPU the rows line names; the paper's: "
+        "BERT-base, 512 tokens, one RTX 8000 GPU",
     )
 
 

@@ -7,7 +7,8 @@ elsewhere): the suite's description; one sortable table per task (click a header
 sort by their mean; `report.html#sort=TASK/METRIC[:desc]` opens a sorted view), with the
 significance marks of `hlm leaderboard`; every figure of
 `hlm plot`, embedded as PNG data; and the provenance of the rows: commits, library versions,
-the budgets each model reached, and the machine the page was made on.
+the budgets each model reached and the machines its rows record, and the machine the page
+was made on.
 """
 
 from __future__ import annotations
@@ -137,6 +138,7 @@ def _provenance(df: pd.DataFrame) -> str:
         .groupby("model")[["step", "tokens_seen", "train_flops", "train_seconds"]]
         .max()
     )
+    latest["trained on"] = df.groupby("model")["hardware"].agg(_machines)
     budgets = latest.reset_index().to_html(
         index=False, na_rep="", float_format=lambda x: f"{x:.3g}"
     )
@@ -146,10 +148,21 @@ def _provenance(df: pd.DataFrame) -> str:
         f"<p>headless-zoo commit{'s' if len(shas) > 1 else ''}: "
         f"{', '.join(f'<code>{html.escape(s)}</code>' for s in shas)}</p>"
         f"<p>library versions of the rows:</p><ul>{libs}</ul>"
-        f"<p>budgets each model reached (latest evaluated checkpoint):</p>{budgets}"
+        f"<p>budgets each model reached (latest evaluated checkpoint) and the machines its "
+        f"rows record:</p>{budgets}"
         f'<p class="note">page made {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on '
         f"{html.escape(host())}</p>"
     )
+
+
+def _machines(hardware: pd.Series) -> str:
+    """The machines one model's rows record, with how many rows name none (rows written
+    before the leaderboard kept the machine), so that no machine is said of them."""
+    named = ", ".join(sorted(set(hardware.dropna())))
+    unnamed = int(hardware.isna().sum())
+    if not unnamed:
+        return named
+    return f"{named} ({unnamed} of {len(hardware)} rows: not recorded)" if named else "not recorded"
 
 
 # an extra section of the page: (the leaderboard folder, the suite name) -> HTML ("" for none)

@@ -5,6 +5,7 @@ view, and a screenshot."""
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -100,6 +101,34 @@ def test_the_provenance_lists_each_rows_library_versions(tmp_path: Path) -> None
     assert hlm(["report", "board", "--leaderboards", str(tmp_path / "lb")]) == 0
     text = (d / "report.html").read_text()
     assert "<li><code>torch 2.13.0, transformers 5.0.0</code></li>" in text
+
+
+def test_the_provenance_names_the_machines_each_models_rows_record(tmp_path: Path) -> None:
+    """Per model, the machines its rows record; rows that record none are counted, never
+    given another row's machine."""
+    d = _leaderboard(tmp_path)
+    xeon = "cpu x1: Intel(R) Xeon(R) Processor"
+    write_cell(d, "named", [{**row("named", "val_loss", 2.2), "hardware": xeon}])
+    write_cell(
+        d,
+        "mixed",
+        [
+            {**row("mixed", "val_loss", 2.2, seed=0), "hardware": xeon},
+            row("mixed", "val_loss", 2.3, seed=1),
+        ],
+    )
+    assert hlm(["report", "board", "--leaderboards", str(tmp_path / "lb")]) == 0
+    provenance = (d / "report.html").read_text().split("<h2>Provenance</h2>")[1]
+    page = Page()
+    page.feed(provenance)
+    assert page.tables[0]["head"][-1] == "trained on"
+    rows = [
+        re.findall(r"<td>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", provenance, re.S)
+    ]
+    machine = {r[0]: r[-1] for r in rows if r}
+    assert machine["named"] == xeon
+    assert machine["mixed"] == f"{xeon} (1 of 2 rows: not recorded)"
+    assert set(machine.values()) - {xeon, machine["mixed"]} == {"not recorded"}
 
 
 def _chromium() -> str:
