@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.paper.labels import machine_counts, trained_on
+from harness.paper.labels import machine_counts, run_on
 from harness.paper.sources import Check, final_values, untrained_twin
 from harness.paper.tables import num, table
 from harness.results.leaderboard import read_leaderboard
@@ -132,7 +132,7 @@ def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
     if rows.empty or diag.model not in set(rows["model"]):
         return [*head, "", f"No rows of {diag.model} committed yet: run {run} and regenerate."]
     twin = untrained_twin(rows, diag.model)
-    machines = trained_on(machine_counts(rows))
+    machines = run_on(machine_counts(rows))
     at_point = dict(list(rows.groupby(rows["sweep"].astype(str))))
     points = sorted(at_point, key=_point_order)
     lines: list[list[str]] = []

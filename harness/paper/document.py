@@ -27,7 +27,7 @@ from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS, Role
 from harness.paper.findings import Finding, findings
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
-from harness.paper.labels import trained_on
+from harness.paper.labels import run_on
 from harness.paper.scales import SCALES, Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.report.page import embedded_figure
@@ -256,7 +256,7 @@ def _rows_line(mine: list[Finding]) -> str:
     """Which suites hold these findings' rows, and where they were trained (as recorded)."""
     names = sorted({f.source.suite for f in mine})
     suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in names)
-    where = trained_on(*{f.source.suite: f.machines for f in mine}.values())
+    where = run_on(*{f.source.suite: f.machines for f in mine}.values())
     return f"Our rows: {suites}" + (f"; {where}." if where else ".")
 
 

@@ -126,18 +126,20 @@ def machine_counts(rows: pd.DataFrame) -> dict[str, int]:
     return {str(machine): int(n) for machine, n in counts.items()}
 
 
-def trained_on(*counts: Mapping[str, int]) -> str:
-    """Where the rows counted (one `machine_counts` per suite) were trained, as they record
-    it. Where some record no machine, each machine's share of the rows and the rest's count
-    are given, so that a machine is never said of rows that do not name it; "" for no rows."""
+def run_on(*counts: Mapping[str, int]) -> str:
+    """Where the rows counted (one `machine_counts` per suite) were run, as they record it:
+    the machine that trained a row's checkpoint, or that ran a cell without one (a speed
+    measured side by side). Where some record no machine, each machine's share of the rows
+    and the rest's count are given, so that a machine is never said of rows that do not name
+    it; "" for no rows."""
     total: Counter[str] = Counter()
     for c in counts:
         total.update(c)
     named = sorted(m for m in total if m)
     if not total[""]:
-        return f"trained on {', '.join(named)}" if named else ""
+        return f"run on {', '.join(named)}" if named else ""
     n = sum(total.values())
     if not named:
         return f"none of the {n} rows records its machine"
     shares = ", ".join(f"{m} ({total[m]} of {n} rows)" for m in named)
-    return f"trained on {shares}; the other {total['']} rows record no machine"
+    return f"run on {shares}; the other {total['']} rows record no machine"

@@ -52,7 +52,7 @@ def test_each_point_sets_the_model_beside_its_twin(tmp_path, monkeypatch) -> Non
     assert low in page and high in page and page.index(low) < page.index(high)
     assert "| lr 0.0003 | glue/stsb | pearson | 0.4 | 0.2 | 0.2 | 1 | passed |" in page
     assert "bert-mini-ce passes every gate at 1 of 2 points (lr 0.0003)." in page
-    assert "trained on cpu x2: test" in page
+    assert "run on cpu x2: test" in page
 
 
 def test_a_suite_without_a_sweep_is_one_point(tmp_path, monkeypatch) -> None:

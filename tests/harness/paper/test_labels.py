@@ -12,7 +12,7 @@ import pytest
 from harness.paper.document import render
 from harness.paper.figures import PAPER
 from harness.paper.findings import findings
-from harness.paper.labels import machine_counts, protocol, run_label, trained_on
+from harness.paper.labels import machine_counts, protocol, run_label, run_on
 from harness.paper.sources import source_of
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import encoder_rows, paper_row
@@ -135,30 +135,26 @@ def test_a_machine_is_said_only_of_the_rows_that_record_it() -> None:
     """Rows written before the leaderboard kept `hardware` name no machine: the line gives
     each machine's share, the rest's count, and sums over the suites of a section."""
     amd = {"cpu x1: AMD EPYC": 87, "": 492}
-    assert trained_on(amd) == (
-        "trained on cpu x1: AMD EPYC (87 of 579 rows); the other 492 rows record no machine"
+    assert run_on(amd) == (
+        "run on cpu x1: AMD EPYC (87 of 579 rows); the other 492 rows record no machine"
     )
-    assert trained_on({"cuda x1: H100": 4, "cpu x1: Xeon": 2}) == (
-        "trained on cpu x1: Xeon, cuda x1: H100"
+    assert run_on({"cuda x1: H100": 4, "cpu x1: Xeon": 2}) == ("run on cpu x1: Xeon, cuda x1: H100")
+    assert run_on({"": 80}) == "none of the 80 rows records its machine"
+    assert run_on(amd, {"cpu x1: AMD EPYC": 3, "": 232}).startswith(
+        "run on cpu x1: AMD EPYC (90 of 814 rows); the other 724"
     )
-    assert trained_on({"": 80}) == "none of the 80 rows records its machine"
-    assert trained_on(amd, {"cpu x1: AMD EPYC": 3, "": 232}).startswith(
-        "trained on cpu x1: AMD EPYC (90 of 814 rows); the other 724"
-    )
-    assert trained_on() == "" and trained_on({}) == ""
+    assert run_on() == "" and run_on({}) == ""
     rows = pd.DataFrame({"hardware": ["cpu x1: A", None, "cpu x1: A"]})
     assert machine_counts(rows) == {"cpu x1: A": 2, "": 1}
 
 
 def test_the_page_does_not_say_a_machine_of_rows_that_name_none(tmp_path) -> None:
     """The compared rows record no machine and the untrained twin's do: the rows line says
-    how many rows the machine is known for, not that the suite was trained on it."""
+    how many rows the machine is known for, not that the suite was run on it."""
     root = encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02)
     twin = {**paper_row("bert-tiny-untrained", "glue/sst2", "accuracy", 0.5, 0), "step": 0}
     write_cell(root / "paper-cpu-encoder", "twin", [{**twin, "hardware": "cpu x1: AMD EPYC"}])
     page = render(findings(root), root)
-    assert "`paper-cpu-encoder` (`hlm run paper-cpu-encoder`); trained on cpu x1: AMD EPYC" in (
-        page
-    )
+    assert "`paper-cpu-encoder` (`hlm run paper-cpu-encoder`); run on cpu x1: AMD EPYC" in (page)
     assert "(1 of 109 rows); the other 108 rows record no machine." in page
-    assert "trained on cpu x1: AMD EPYC." not in page
+    assert "run on cpu x1: AMD EPYC." not in page

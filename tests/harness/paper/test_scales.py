@@ -57,7 +57,7 @@ def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
     assert text.startswith("At CPU scale, 41 comparisons")
     assert "At GPU scale," in text and "bert-small-cwt 50.4 against bert-small-ce" in text
     page = render(found, root).split("## At GPU scale: bert-small and pythia-70m")[1]
-    assert f"`paper-gpu-encoder` (`hlm run paper-gpu-encoder`); trained on {h100}." in page
+    assert f"`paper-gpu-encoder` (`hlm run paper-gpu-encoder`); run on {h100}." in page
     assert "bert-small-cwt (3000 steps" in page and "| contradicted |" in page
 
 
