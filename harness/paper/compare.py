@@ -16,8 +16,8 @@ reduced inside a seed depends on the checkpoint compared (`Source.at`):
 - `sweep`: the mean over the sweep points both evaluated (Figures 6, 7).
 
 Speed and memory (`unit == "measurement"`) involve no pretraining: each side-by-side
-measurement (a sweep point and run, or at one point the kept alternating rounds) is one
-independent paired difference. Where per-example scores were kept, a per-example test on the
+measurement (a sweep point and run, a seed's cell, or at one point the kept alternating
+rounds) is one independent paired difference, and is counted as a measurement, not a seed. Where per-example scores were kept, a per-example test on the
 first seed both arms share is a second line of evidence (`Measured.evidence`).
 """
 
@@ -252,8 +252,12 @@ def _final(
         return None
     ours: dict[Role, float] = {"vanilla": float(base.mean()), role: float(mine.mean())}
     comparison = compare_seeds(mine, base)
-    if source.unit == "measurement" and math.isnan(comparison.p):
-        comparison = _rounds(data, source, role, float(base.mean())) or comparison
+    if source.unit == "measurement":  # one side-by-side measurement per seed's cell
+        if not shared.empty:
+            gaps = (mine - base).to_numpy()
+            comparison = differences(gaps, "side-by-side measurements", magnitude(mine, base))
+        if math.isnan(comparison.p):
+            comparison = _rounds(data, source, role, float(base.mean())) or comparison
     evidence = _evidence(data, source, role, shared)
     return Measured(ours, comparison, detail, evidence, seeds=tuple(int(s) for s in shared))
 

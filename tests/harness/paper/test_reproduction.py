@@ -338,6 +338,22 @@ def test_the_power_of_side_by_side_measurements_counts_measurements(tmp_path) ->
     assert "seeds detect" not in fig2.reason
 
 
+def test_a_speed_ratio_measured_once_per_seed_counts_measurements(tmp_path) -> None:
+    """Table 6's throughput: one side-by-side measurement in each seed's cell (a process of
+    its own, no pretraining). The test and the power count measurements, not seeds."""
+    rows = [
+        paper_row(model, "throughput", "speedup_vs_baseline", value, seed)
+        for seed, speedup in enumerate((1.17, 1.03, 1.10))
+        for model, value in (("bert-tiny-ce", 1.0), ("bert-tiny-cwt", speedup))
+    ]
+    write_cell(tmp_path / "paper-cpu-ablation", "rows", rows)
+    cwt = by_key(findings(tmp_path), "table6: throughput relative to ce, cwt")
+    assert cwt.comparison.test == "paired t-test over 3 side-by-side measurements"
+    assert cwt.gain == pytest.approx(0.1, abs=1e-9)
+    assert "3 side-by-side measurements detect |Δ| ≥" in cwt.reason, cwt.reason
+    assert "seeds" not in cwt.reason
+
+
 def test_a_seed_only_one_model_has_yet_is_left_out(tmp_path) -> None:
     """A run in progress: vanilla's seed 3 is in, headless's is not. The comparison stays on
     the seeds both have (the extra seed's very low average would otherwise count)."""
