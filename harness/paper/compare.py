@@ -17,8 +17,9 @@ reduced inside a seed depends on the checkpoint compared (`Source.at`):
 
 Speed and memory (`unit == "measurement"`) involve no pretraining: each side-by-side
 measurement (a sweep point and run, a seed's cell, or at one point the kept alternating
-rounds) is one independent paired difference, and is counted as a measurement, not a seed. Where per-example scores were kept, a per-example test on the
-first seed both arms share is a second line of evidence (`Measured.evidence`).
+rounds) is one independent paired difference, and is counted as a measurement, not a seed.
+Where per-example scores were kept, a per-example test on the first seed both arms share is
+a second line of evidence (`Measured.evidence`).
 """
 
 from __future__ import annotations
