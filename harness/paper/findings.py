@@ -137,6 +137,24 @@ def _parts_detail(rows: pd.DataFrame, source: Source, role: Role) -> str:
     return f"gap per {parts.name.rstrip('s')} (points, mean over seeds): " + ", ".join(gaps)
 
 
+def _short_of_paper(f: Finding) -> str:
+    """Where the interval reaches into the paper's direction but stops short of the paper's
+    Δ, say so: not a refutation of the direction, but an effect as large as the paper's is
+    not seen. (An interval wholly on the other side of 0 is the contradicted side.)"""
+    effect, (low, high) = f.paper_effect, f.interval
+    if not effect or math.isnan(low):
+        return ""
+    far = high if effect > 0 else -low  # the interval's end in the paper's direction
+    if not 0 < far < abs(effect):
+        return ""
+    scale = 100 if f.figure.percent else 1
+    return (
+        f"; the 95 % interval [{scale * low:.3g}, {scale * high:.3g}] stops short of the "
+        f"paper's Δ ({scale * effect:.3g}): an effect as large as the paper's is not seen here "
+        "(the interval is not widened for the page's many tests)"
+    )
+
+
 def _power_text(f: Finding) -> str:
     c = f.comparison
     if c is None:
@@ -207,7 +225,7 @@ def _judge(f: Finding, blocked: str | None) -> None:
         found = "worse" if paper_better else "better"
         f.reason = f"{f.role} {found} than vanilla, where the paper has it {said} ({p})"
     else:
-        f.reason = f"not significant after correction ({p}); {_power_text(f)}"
+        f.reason = f"not significant after correction ({p}); {_power_text(f)}{_short_of_paper(f)}"
 
 
 def _suite_rows(root: Path, suite: str) -> SuiteRows:

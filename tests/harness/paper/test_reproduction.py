@@ -352,6 +352,34 @@ def test_a_speed_ratio_measured_once_per_seed_counts_measurements(tmp_path) -> N
     assert cwt.gain == pytest.approx(0.1, abs=1e-9)
     assert "3 side-by-side measurements detect |Δ| ≥" in cwt.reason, cwt.reason
     assert "seeds" not in cwt.reason
+    # inconclusive, yet its interval [-0.07, 0.27] stops short of the paper's 1.13: said so
+    low, high = cwt.interval
+    assert cwt.verdict == "inconclusive" and low < 0 < high < 1.13
+    assert f"the 95 % interval [{low:.3g}, {high:.3g}] stops short of the paper's Δ (1.13)" in (
+        cwt.reason
+    )
+
+
+def test_an_interval_that_reaches_the_papers_delta_or_lies_opposite_is_not_short_of_it(
+    tmp_path,
+) -> None:
+    """Only an interval that reaches into the paper's direction and ends before its Δ is
+    'short of' it: one that covers the Δ, or lies wholly on the other side of 0, is not."""
+    # "opposite": p = 0.026 alone, not significant once Holm corrects it with the two noisy
+    # comparisons beside it, so inconclusive with an interval wholly below 0
+    noisy = {"bert-tiny-nce": (1.5, 0.6, 1.2), "bert-tiny-ce-cwt": (1.4, 0.7, 0.9)}
+    for name, speedups in (("covers", (1.5, 2.9, 2.2)), ("opposite", (0.8, 0.65, 0.75))):
+        arms = {"bert-tiny-ce": (1.0, 1.0, 1.0), "bert-tiny-cwt": speedups, **noisy}
+        rows = [
+            paper_row(model, "throughput", "speedup_vs_baseline", values[seed], seed)
+            for model, values in arms.items()
+            for seed in range(3)
+        ]
+        write_cell(tmp_path / name / "paper-cpu-ablation", "rows", rows)
+        cwt = by_key(findings(tmp_path / name), "table6: throughput relative to ce, cwt")
+        assert cwt.verdict == "inconclusive", (name, cwt.reason)
+        assert "stops short" not in cwt.reason, (name, cwt.reason)
+    assert cwt.interval[1] < 0  # the opposite side
 
 
 def test_a_seed_only_one_model_has_yet_is_left_out(tmp_path) -> None:
