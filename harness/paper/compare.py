@@ -41,6 +41,7 @@ from harness.results.stats import (
     compare_seeds,
     differences,
     magnitude,
+    paired,
     per_example,
 )
 
@@ -252,13 +253,13 @@ def _final(
     if mine.empty or base.empty:
         return None
     ours: dict[Role, float] = {"vanilla": float(base.mean()), role: float(mine.mean())}
-    comparison = compare_seeds(mine, base)
-    if source.unit == "measurement":  # one side-by-side measurement per seed's cell
-        if not shared.empty:
-            gaps = (mine - base).to_numpy()
-            comparison = differences(gaps, "side-by-side measurements", magnitude(mine, base))
-        if math.isnan(comparison.p):
-            comparison = _rounds(data, source, role, float(base.mean())) or comparison
+    measurement = source.unit == "measurement"  # one side-by-side measurement per seed's cell
+    if measurement and len(shared) >= 2:  # paired as compare_seeds pairs seeds
+        comparison = paired(mine, base, "side-by-side measurements")
+    else:
+        comparison = compare_seeds(mine, base)
+    if measurement and math.isnan(comparison.p):
+        comparison = _rounds(data, source, role, float(base.mean())) or comparison
     evidence = _evidence(data, source, role, shared)
     return Measured(ours, comparison, detail, evidence, seeds=tuple(int(s) for s in shared))
 

@@ -253,7 +253,7 @@ def _figure_link(found: list[Finding]) -> list[str]:
 
 
 def _rows_line(mine: list[Finding]) -> str:
-    """Which suites hold these findings' rows, and where they were trained (as recorded)."""
+    """Which suites hold these findings' rows, and where they were run (as recorded)."""
     names = sorted({f.source.suite for f in mine})
     suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in names)
     where = run_on(*{f.source.suite: f.machines for f in mine}.values())

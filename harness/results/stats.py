@@ -94,12 +94,13 @@ def compare_seeds(a: pd.Series, b: pd.Series) -> Comparison:
         return _no_test(math.nan, 0, False, "no values")
     shared = a.index.intersection(b.index)
     if len(shared) >= 2:
-        return _paired(a[shared], b[shared])
+        return paired(a[shared], b[shared])
     return _welch(a, b)
 
 
-def _paired(a: pd.Series, b: pd.Series) -> Comparison:
-    return differences((a - b).to_numpy(), "seeds", magnitude(a, b))
+def paired(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
+    """Arm `a` against arm `b` over their shared index, one paired difference per `unit`."""
+    return differences((a - b).to_numpy(), unit, magnitude(a, b))
 
 
 def differences(d: Sequence[float] | np.ndarray, unit: str, scale: float) -> Comparison:
