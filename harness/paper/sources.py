@@ -305,8 +305,9 @@ NOT_ATTEMPTED: tuple[tuple[str, str, str], ...] = (
     (
         "Table 2",
         "SuperGLUE dev accuracy of the encoders",
-        "not run: no paper-* suite evaluates SuperGLUE yet (the `superglue` task type and "
-        "its local data exist)",
+        "not run: $HLM_DATA_ROOT holds SuperGLUE's dev sets but only the FewGLUE 32-example "
+        "subsets of its train sets (the paper fine-tunes on the full ones), and the Hub is "
+        "unreachable here; the `superglue` task type reads either (`source: hub`)",
     ),
     (
         "Table 4",

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
+from harness.downstream.benchmarks import SUPERGLUE
 from harness.paper.document import HEADLINE, headline, render, write_reproduction
 from harness.paper.figures import PAPER
 from harness.paper.findings import findings
-from harness.paper.sources import source_of
+from harness.paper.sources import NOT_ATTEMPTED, source_of
 from harness.results.leaderboard import write_cell
 from harness.results.samples import write_samples
 from tests.harness.paper.rows import by_key, decoder_rows, encoder_rows, paper_row
@@ -489,6 +490,23 @@ def test_the_page_lists_what_was_not_attempted_and_the_power() -> None:
     assert "## Power: what the seeds could see" in page
     for gone in ("direction only", "not reproduced at this scale", "(4.1B)", "989 vs 888"):
         assert gone not in page
+
+
+def test_what_was_not_attempted_says_what_the_data_root_holds(data_root: Path) -> None:
+    """Table 2's reason: SuperGLUE's dev sets are here, its train sets only as FewGLUE's 32
+    examples, which is what the task reads locally; Table 4's: no RACE, SciQ or QASPER."""
+    why = {where: reason for where, _, reason in NOT_ATTEMPTED}
+    assert "FewGLUE 32-example" in why["Table 2"] and "`source: hub`" in why["Table 2"]
+    for task in SUPERGLUE.values():  # Table 2's four tasks
+        assert task.local_train is not None and task.local_eval is not None
+        (train,), (dev,) = task.local_train.files, task.local_eval.files
+        assert train.endswith("train_fewglue32.jsonl") and (data_root / train).is_file()
+        assert (data_root / dev).is_file()
+        assert len((data_root / train).read_text().splitlines()) == 32
+        assert not list((data_root / train).parent.glob("train.*"))  # no full train set
+    assert "no local data" in why["Table 4"]
+    held = {p.name.lower() for p in data_root.iterdir()}
+    assert not held & {"race", "sciq", "qasper"}
 
 
 def test_appendix_a_states_the_papers_delta_so_its_power_is_stated() -> None:
