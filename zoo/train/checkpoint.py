@@ -101,7 +101,8 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
     try:
         config: PretrainedConfig = AutoConfig.from_pretrained(name_or_path)
     except (OSError, ValueError) as exc:
-        raise UserError(f"cannot load checkpoint {name_or_path!r}: {exc}") from None
+        where = "" if p.exists() else "no such folder or run name (`hlm runs`), and the Hub: "
+        raise UserError(f"cannot load checkpoint {name_or_path!r}: {where}{exc}") from None
     return config
 
 

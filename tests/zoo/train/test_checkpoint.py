@@ -1,0 +1,34 @@
+"""Loading a checkpoint by name: errors that say where it was looked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zoo.errors import UserError
+from zoo.train.checkpoint import hf_config
+
+
+def test_a_name_found_nowhere_says_it_is_no_folder_nor_run_before_the_hubs_answer(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # offline (conftest): the Hub's answer is its offline error
+    with pytest.raises(UserError) as err:
+        hf_config("someone/no-such-model")
+    said = str(err.value)
+    assert said.startswith("cannot load checkpoint 'someone/no-such-model': no such folder or")
+    assert "run name (`hlm runs`), and the Hub: " in said
+
+
+def test_a_path_that_cannot_be_a_hub_id_is_not_found_without_asking_the_hub(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(UserError, match=r"^checkpoint not found: "):
+        hf_config(str(tmp_path / "absent"))
+
+
+def test_a_folder_that_exists_gets_the_loaders_own_reason_alone(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as err:
+        hf_config(str(tmp_path))  # a folder with no config.json
+    assert "no such folder" not in str(err.value) and str(tmp_path) in str(err.value)
