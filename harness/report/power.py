@@ -32,7 +32,13 @@ from typing import Any
 import pandas as pd
 
 from harness.report.tables import select_task
-from harness.results.leaderboard import aggregate, current_cells, no_results, read_leaderboard
+from harness.results.leaderboard import (
+    aggregate,
+    current_cells,
+    no_results,
+    read_leaderboard,
+    row_label,
+)
 from harness.results.samples import read_samples
 from harness.results.significance import (
     best_epoch,
@@ -126,6 +132,14 @@ def _selected(df: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
     return df
 
 
+def _printable(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as printed: each row labelled as the leaderboard labels it (the model, and
+    its sweep point where it has one), and "-" where nothing could be sized."""
+    shown = table.astype({"seeds_needed": float})  # None (no spread, or no effect) prints "-"
+    labels = [row_label(m, s) for m, s in zip(table["model"], table["sweep"], strict=True)]
+    return shown.drop(columns="sweep").assign(model=labels)
+
+
 def cmd_power(args: argparse.Namespace) -> int:
     name = suite_name(args.suite)
     directory = Path(args.leaderboards) / name
@@ -141,7 +155,7 @@ def cmd_power(args: argparse.Namespace) -> int:
     samples = read_samples(directory, current_cells(directory))
     family = family_size(compare_to_baseline(aggregate(df), baseline, samples))  # as marked
     table = power_table(_selected(df, args), baseline, args.effect, args.claims)
-    shown = table.astype({"seeds_needed": float})  # None (no spread, or no effect) prints "-"
+    shown = _printable(table)
     print(
         shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
         if not table.empty
