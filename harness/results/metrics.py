@@ -32,7 +32,8 @@ class Metric:
     comparable: str = "all"
     baseline: bool = False  # a trivial model's score, shown beside the models' (no direction)
     # what one kept sample is: the unit the per-example test counts ("examples" of a test set,
-    # or "evaluation batches" where a task keeps one score per batch)
+    # "evaluation batches" where a task keeps one score per batch, "measured rounds" where a
+    # speed is timed round by round)
     sample_unit: str = "examples"
 
     def score(self, pred: Sequence[float], gold: Sequence[float]) -> float:
@@ -121,7 +122,13 @@ BUILTIN_METRICS = (
         sample_unit="evaluation batches",
     ),
     Metric("tokens_per_s", True, "tok/s", "training throughput"),
-    Metric("step_ms", False, "ms", "median training-step latency after warm-up"),
+    Metric(
+        "step_ms",
+        False,
+        "ms",
+        "median training-step latency after warm-up",
+        sample_unit="measured rounds",
+    ),
     Metric(
         "peak_rss_mb",
         False,
@@ -129,10 +136,20 @@ BUILTIN_METRICS = (
         "peak resident memory of a fresh process running training steps",
     ),
     Metric(
-        "speedup_vs_baseline", True, "x", "tokens/s relative to the baseline, measured side by side"
+        "speedup_vs_baseline",
+        True,
+        "x",
+        "tokens/s relative to the baseline, measured side by side",
+        sample_unit="measured rounds",
     ),
     Metric("memory_vs_baseline", False, "x", "peak memory relative to the baseline"),
-    Metric("speedup_vs_hf", True, "x", "tokens/s relative to Hugging Face's full-projection step"),
+    Metric(
+        "speedup_vs_hf",
+        True,
+        "x",
+        "tokens/s relative to Hugging Face's full-projection step",
+        sample_unit="measured rounds",
+    ),
     Metric("cuda_peak_mb", False, "MiB", "CUDA allocator's peak over a training step"),
     Metric("max_batch", True, "sequences", "largest batch whose training step fits (CUDA)"),
     Metric("flops_per_token", None, "FLOP", "analytic training FLOPs per token"),

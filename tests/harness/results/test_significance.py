@@ -1,0 +1,39 @@
+"""The leaderboard's marks: with one pretraining seed an arm is tested on its kept samples,
+and the test's label counts them in the unit the metric keeps them in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from harness.results.leaderboard import aggregate, read_leaderboard, write_cell
+from harness.results.significance import compare_to_baseline
+from tests.harness.results.test_leaderboard import row
+
+
+def _one_seed(tmp_path: Path, metric: str, task: str, values: dict[str, list[float]]) -> str:
+    """The test label of `new` against `base`, one seed each, `values` kept per sample."""
+    samples = []
+    for model, kept in values.items():
+        r = row(model, metric, sum(kept) / len(kept), 0, task=task)
+        write_cell(tmp_path, f"{model}-{metric}", [r])
+        samples += [
+            {"model": model, "sweep": "{}", "task": task, "metric": metric, "seed": 0,
+             "step": 10, "cell_id": f"{model}-{metric}", "key": f"round-{i:03d}", "value": v}
+            for i, v in enumerate(kept)
+        ]  # fmt: skip
+    agg = aggregate(read_leaderboard(tmp_path))
+    cmp = compare_to_baseline(agg, "base", pd.DataFrame(samples)).set_index("model")
+    return str(cmp.loc["new", "test"])
+
+
+def test_a_speed_timed_round_by_round_is_tested_over_measured_rounds(tmp_path: Path) -> None:
+    rounds = {"base": [1.0, 1.0, 1.0, 1.0, 1.0], "new": [1.3, 1.2, 1.4, 1.25, 1.35]}
+    test = _one_seed(tmp_path / "speed", "speedup_vs_baseline", "throughput", rounds)
+    assert "over 5 measured rounds" in test and "(one pretraining seed)" in test
+    test = _one_seed(tmp_path / "ms", "step_ms", "throughput", rounds)
+    assert "over 5 measured rounds" in test
+    scores = {"base": [0.0, 1.0, 1.0, 0.0, 1.0, 0.0], "new": [1.0, 1.0, 1.0, 0.0, 1.0, 1.0]}
+    test = _one_seed(tmp_path / "acc", "accuracy", "glue/sst2", scores)
+    assert "over 6 examples" in test
