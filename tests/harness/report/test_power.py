@@ -116,10 +116,11 @@ def test_a_best_epoch_pick_is_not_sized_and_the_footer_gives_the_family(tmp_path
 
 def test_the_verb_labels_a_sweep_point_as_the_leaderboard_does(tmp_path, capsys) -> None:
     """A row is the model and its sweep point ("new vocab_size=8192"), as `hlm leaderboard`
-    labels it; a board without a sweep shows no empty point."""
+    labels it, the points in the order of their values; a board without a sweep shows no
+    empty point."""
     board = tmp_path / "board"
     for seed, (base, new) in enumerate([(0.70, 0.72), (0.71, 0.74), (0.69, 0.70)]):
-        for vocab in (8192, 32768):
+        for vocab in (32768, 8192):  # written out of order: printed by the point's value
             for model, value in (("base", base), ("new", new + vocab / 1e6)):
                 r = row(model, "accuracy", value, seed, task="glue/sst2")
                 r.update(sweep=f'{{"vocab_size": {vocab}}}', cell_id=f"{model}-{seed}-{vocab}")
@@ -128,7 +129,7 @@ def test_the_verb_labels_a_sweep_point_as_the_leaderboard_does(tmp_path, capsys)
     assert hlm(args) == 0
     out = capsys.readouterr().out
     lines = [x.split() for x in out.splitlines() if "glue/sst2" in x]
-    assert sorted(x[:2] for x in lines) == [["new", "vocab_size=32768"], ["new", "vocab_size=8192"]]
+    assert [x[:2] for x in lines] == [["new", "vocab_size=8192"], ["new", "vocab_size=32768"]]
     assert "sweep" not in out.splitlines()[0] and "{" not in out
     plain = tmp_path / "plain"
     _board(plain)  # a board without a sweep: the same columns, no "{}" anywhere
