@@ -264,8 +264,9 @@ def add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed",
         type=int,
-        help="run only the cells of this seed (two runs with --seed 1 finish seed 1 of every "
-        "model before either starts seed 2)",
+        help="run only the cells of this seed, for every model: `--seed 0`, then `--seed 1`, "
+        "so that each stretch of work leaves whole seeds, each a paired comparison (two runs "
+        "with the same --seed share its cells)",
     )
     p.add_argument(
         "--publish", action="store_true", help="run the suite's `publish:` step at the end"
