@@ -73,7 +73,9 @@ def command(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
 def add_verbs(sub: Any, verb: str | None) -> None:
     """Every verb's parser into `sub`; the flags of `verb` only (all of them for None)."""
     for name, (help_text, builder) in VERBS.items():
-        p = sub.add_parser(name, help=help_text)
+        p = sub.add_parser(
+            name, help=help_text, description=f"{help_text[:1].upper()}{help_text[1:]}."
+        )
         if verb is None or name == verb:
             resolve_target(builder)(p)
 

@@ -36,6 +36,18 @@ def test_help_shows_no_generated_placeholders() -> None:
     assert "--warmup-steps" in ft and "(default: None)" not in ft
 
 
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_every_verbs_help_says_what_it_does(verb: str) -> None:
+    """Between the usage and the arguments, a sentence: the verb's own description where it
+    has one, else the line `hlm --help` lists it with."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "verb")
+    description = sub.choices[verb].description  # type: ignore[attr-defined]
+    assert description and description[0].isupper() and description.rstrip().endswith(".")
+    said = VERBS[verb][0]
+    assert description.startswith(f"{said[:1].upper()}{said[1:]}.") or len(description) > 80
+
+
 def test_ls_takes_plugins_like_pretrain(capsys) -> None:
     """Each objective with the loss options it reads (the others, set, are refused)."""
     assert hlm(["ls", "--plugins", str(ROOT / "examples" / "cosine_cwt.py")]) == 0
