@@ -187,7 +187,8 @@ def add_publish(p: argparse.ArgumentParser) -> None:
     )
     what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
     pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
-    pm.add_argument("checkpoint")
+    pm.description = "A checkpoint as a model repo: its files, and a card with its rows' scores."
+    pm.add_argument("checkpoint", help="a checkpoint folder, or a run's name (`hlm runs`)")
     pm.add_argument(
         "--suite",
         help="take the leaderboard rows of --model in this suite (default: rows whose "
@@ -199,14 +200,15 @@ def add_publish(p: argparse.ArgumentParser) -> None:
     pm.add_argument(
         "--language",
         default="en",
-        help="card metadata (default: en; omitted for "
-        "a checkpoint trained on the synthetic corpus only)",
+        help="card metadata (default: en; omitted for a checkpoint trained on the synthetic "
+        "corpus only)",
     )
     pm.add_argument(
         "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
     )
     pm.add_argument("--repository-url", help="a code repository to link from the card")
     pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
+    pl.description = "A suite's leaderboard as a dataset repo: its Parquet rows and a card."
     pl.add_argument("suite", help="suite name or YAML path")
     pl.add_argument("--license", default="cc-by-4.0")
     for q in (pm, pl):

@@ -48,6 +48,16 @@ def test_every_verbs_help_says_what_it_does(verb: str) -> None:
     assert description.startswith(f"{said[:1].upper()}{said[1:]}.") or len(description) > 80
 
 
+def test_publishs_two_kinds_say_what_they_upload() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "verb")
+    publish = sub.choices["publish"]  # type: ignore[attr-defined]
+    what = next(a for a in publish._actions if a.dest == "what")
+    for kind, repo in (("model", "a model repo"), ("leaderboard", "a dataset repo")):
+        assert repo in what.choices[kind].description
+    assert "a run's name" in what.choices["model"].format_help()
+
+
 def test_ls_takes_plugins_like_pretrain(capsys) -> None:
     """Each objective with the loss options it reads (the others, set, are refused)."""
     assert hlm(["ls", "--plugins", str(ROOT / "examples" / "cosine_cwt.py")]) == 0
