@@ -266,7 +266,10 @@ def add_finetune_causal(p: argparse.ArgumentParser) -> None:
         "it with causal cross-entropy (paper section 3.3). Output loads with "
         "AutoModelForCausalLM."
     )
-    p.add_argument("checkpoint", help="a headless decoder checkpoint folder (e.g. runs/x/final)")
+    p.add_argument(
+        "checkpoint",
+        help="a headless decoder: its checkpoint folder, or its run's name (`hlm runs`)",
+    )
     p.add_argument("output_dir", help="where to write the fine-tuned run")
     _add_config_flags(p, CausalFinetuneConfig, skip=set())
     p.set_defaults(func=cmd_finetune_causal)

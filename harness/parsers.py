@@ -128,7 +128,7 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "checkpoint",
         nargs="?",
-        help="a checkpoint folder or hub id (or lm-eval's --model_args pretrained=...)",
+        help="a checkpoint folder, run name (`hlm runs`) or hub id (or --model_args pretrained=)",
     )
     lm_eval_flag(
         p,
