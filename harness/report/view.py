@@ -14,7 +14,7 @@ import pandas as pd
 
 from harness.report.tables import not_shown, select_task
 from harness.results.leaderboard import aggregate
-from harness.results.metrics import METRICS, is_baseline
+from harness.results.metrics import METRICS, is_baseline, metric_info
 from harness.results.significance import best_epoch, compare_to_baseline, family_size
 
 
@@ -51,10 +51,13 @@ def footnote(agg: pd.DataFrame, baseline: str, family: int) -> str:
     marked = [b or w for b, w in zip(agg["significant"], agg["worse"], strict=True)]
     tests = sorted({t for t, m in zip(agg["test"], marked, strict=True) if m and t})
     how = "; ".join(tests) if tests else "none significant"
+    unit = "the pretraining seed is the unit"
+    if any(metric_info(m).replicate != "seeds" for m in agg["metric"]):
+        unit += " (a speed or memory cell pretrains nothing: its seed's value is one measurement)"
     return (
         f"† better, ‡ worse than the baseline `{baseline}` at Holm-adjusted p < 0.05 over "
         f"the leaderboard's {family} comparisons, every task's whichever are shown (two-sided; "
-        f"the pretraining seed is the unit; tests: {how}; no mark: inconclusive, not equal; a "
+        f"{unit}; tests: {how}; no mark: inconclusive, not equal; a "
         "best-epoch column is not tested: its epoch is chosen on the set it is scored on); "
         "values are mean ± std over seeds at the final checkpoint. A metric comparable only "
         "within one objective (a loss over in-batch negatives) is not compared across objectives."

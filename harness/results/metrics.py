@@ -35,11 +35,24 @@ class Metric:
     # "evaluation batches" where a task keeps one score per batch, "measured rounds" where a
     # speed is timed round by round)
     sample_unit: str = "examples"
+    # what one value per seed is, the unit of the seed-level test: "seeds" (a pretraining run
+    # each), or "measurements" where the cell pretrains nothing (speed, memory): its seed
+    # indexes one independent measurement
+    replicate: str = "seeds"
 
     def score(self, pred: Sequence[float], gold: Sequence[float]) -> float:
         if self.fn is None:
             raise ValueError(f"metric {self.name!r} is reported by its task, not computed here")
         return self.fn(pred, gold)
+
+
+def measured(
+    name: str, better: bool | None, unit: str, description: str, rounds: bool = False
+) -> Metric:
+    """A speed or memory metric: its cell pretrains nothing, so each seed's value is one
+    measurement (`replicate`); `rounds`: one sample kept per timed round."""
+    kept = "measured rounds" if rounds else "examples"
+    return Metric(name, better, unit, description, replicate="measurements", sample_unit=kept)
 
 
 def accuracy(pred: Sequence[float], gold: Sequence[float]) -> float:
@@ -121,40 +134,34 @@ BUILTIN_METRICS = (
         comparable="kind",
         sample_unit="evaluation batches",
     ),
-    Metric("tokens_per_s", True, "tok/s", "training throughput"),
-    Metric(
-        "step_ms",
-        False,
-        "ms",
-        "median training-step latency after warm-up",
-        sample_unit="measured rounds",
-    ),
-    Metric(
+    measured("tokens_per_s", True, "tok/s", "training throughput"),
+    measured("step_ms", False, "ms", "median training-step latency after warm-up", rounds=True),
+    measured(
         "peak_rss_mb",
         False,
         "MiB",
         "peak resident memory of a fresh process running training steps",
     ),
-    Metric(
+    measured(
         "speedup_vs_baseline",
         True,
         "x",
         "tokens/s relative to the baseline, measured side by side",
-        sample_unit="measured rounds",
+        rounds=True,
     ),
-    Metric("memory_vs_baseline", False, "x", "peak memory relative to the baseline"),
-    Metric(
+    measured("memory_vs_baseline", False, "x", "peak memory relative to the baseline"),
+    measured(
         "speedup_vs_hf",
         True,
         "x",
         "tokens/s relative to Hugging Face's full-projection step",
-        sample_unit="measured rounds",
+        rounds=True,
     ),
-    Metric("cuda_peak_mb", False, "MiB", "CUDA allocator's peak over a training step"),
-    Metric("max_batch", True, "sequences", "largest batch whose training step fits (CUDA)"),
-    Metric("flops_per_token", None, "FLOP", "analytic training FLOPs per token"),
-    Metric("achieved_tflops", True, "TFLOP/s", "analytic FLOPs / measured step time"),
-    Metric("mfu", True, "", "achieved FLOP/s over the same-run fp32 matmul roofline"),
+    measured("cuda_peak_mb", False, "MiB", "CUDA allocator's peak over a training step"),
+    measured("max_batch", True, "sequences", "largest batch whose training step fits (CUDA)"),
+    measured("flops_per_token", None, "FLOP", "analytic training FLOPs per token"),
+    measured("achieved_tflops", True, "TFLOP/s", "analytic FLOPs / measured step time"),
+    measured("mfu", True, "", "achieved FLOP/s over the same-run fp32 matmul roofline"),
     Metric("params", None, "", "parameters of the model as trained"),
     # downstream fine-tuning (a "@best" suffix: the best epoch instead of the last)
     Metric("accuracy", True, "", "accuracy", accuracy),

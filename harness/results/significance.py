@@ -76,7 +76,7 @@ def _compare(
     r: dict[str, Any], b: dict[str, Any], kept: dict[Any, dict[str, float]]
 ) -> tuple[float, float, float, float, str]:
     """(Δ, low, high, two-sided p, test) of row `r` against baseline row `b`."""
-    c = compare_seeds(_seeds(r), _seeds(b))
+    c = compare_seeds(_seeds(r), _seeds(b), metric_info(r["metric"]).replicate)
     if not math.isnan(c.p):
         return c.delta, c.low, c.high, c.p, c.test
     mine = kept.get((r["model"], r["sweep"], r["task"], r["metric"]))

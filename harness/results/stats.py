@@ -85,17 +85,19 @@ def _no_test(delta: float, n: int, paired: bool, why: str, unit: str = "seeds") 
     return Comparison(delta, math.nan, math.nan, math.nan, n, math.nan, paired, why, unit)
 
 
-def compare_seeds(a: pd.Series, b: pd.Series) -> Comparison:
+def compare_seeds(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
     """Arm `a` against arm `b`, each indexed by seed (one value per seed): paired over the
     seeds both have when they share two or more (a seed only one arm has yet, a run in
-    progress, is left out), Welch's test over all seeds otherwise."""
+    progress, is left out), Welch's test over all seeds otherwise. `unit` names what one
+    seed's value is in the test's label: a pretraining seed, or a measurement (a cell that
+    pretrains nothing: `Metric.replicate`)."""
     a, b = a.dropna().astype(float), b.dropna().astype(float)
     if a.empty or b.empty:
-        return _no_test(math.nan, 0, False, "no values")
+        return _no_test(math.nan, 0, False, "no values", unit)
     shared = a.index.intersection(b.index)
     if len(shared) >= 2:
-        return paired(a[shared], b[shared])
-    return _welch(a, b)
+        return paired(a[shared], b[shared], unit)
+    return _welch(a, b, unit)
 
 
 def paired(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
@@ -123,22 +125,22 @@ def differences(d: Sequence[float] | np.ndarray, unit: str, scale: float) -> Com
     )
 
 
-def _welch(a: pd.Series, b: pd.Series) -> Comparison:
+def _welch(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
     na, nb = len(a), len(b)
     delta = float(a.mean() - b.mean())
     n = min(na, nb)
     if na < 2 or nb < 2:
-        return _no_test(delta, n, False, f"{na} vs {nb} seeds: no seed-level test")
+        return _no_test(delta, n, False, f"{na} vs {nb} {unit}: no seed-level test", unit)
     va, vb = float(a.var(ddof=1)), float(b.var(ddof=1))
     se = math.sqrt(va / na + vb / nb)
     if _no_spread(se, magnitude(a, b)):
-        return _no_test(delta, n, False, f"{na} vs {nb} seeds: no spread")
+        return _no_test(delta, n, False, f"{na} vs {nb} {unit}: no spread", unit)
     df = (va / na + vb / nb) ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
     half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
     p = float(2 * stats.t.sf(abs(delta / se), df))
     sd = math.sqrt((va + vb) / 2)
-    test = f"Welch t-test over {na} vs {nb} seeds"
-    return Comparison(delta, delta - half, delta + half, p, n, sd, False, test)
+    test = f"Welch t-test over {na} vs {nb} {unit}"
+    return Comparison(delta, delta - half, delta + half, p, n, sd, False, test, unit)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

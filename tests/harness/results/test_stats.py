@@ -47,9 +47,13 @@ def test_welch_when_seeds_differ() -> None:
     c = compare_seeds(_series(a, range(4)), _series(b, range(10, 15)))
     ref = stats.ttest_ind(a, b, equal_var=False)
     ci = ref.confidence_interval()
-    assert not c.paired and c.seeds == 4 and c.test.startswith("Welch")
+    assert not c.paired and c.seeds == 4 and c.test == "Welch t-test over 4 vs 5 seeds"
     assert c.p == pytest.approx(ref.pvalue)
     assert (c.low, c.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    # the same values as measurements (a cell that pretrains nothing): the same test, named so
+    m = compare_seeds(_series(a, range(4)), _series(b, range(10, 15)), "measurements")
+    assert m.test == "Welch t-test over 4 vs 5 measurements" and m.unit == "measurements"
+    assert (m.p, m.low, m.high) == (c.p, c.low, c.high)
 
 
 def test_one_seed_has_no_seed_level_test() -> None:
