@@ -2,12 +2,12 @@
 
 A `Source` names the suite whose committed leaderboard (`leaderboards/<suite>/`) holds our
 rows, the task and metric, the model playing each role, the checkpoint compared (`at`), the
-unit of replication (`unit`: the pretraining seed, or for speed and memory the side-by-side
-measurement), where our protocol differs from the paper's (`differs`), and the sanity
-`Check`s the vanilla model must pass for the comparison to say anything. Each check applies
-the gate its task type declares (`TaskType.gates`: the task's own metric against chance, a
-bar the paper's own model passes). The suites are the `paper-cpu-*` parts under `suites/`;
-`harness.paper.scales` maps them to other sizes.
+unit of replication (`unit`, from the metric's `replicate`: the pretraining seed, or for speed
+and memory the side-by-side measurement), where our protocol differs from the paper's
+(`differs`), and the sanity `Check`s the vanilla model must pass for the comparison to say
+anything. Each check applies the gate its task type declares (`TaskType.gates`: the task's
+own metric against chance, a bar the paper's own model passes). The suites are the
+`paper-cpu-*` parts under `suites/`; `harness.paper.scales` maps them to other sizes.
 `harness.paper.findings` computes the findings.
 """
 
@@ -21,10 +21,16 @@ import pandas as pd
 from harness.paper.figures import PaperFigure, Role
 from harness.results.gates import Gate, GateCheck
 from harness.results.leaderboard import final_rows, unfinished
+from harness.results.metrics import metric_info
 from harness.tasks import TASKS
 
 At = Literal["final", "equal-time", "along", "sweep"]
 Unit = Literal["seed", "measurement"]
+
+
+def _measured(metric: str) -> bool:
+    """Whether `metric` is a measurement of a cell that pretrains nothing (speed, memory)."""
+    return metric_info(metric).replicate == "measurements"
 
 
 def rows_of(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.DataFrame:
@@ -126,10 +132,15 @@ class Source:
     at: At = "final"
     checks: tuple[Check, ...] = ()
     unavailable: str = ""
-    unit: Unit = "seed"
     parts: Parts | None = None
     speed: tuple[str, str] | None = None
     differs: str = ""
+
+    @property
+    def unit(self) -> Unit:
+        """ "measurement" where the metric's cell pretrains nothing (`Metric.replicate`: speed
+        and memory, measured side by side), else "seed"."""
+        return "measurement" if _measured(self.metric) else "seed"
 
 
 ENCODER = "paper-cpu-encoder"
@@ -197,8 +208,8 @@ def _zero_shot(task: str, metric: str) -> Source:
 
 def _ablation(variant: str, task: str, metric: str, base: str = "ce") -> Source:
     roles: dict[Role, str] = {"vanilla": f"bert-tiny-{base}", "headless": f"bert-tiny-{variant}"}
-    if task == "throughput":  # measured side by side in one process: no pretraining seed
-        return Source("paper-cpu-ablation", task, metric, roles, unit="measurement")
+    if _measured(metric):  # measured side by side in one process: no pretraining, no gate
+        return Source("paper-cpu-ablation", task, metric, roles)
     return Source(
         "paper-cpu-ablation", task, metric, roles, checks=ENCODER_SANE, differs=AVERAGE_PROTOCOL
     )
@@ -214,7 +225,6 @@ def _figure2(metric: str) -> Source:
         metric,
         roles,
         "sweep",
-        unit="measurement",
         differs="ours: bert-small, 128 tokens, on the CPU the rows line names; the paper's: "
         "BERT-base, 512 tokens, one RTX 8000 GPU",
     )
@@ -270,7 +280,7 @@ OTHER: dict[str, Source] = {
         differs=AVERAGE_PROTOCOL,
     ),
     "figure6: vocabulary sweep: training speed relative to vanilla": Source(
-        "paper-cpu-vocab", "throughput", "speedup_vs_baseline", ENC, "sweep", unit="measurement"
+        "paper-cpu-vocab", "throughput", "speedup_vs_baseline", ENC, "sweep"
     ),
     "figure7: batch sweep: LAMBADA accuracy": Source(
         "paper-cpu-batch", LAMBADA, "acc", DEC, "sweep", LAMBADA_SANE
