@@ -1,16 +1,18 @@
 """The leaderboard's mark: which models are better than the baseline, with the seed as the unit.
 
-For every (sweep point, task, metric) a model shares with the baseline, `compare_to_baseline`
-reduces each arm to one value per pretraining seed and compares them
+For every (sweep point, task, metric) a model shares with the baseline,
+`compare_to_baseline` reduces each arm to one value per pretraining seed and compares them
 (`harness.results.stats.compare_seeds`: paired t over shared seeds, Welch otherwise;
-two-sided, Δ with its 95 % interval). With one seed per arm there is no seed-level test;
-where per-example scores were kept, the paired per-example test (McNemar or a paired
-bootstrap) stands in, labelled as such. The p-values of all the comparisons of a
-leaderboard are Holm-adjusted together; † marks a model better than the baseline at adjusted
-p < 0.05, and ‡ one worse than it at the same level (no mark is no verdict: inconclusive, not
-"equal"). The family is fixed by the rows, not by what a view shows: every metric with a
-direction, of every task. A best-epoch metric (`mcc@best`) is not tested: its epoch was
-chosen on the very set it is scored on, so it leans to whichever run varies most.
+two-sided, Δ with its 95 % interval). A speed or memory cell pretrains nothing, so there a
+seed's value is one measurement, and the test is labelled so (`Metric.replicate`). With one
+seed per arm there is no seed-level test; where per-example scores were kept, the paired
+per-example test (McNemar or a paired bootstrap) stands in, labelled as such. The p-values
+of all the comparisons of a leaderboard are Holm-adjusted together; † marks a model better
+than the baseline at adjusted p < 0.05, and ‡ one worse than it at the same level (no mark
+is no verdict: inconclusive, not "equal"). The family is fixed by the rows, not by what a
+view shows: every metric with a direction, of every task. A best-epoch metric (`mcc@best`)
+is not tested: its epoch was chosen on the very set it is scored on, so it leans to
+whichever run varies most.
 
 A metric comparable only within an objective (or a model kind, `Metric.comparable`) is never
 compared across them: a CWT loss over in-batch negatives is not a CE loss over the vocabulary.
