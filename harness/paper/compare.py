@@ -33,6 +33,7 @@ import pandas as pd
 from harness.paper.figures import Role
 from harness.paper.labels import at_steps, protocol, run_label
 from harness.paper.sources import Source, final_values, waiting
+from harness.report.tables import point_order
 from harness.results.leaderboard import final_rows
 from harness.results.metrics import metric_info
 from harness.results.stats import (
@@ -41,9 +42,10 @@ from harness.results.stats import (
     compare_seeds,
     differences,
     magnitude,
-    paired,
     per_example,
 )
+
+MEASUREMENTS = "side-by-side measurements"  # the test's unit where no run is pretrained
 
 
 @dataclass(frozen=True)
@@ -177,8 +179,7 @@ def _paired_points(rows: pd.DataFrame, source: Source, role: Role) -> pd.DataFra
 
 
 def _points_detail(g: pd.DataFrame, at: str) -> str:
-    point = g["sweep"].map(lambda text: tuple(json.loads(text).values()) if text else ())
-    g = g.assign(point=point).sort_values(["point", "step", "seed"])  # batch 8 before 16
+    g = g.assign(point=g["sweep"].map(point_order)).sort_values(["point", "step", "seed"])
     by = g.groupby([c for c in ("sweep", "step") if g[c].nunique() > 1] or ["seed"], sort=False)
     return "gap " + ", ".join(
         f"{_point_key(grp.iloc[0], at)}: {grp['gap'].mean():+.3g}" for _, grp in by
@@ -192,7 +193,7 @@ def _points(rows: pd.DataFrame, source: Source, role: Role) -> Measured | None:
     ours: dict[Role, float] = {"vanilla": float(g["base"].mean()), role: float(g["mine"].mean())}
     if source.unit == "measurement":
         scale = magnitude(g["mine"], g["base"])
-        comparison = differences(g["gap"].to_numpy(), "side-by-side measurements", scale)
+        comparison = differences(g["gap"].to_numpy(), MEASUREMENTS, scale)
     else:  # each seed reduced to its mean over the points first
         per_seed = g.groupby("seed")[["mine", "base"]].mean()
         comparison = compare_seeds(per_seed["mine"], per_seed["base"])
@@ -254,10 +255,7 @@ def _final(
         return None
     ours: dict[Role, float] = {"vanilla": float(base.mean()), role: float(mine.mean())}
     measurement = source.unit == "measurement"  # one side-by-side measurement per seed's cell
-    if measurement and len(shared) >= 2:  # paired as compare_seeds pairs seeds
-        comparison = paired(mine, base, "side-by-side measurements")
-    else:
-        comparison = compare_seeds(mine, base)
+    comparison = compare_seeds(mine, base, MEASUREMENTS if measurement else "seeds")
     if measurement and math.isnan(comparison.p):
         comparison = _rounds(data, source, role, float(base.mean())) or comparison
     evidence = _evidence(data, source, role, shared)

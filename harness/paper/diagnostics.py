@@ -25,6 +25,7 @@ import pandas as pd
 from harness.paper.labels import machine_counts, run_on
 from harness.paper.sources import Check, final_values, untrained_twin
 from harness.paper.tables import num, table
+from harness.report.tables import point_order
 from harness.results.leaderboard import read_leaderboard
 from harness.tasks import TASKS
 
@@ -86,12 +87,6 @@ DIAGNOSTICS = (
 )
 
 
-def _point_order(sweep_json: str) -> tuple[float | str, ...]:
-    """Sweep points in the order of their values (numbers numerically)."""
-    values = json.loads(sweep_json).values() if sweep_json not in ("", "{}") else []
-    return tuple(v if isinstance(v, int | float) else str(v) for v in values)
-
-
 def _point_label(sweep_json: str) -> str:
     point = json.loads(sweep_json) if sweep_json not in ("", "{}") else {}
     shown = {
@@ -134,7 +129,7 @@ def _section(diag: Diagnostic, rows: pd.DataFrame) -> list[str]:
     twin = untrained_twin(rows, diag.model)
     machines = run_on(machine_counts(rows))
     at_point = dict(list(rows.groupby(rows["sweep"].astype(str))))
-    points = sorted(at_point, key=_point_order)
+    points = sorted(at_point, key=point_order)
     lines: list[list[str]] = []
     passing: list[str] = []
     for point in points:

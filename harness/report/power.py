@@ -25,14 +25,13 @@ a low one would read as a reason for a null result that it is not.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from harness.report.tables import select_task
+from harness.report.tables import point_order, select_task
 from harness.results.leaderboard import (
     aggregate,
     current_cells,
@@ -137,20 +136,12 @@ def _printable(table: pd.DataFrame) -> pd.DataFrame:
     """The table as printed: by task, model and sweep point (in the order of its values), a
     task's metrics as they came; each row labelled as the leaderboard labels it (the model,
     and its sweep point where it has one), and "-" where nothing could be sized."""
-    points = [_point(s if isinstance(s, str) else "") for s in table["sweep"]]
+    points = [point_order(s if isinstance(s, str) else None) for s in table["sweep"]]
     keys = list(zip(table["task"], table["model"], points, strict=True))
     table = table.iloc[sorted(range(len(keys)), key=keys.__getitem__)]
     shown = table.astype({"seeds_needed": float})  # None (no spread, or no effect) prints "-"
     labels = [row_label(m, s) for m, s in zip(table["model"], table["sweep"], strict=True)]
     return shown.drop(columns="sweep").assign(model=labels)
-
-
-def _point(sweep_json: str) -> tuple[tuple[int, float, str], ...]:
-    """A sweep point's values as a sort key: numbers by value, before any text."""
-    values = json.loads(sweep_json or "{}").values()
-    return tuple(
-        (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v)) for v in values
-    )
 
 
 def cmd_power(args: argparse.Namespace) -> int:

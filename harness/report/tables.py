@@ -11,6 +11,7 @@ metric's direction.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pandas as pd
@@ -20,6 +21,15 @@ from harness.results.leaderboard import pivot, row_label, unfinished
 from zoo.registry import check_name
 
 WIDTH = 120
+
+
+def point_order(sweep_json: str | None) -> tuple[tuple[int, float, str], ...]:
+    """A sweep point (its JSON) as a sort key: its values in order, numbers by value (batch 8
+    before 16) and before any text; no point ("", "{}", None) first."""
+    values = json.loads(sweep_json).values() if sweep_json not in ("", "{}", None) else []
+    return tuple(
+        (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v)) for v in values
+    )
 
 
 def _width(text: str) -> int:
