@@ -95,14 +95,10 @@ def compare_seeds(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison
     if a.empty or b.empty:
         return _no_test(math.nan, 0, False, "no values", unit)
     shared = a.index.intersection(b.index)
-    if len(shared) >= 2:
-        return paired(a[shared], b[shared], unit)
+    if len(shared) >= 2:  # one paired difference per shared seed
+        a, b = a[shared], b[shared]
+        return differences((a - b).to_numpy(), unit, magnitude(a, b))
     return _welch(a, b, unit)
-
-
-def paired(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
-    """Arm `a` against arm `b` over their shared index, one paired difference per `unit`."""
-    return differences((a - b).to_numpy(), unit, magnitude(a, b))
 
 
 def differences(d: Sequence[float] | np.ndarray, unit: str, scale: float) -> Comparison:
