@@ -221,9 +221,9 @@ def _plots(root: Path | None, mine: list[Finding]) -> list[str]:
     links = []
     for f in mine:
         slug = f.source.task.replace("/", "_")
-        folder = root / f.source.suite / "_plots"
+        folder = root / f.source.board / "_plots"
         for png in sorted(folder.glob(f"*-{slug}*.png")):
-            link = f"[{png.stem}](../leaderboards/{f.source.suite}/_plots/{png.name})"
+            link = f"[{png.stem}](../leaderboards/{f.source.board}/_plots/{png.name})"
             links += [link] if link not in links else []
     return ["", "Plots: " + ", ".join(links) + "."] if links else []
 
@@ -254,9 +254,9 @@ def _figure_link(found: list[Finding]) -> list[str]:
 
 def _rows_line(mine: list[Finding]) -> str:
     """Which suites hold these findings' rows, and where they were run (as recorded)."""
-    names = sorted({f.source.suite for f in mine})
-    suites = ", ".join(f"`{s}` (`hlm run {s}`)" for s in names)
-    where = run_on(*{f.source.suite: f.machines for f in mine}.values())
+    boards = {f.source.board: f.source.command for f in mine}
+    suites = ", ".join(f"`{b}` (`{boards[b]}`)" for b in sorted(boards))
+    where = run_on(*{f.source.board: f.machines for f in mine}.values())
     return f"Our rows: {suites}" + (f"; {where}." if where else ".")
 
 
@@ -317,7 +317,7 @@ def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> lis
     """The figures a scale other than CPU compares (`harness.paper.scales.SCALES`)."""
     mine = [f for f in found if f.scale == scale.name]
     title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
-    away = _filed_away(root, sorted({f.source.suite for f in mine}))
+    away = _filed_away(root, sorted({f.source.board for f in mine}))
     if not any(f.measured is not None for f in mine):
         some = any(f.machines for f in mine)
         state = "No figure has both arms' rows yet." if some else "No rows committed yet."
@@ -337,9 +337,9 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "`leaderboards/`: do not edit; run the suites and regenerate. The paper: Godey, de la "
         "Clergerie, Sagot, *Headless Language Models: Learning without Predicting with "
         "Contrastive Weight Tying*, ICLR 2024. Ours: the `paper-cpu-*` suites of `suites/` "
-        "(tiny models, the real corpora of `$HLM_DATA_ROOT`), and the `paper-gpu-*` ones a "
-        "size up on a GPU (the scale sections), then the diagnostics' suites; every "
-        "row's commit, library versions, machine and configuration are in its Parquet file.",
+        "(tiny models, the real corpora of `$HLM_DATA_ROOT`), larger ones on Wikipedia and a "
+        "GPU, and their speeds on a second CPU (the scale sections), then the diagnostics' "
+        "suites; each row's commit, library versions, machine and configuration are in its file.",
         "",
         f"**{headline(found)}**",
         "",

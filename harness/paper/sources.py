@@ -123,7 +123,10 @@ class Source:
     sanity checks; `unavailable` says why no rows can exist here (no local data); `parts`:
     what an average is made of (its per-part gaps are shown); `speed`: for `equal-time`, the
     (suite, model) whose side-by-side `speedup_vs_baseline` sets the equal-time step;
-    `differs`: where our protocol differs from the paper's."""
+    `differs`: where our protocol differs from the paper's; `folder`: the subfolder of the
+    leaderboards that holds the suite's rows, where they are not the suite's own (a speed
+    measured again on a second machine, `harness.paper.scales`); `machine`: the kind of machine
+    each of its rows must record (part of their `hardware`), where it matters."""
 
     suite: str
     task: str
@@ -135,6 +138,21 @@ class Source:
     parts: Parts | None = None
     speed: tuple[str, str] | None = None
     differs: str = ""
+    folder: str = ""
+    machine: str = ""
+
+    @property
+    def board(self) -> str:
+        """The rows' folder under the leaderboards: `<suite>`, or `<folder>/<suite>`."""
+        return f"{self.folder}/{self.suite}" if self.folder else self.suite
+
+    @property
+    def command(self) -> str:
+        """The command that computes the rows into `board` (in a second machine's folder,
+        the measured task's cells alone: nothing there is pretrained)."""
+        into = f" --task {self.task} --leaderboards leaderboards/{self.folder}"
+        into = into if self.folder else ""
+        return f"hlm run {self.suite}{into}"
 
     @property
     def unit(self) -> Unit:

@@ -170,19 +170,22 @@ def test_read_old_cells_names_the_bad_line(tmp_path: Path) -> None:
 
 
 ROOT = Path(__file__).parents[3]
-COMMITTED = sorted(p.parent.name for p in (ROOT / "leaderboards").glob("*/_cells.json"))
+BOARDS = ROOT / "leaderboards"
+# a suite's own board, or one under a second machine's folder (`amd-epyc/<suite>`)
+COMMITTED = sorted(str(p.parent.relative_to(BOARDS)) for p in BOARDS.glob("**/_cells.json"))
 
 
-@pytest.mark.parametrize("name", COMMITTED)
-def test_every_committed_leaderboard_is_keyed_as_the_code_keys_its_suite(name: str) -> None:
+@pytest.mark.parametrize("board", COMMITTED)
+def test_every_committed_leaderboard_is_keyed_as_the_code_keys_its_suite(board: str) -> None:
     """`hlm run` resumes the committed rows only while the code gives the suite's cells the
     ids they were filed under: a change to what a cell id or a pretraining key hashes must
     re-key them (as tools/rekey_leaderboards.py did), or it orphans the report's rows."""
-    recorded = json.loads((ROOT / "leaderboards" / name / "_cells.json").read_text())
+    recorded = json.loads((BOARDS / board / "_cells.json").read_text())
+    name = Path(board).name
     ids = {c.cell_id for c in expand(load_suite(ROOT / "suites" / f"{name}.yaml"))}
     assert ids == set(recorded), (
-        f"leaderboards/{name}/_cells.json: {len(ids - set(recorded))} cells of suites/{name}.yaml "
-        f"not recorded, {len(set(recorded) - ids)} recorded cells not in it: an edited suite is "
-        f"run (`hlm run {name}` records its cells first); a change to what the keys hash re-keys "
-        "the committed rows (harness.run.rekey)"
+        f"leaderboards/{board}/_cells.json: {len(ids - set(recorded))} cells of "
+        f"suites/{name}.yaml not recorded, {len(set(recorded) - ids)} recorded cells not in it: "
+        f"an edited suite is run (`hlm run {name}` records its cells first); a change to what "
+        "the keys hash re-keys the committed rows (harness.run.rekey)"
     )
