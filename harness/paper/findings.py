@@ -183,26 +183,51 @@ def _power_text(f: Finding) -> str:
 
 def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
     """Why the finding is not comparable, or None."""
-    if f.source.unavailable:
-        return f"no rows: {f.source.unavailable}"
-    if rows.empty:
-        suite = f.source.suite
-        return f"no rows: nothing committed in leaderboards/{suite} (`hlm run {suite}`)"
-    vanilla = f.source.roles["vanilla"]
-    if not ((rows["model"] == vanilla) & (rows["task"] == f.source.task)).any():
-        return (
-            f"no rows: the vanilla model {vanilla} has no {f.source.task} rows in "
-            f"leaderboards/{f.source.suite} yet (`hlm run {f.source.suite} --model {vanilla}`)"
-        )
+    s = f.source
+    missing = _missing(s, rows)
+    if missing:
+        return f"no rows: {missing}"
     if f.measured is not None and f.measured.seeds:  # the seeds compared, and no other
         rows = rows[rows["seed"].isin(f.measured.seeds)]
-    f.gates = [c.run(rows, vanilla) for c in f.source.checks]
+    elsewhere = _elsewhere(rows, s.machine)
+    if elsewhere:
+        return (
+            f"not the machine compared: leaderboards/{s.board} holds rows run on "
+            f"{elsewhere}, where each should record an {s.machine}"
+        )
+    vanilla = s.roles["vanilla"]
+    f.gates = [c.run(rows, vanilla) for c in s.checks]
     failed = [g.text for g in f.gates if not g.passed]
     if failed:
         return f"gate failed: the baseline {vanilla}'s " + "; ".join(failed)
     if f.measured is None:
-        return f"{f.unmeasured} of {f.source.task} / {f.source.metric} for both models"
+        return f"{f.unmeasured} of {s.task} / {s.metric} for both models"
     return None
+
+
+def _missing(s: Source, rows: pd.DataFrame) -> str:
+    """Why `rows` hold nothing to compare for `s` (and the command that computes them), or
+    ''."""
+    if s.unavailable:
+        return s.unavailable
+    if rows.empty:
+        return f"nothing committed in leaderboards/{s.board} (`{s.command}`)"
+    vanilla = s.roles["vanilla"]
+    if not ((rows["model"] == vanilla) & (rows["task"] == s.task)).any():
+        return (
+            f"the vanilla model {vanilla} has no {s.task} rows in "
+            f"leaderboards/{s.board} yet (`{s.command} --model {vanilla}`)"
+        )
+    return ""
+
+
+def _elsewhere(rows: pd.DataFrame, machine: str) -> str:
+    """The machines `rows` record that are not `machine` (all of them fine where `machine` is
+    ''), in words; '' where there are none."""
+    if not machine:
+        return ""
+    other = sorted({str(h) for h in rows["hardware"].fillna("") if machine not in str(h)})
+    return ", ".join(h or "no named machine" for h in other)
 
 
 def _judge(f: Finding, blocked: str | None) -> None:
@@ -243,7 +268,7 @@ def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
         if s.speed[0] not in data:
             data[s.speed[0]] = _suite_rows(root, s.speed[0])
         speed = speed_ratio(data[s.speed[0]], s.speed[1])
-    found = measure(data[s.suite], s, f.role, speed)
+    found = measure(data[s.board], s, f.role, speed)
     if s.at == "equal-time":
         f.unmeasured = (
             "no side-by-side speed ratio"
@@ -251,7 +276,7 @@ def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
             else "no vanilla checkpoints around the step of equal time"
         )
     if found is not None and s.parts is not None:
-        rows = data[s.suite].rows
+        rows = data[s.board].rows
         parts = _parts_detail(rows[rows["seed"].isin(found.seeds)], s, f.role)
         detail = "; ".join(x for x in (found.detail, parts) if x)
         found = replace(found, detail=detail)
@@ -267,19 +292,19 @@ def findings(root: Path, suite: str | None = None) -> list[Finding]:
     for scale in SCALES:
         for fig in PAPER:
             source = scale.source(fig)
-            if source is None or (suite is not None and source.suite != suite):
+            if source is None or (suite is not None and source.board != suite):
                 continue
-            if source.suite not in data:
-                data[source.suite] = _suite_rows(root, source.suite)
+            if source.board not in data:
+                data[source.board] = _suite_rows(root, source.board)
             roles = [
                 r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)
             ]
             for role in roles:
-                f = Finding(fig, role, source, scale.name, data[source.suite].machines)
+                f = Finding(fig, role, source, scale.name, data[source.board].machines)
                 _measure(f, data, root)
                 out.append(f)
     # the family: every test the report makes (a finding whose gate failed makes none)
-    blocked = [_gate_reason(f, data[f.source.suite].rows) for f in out]
+    blocked = [_gate_reason(f, data[f.source.board].rows) for f in out]
     tested = [f.p_value if why is None else math.nan for f, why in zip(out, blocked, strict=True)]
     family = sum(not math.isnan(p) for p in tested)
     for f, p, why in zip(out, holm(tested), blocked, strict=True):

@@ -3,7 +3,10 @@
 The CPU scale is `harness.paper.sources` itself (the `paper-cpu-*` suites); every other scale
 maps each CPU part to its own suite and each CPU preset to its own, keeping the CPU part's
 tasks, metrics and sanity bars: `CPU, English Wikipedia` (bert-mini and gpt2-11m on this
-machine), `GPU` (bert-small and pythia-70m) and `GPU, bert-medium`. `hlm report --paper` gives
+machine), `GPU` (bert-small and pythia-70m) and `GPU, bert-medium`. A speed depends on the
+machine, so `CPU, AMD EPYC` measures the CPU suites' speeds and memory again on a second kind
+of machine, into `leaderboards/amd-epyc/` (`hlm run SUITE --task throughput --leaderboards
+leaderboards/amd-epyc`), beside the CPU scale's rows from the first. `hlm report --paper` gives
 each a section, and a tally and a headline sentence once its leaderboards are committed.
 """
 
@@ -20,21 +23,28 @@ class Scale:
     """A size at which the paper's figures are compared: `suites` maps each CPU part to this
     scale's (a part it lacks: those figures are not compared at this scale), `models` each
     CPU preset to this scale's; tasks, metrics and sanity bars stay the CPU part's. `pending`:
-    what the report says of its suites while no figure has rows for both its arms."""
+    what the report says of its suites while no figure has rows for both its arms. `machine`:
+    the kind of machine (as its rows' `hardware` names it) on which a scale measures the CPU
+    suites' speed and memory again, into its own folder of the leaderboards; it compares those
+    figures only (`Source.unit` "measurement": nothing is pretrained)."""
 
     name: str
     suites: dict[str, str]
     models: dict[str, str]
     pending: str = ""
     speed_suite: str = ""  # the suite measuring this scale's speeds side by side, where not mapped
+    machine: str = ""
 
     def source(self, fig: PaperFigure) -> Source | None:
         """Our source of `fig` at this scale, or None where this scale does not compare it."""
         cpu = source_of(fig)
         if not self.suites:
             return cpu
-        if cpu.suite not in self.suites:
+        if cpu.suite not in self.suites or (self.machine and cpu.unit != "measurement"):
             return None
+        if self.machine:
+            folder = self.machine.lower().replace(" ", "-")
+            return replace(cpu, suite=self.suites[cpu.suite], folder=folder, machine=self.machine)
         roles = {r: self._model(m) for r, m in cpu.roles.items()}
         speed = None
         if cpu.speed is not None:
@@ -86,4 +96,18 @@ WIKI = Scale(
     "paper-cpu-wiki-encoder`, a cell at a time in the background) and regenerate this page.",
     speed_suite="paper-cpu-wiki-encoder",
 )
-SCALES = (CPU, WIKI, GPU, GPU_MEDIUM)
+# the CPU scale's speed and memory measured again, side by side, on the other kind of machine
+# the CI lends (machine A of docs/PERFORMANCE.md; the CPU scale's rows name an Intel Xeon)
+SPEED_SUITES = ("paper-cpu-throughput", "paper-cpu-ablation", "paper-cpu-vocab")
+AMD_EPYC = Scale(
+    "CPU, AMD EPYC",
+    {s: s for s in SPEED_SUITES},
+    {"bert-tiny": "bert-tiny", "bert-small": "bert-small"},
+    pending="These rows measure the CPU scale's speed and memory figures (Figure 2, Table 6, "
+    "Figure 6) again on an AMD EPYC, side by side as there: `hlm run SUITE --task throughput "
+    "--leaderboards leaderboards/amd-epyc` for each of "
+    + ", ".join(f"`{s}`" for s in SPEED_SUITES)
+    + ", on such a machine with nothing else running; then regenerate this page.",
+    machine="AMD EPYC",
+)
+SCALES = (CPU, WIKI, GPU, GPU_MEDIUM, AMD_EPYC)

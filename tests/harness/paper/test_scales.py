@@ -1,9 +1,12 @@
 """The report past the CPU scale (`harness.paper.scales.SCALES`): each larger scale compares
 the CPU parts' figures with the same tasks, metrics and gates; GPU rows get their own section
-labelled with the GPU, their own power table, and a run label that says what was run."""
+labelled with the GPU, their own power table, and a run label that says what was run; a
+second machine's scale compares the CPU suites' speed and memory, measured again there."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,15 +14,16 @@ import pytest
 from harness.paper.document import headline, render
 from harness.paper.figures import PAPER
 from harness.paper.findings import findings
-from harness.paper.scales import CPU, GPU, SCALES, Scale
+from harness.paper.scales import AMD_EPYC, CPU, GPU, SCALES, Scale
 from harness.paper.sources import source_of
+from harness.results.leaderboard import write_cell
 from harness.suite import load_suite
-from tests.harness.paper.rows import by_key, encoder_rows
+from tests.harness.paper.rows import by_key, encoder_rows, paper_row
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.parametrize("scale", SCALES[1:], ids=lambda s: s.name)
+@pytest.mark.parametrize("scale", [s for s in SCALES[1:] if not s.machine], ids=lambda s: s.name)
 def test_each_larger_scale_compares_the_encoder_and_decoder_figures(scale: Scale) -> None:
     """Every scale past the CPU one compares the CPU parts' figures it has suites for, with the
     same tasks, metrics and gates, between models its own suites train."""
@@ -44,7 +48,8 @@ def test_each_larger_scale_compares_the_encoder_and_decoder_figures(scale: Scale
 
 def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
     pending = render(findings(encoder_rows(tmp_path / "cpu", sst2_ce=0.78, gain=0.02)))
-    assert pending.endswith(GPU.pending + "\n")  # nothing run at GPU scale yet
+    gpu = pending.split("## At GPU scale: bert-small and pythia-70m")[1].split("\n## ")[0]
+    assert gpu.endswith(GPU.pending + "\n")  # nothing run at GPU scale yet
     h100 = "cuda x1: NVIDIA H100 80GB HBM3"
     root = encoder_rows(tmp_path / "gpu", 0.78, -0.03, "paper-gpu-encoder", hardware=h100)
     encoder_rows(root, sst2_ce=0.78, gain=0.02)  # the CPU part beside it
@@ -74,7 +79,7 @@ def test_a_larger_scale_states_its_power_and_says_when_one_arm_has_rows(tmp_path
     cwt = encoder_rows(
         tmp_path / "cwt", 0.78, 0.02, "paper-gpu-encoder", arms=("cwt",), hardware="cuda x1"
     )
-    page = render(findings(cwt)).split("## At GPU scale: bert-small and")[1]
+    page = render(findings(cwt)).split("## At GPU scale: bert-small and")[1].split("\n## ")[0]
     assert "No figure has both arms' rows yet. These suites repeat" in page
     assert "No rows committed yet" not in page
     avg = by_key([f for f in findings(cwt) if f.scale == "GPU"], "table1-tokens: GLUE average")
@@ -118,3 +123,72 @@ def test_a_scale_says_which_of_its_suites_rows_were_filed_away(tmp_path) -> None
     page = render(findings(ce), ce).split(section)[1].split("\n## ")[0]
     filed = "Filed away, and not compared: the rows of cells these suites no longer have"
     assert f"{filed} (1 in `leaderboards/paper-gpu-encoder/_superseded/`)" in page
+
+
+def test_a_second_machine_compares_the_speed_and_memory_figures_alone() -> None:
+    """The AMD EPYC scale reads the CPU suites' speed and memory, measured again on that
+    machine into `leaderboards/amd-epyc/<suite>/`, with the CPU scale's models; it compares no
+    figure that needs pretraining, and its hint runs the measured task alone."""
+    mine = {f.key: (AMD_EPYC.source(f), CPU.source(f)) for f in PAPER if AMD_EPYC.source(f)}
+    assert {key.split(":")[0] for key in mine} == {"table6", "figure2", "figure6"}
+    assert len(mine) == 6  # Table 6's three speeds, Figure 2's speed and memory, Figure 6's
+    for key, (machine, cpu) in mine.items():
+        assert machine is not None and machine.unit == "measurement", key
+        assert replace(machine, folder="", machine="") == cpu, key
+        assert machine.board == f"amd-epyc/{cpu.suite}" and cpu.board == cpu.suite
+        assert machine.machine == "AMD EPYC" and not cpu.machine
+    fig2 = next(m for k, (m, _) in mine.items() if k.startswith("figure2: training speed"))
+    assert fig2 is not None and fig2.command == (
+        "hlm run paper-cpu-throughput --task throughput --leaderboards leaderboards/amd-epyc"
+    )
+
+
+def _figure2_rows(board: Path, speedups: tuple[float, ...], machine: str) -> None:
+    rows = []
+    for batch, speedup in zip((8, 16, 32, 64), speedups, strict=True):
+        for model, value in (("bert-small-ce", 1.0), ("bert-small-cwt", speedup)):
+            r = paper_row(model, "throughput", "speedup_vs_baseline", value, 0)
+            rows.append({**r, "sweep": json.dumps({"batch_size": batch}), "hardware": machine})
+    write_cell(board, "rows", rows)
+
+
+def test_a_second_machines_speeds_get_their_own_section_and_verdicts(tmp_path) -> None:
+    """The same figure measured on two machines: each scale reads its own folder, names its
+    machine and reaches its own verdict; until the second machine's rows are in, its
+    section says how to measure them."""
+    xeon, epyc = "cpu x1: Intel Xeon (AMX)", "cpu x1: AMD EPYC"
+    _figure2_rows(tmp_path / "paper-cpu-throughput", (1.1, 0.95, 1.3, 0.9), xeon)
+    command = "hlm run paper-cpu-throughput --task throughput --leaderboards leaderboards/amd-epyc"
+    found = findings(tmp_path)
+    page = render(found, tmp_path).split("## At CPU, AMD EPYC scale")[1]
+    assert "No rows committed yet." in page and AMD_EPYC.pending in page
+    waiting = by_key([f for f in found if f.scale == "CPU, AMD EPYC"], "figure2: training speed")
+    assert waiting.reason == (
+        f"no rows: nothing committed in leaderboards/amd-epyc/paper-cpu-throughput (`{command}`)"
+    )
+    _figure2_rows(tmp_path / "amd-epyc" / "paper-cpu-throughput", (1.38, 1.51, 1.39, 1.49), epyc)
+    found = findings(tmp_path)
+    speed = "figure2: training speed"
+    first = by_key([f for f in found if f.scale == "CPU"], speed)
+    second = by_key([f for f in found if f.scale == "CPU, AMD EPYC"], speed)
+    assert first.verdict == "inconclusive" and second.verdict == "reproduced"
+    assert second.gain == pytest.approx((0.38 + 0.51 + 0.39 + 0.49) / 4)
+    assert second.family == first.family == 2  # one family: every test of the page
+    page = render(found, tmp_path).split("## At CPU, AMD EPYC scale: bert-tiny and bert-small")
+    assert f"run on {xeon}" in page[0] and epyc not in page[0]
+    assert f"`amd-epyc/paper-cpu-throughput` (`{command}`)" in page[1]
+    assert f"; run on {epyc}." in page[1] and xeon not in page[1]
+
+
+def test_a_second_machines_folder_refuses_rows_run_on_another(tmp_path) -> None:
+    """Rows written into the AMD EPYC folder on any other machine (a run given the wrong
+    `--leaderboards`) are not compared there, and the reason names the machine they record."""
+    board = tmp_path / "amd-epyc" / "paper-cpu-throughput"
+    _figure2_rows(board, (1.38, 1.51, 1.39, 1.49), "cpu x1: Intel Xeon (AMX)")
+    found = [f for f in findings(tmp_path) if f.scale == "CPU, AMD EPYC"]
+    speed = by_key(found, "figure2: training speed")
+    assert speed.verdict == "not comparable" and speed.family == 0
+    assert speed.reason == (
+        "not the machine compared: leaderboards/amd-epyc/paper-cpu-throughput holds rows run "
+        "on cpu x1: Intel Xeon (AMX), where each should record an AMD EPYC"
+    )
