@@ -3,9 +3,10 @@
     hlm report --paper   # docs/REPRODUCTION.md, docs/figures/verdicts.svg; README.md headline
 
 The page is generated, never edited: how a verdict is reached, in words; per claim of the
-paper, a table of our run beside the paper's figure (`harness.paper.findings.findings`): Δ
-with its 95 % interval, the seeds, the raw and Holm-adjusted p, one of four verdicts and its
-reason (the gates checked, where our protocol differs); our measurements where the paper
+paper, a table of our run beside the paper's figure (`harness.paper.findings.findings`, a row
+each by `harness.paper.claim_rows`): Δ with its 95 % interval, the seeds, the raw and
+Holm-adjusted p, one of four verdicts and its reason (the gates checked, where our protocol
+differs); our measurements where the paper
 makes no claim; the power the seeds had; the paper's results not attempted, and why; a
 section per other scale (GPU), or what it waits for; then the diagnostics
 (`harness.paper.diagnostics`). Under the tally, a figure of every judged claim's Δ in units
@@ -23,8 +24,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from harness.paper.claim_rows import COLUMNS, MEASURED, claim_row, delta_text
 from harness.paper.diagnostics import diagnostic_sections
-from harness.paper.figures import VERDICTS, Role
+from harness.paper.figures import VERDICTS
 from harness.paper.findings import Finding, findings
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
 from harness.paper.labels import run_on
@@ -84,86 +86,6 @@ HOW = (
     "run` column says what we trained (steps, tokens), the `paper setting` column what the "
     "paper did."
 )
-COLUMNS = [
-    "our run",
-    "paper setting",
-    "paper",
-    "ours",
-    "paper Δ",
-    "our Δ [95 % CI]",
-    "seeds",
-    "p → adjusted (test)",
-    "verdict",
-    "why",
-]
-MEASURED = [c for c in COLUMNS if c not in ("paper Δ", "verdict")]
-
-
-def _pair(values: dict[Role, float], role: Role, percent: bool) -> str:
-    if "vanilla" not in values or role not in values:
-        return "-"
-    return f"{num(values['vanilla'], percent)} → {num(values[role], percent)}"
-
-
-def _delta(f: Finding) -> str:
-    pct = f.figure.percent
-    if math.isnan(f.gain):
-        return "-"
-    low, high = f.interval
-    ci = "" if math.isnan(low) else f" [{num(low, pct)}, {num(high, pct)}]"
-    return f"{num(f.gain, pct)}{ci}"
-
-
-def _p(f: Finding) -> str:
-    c = f.comparison
-    if c is None:
-        return "-"
-    if math.isnan(f.p_value):
-        return f"- ({c.test})"
-    if f.gate_failed:  # a claim's or our own measurement's: no test either way
-        return "- (gate failed: not tested)"
-    return f"{f.p_value:.3g} → {f.p_adjusted:.3g} ({c.test})"
-
-
-def _run(f: Finding) -> str:
-    m = f.measured
-    roles: tuple[Role, Role] = (f.role, "vanilla")
-    if m is None or not m.runs:
-        return " vs ".join(f.source.roles[r] for r in roles)
-    return " vs ".join(m.runs[r] for r in roles)
-
-
-def _why(f: Finding) -> str:
-    parts = [f.reason]
-    passed = [g.text for g in f.gates if g.passed]
-    if passed and not f.gate_failed and f.verdict != "not comparable":
-        parts.append("gates passed: " + "; ".join(passed))
-    ours = f"ours: {f.measured.protocol}" if f.measured and f.measured.protocol else ""
-    if said := "; ".join(x for x in (ours, f.source.differs) if x):
-        parts.append(f"protocol: {said}")
-    if f.measured is not None:
-        parts += [f.measured.detail] if f.measured.detail else []
-        if f.measured.evidence is not None:
-            parts.append(f.measured.evidence.text(f.sign))
-    return ". ".join(parts)
-
-
-def _row(f: Finding) -> list[str]:
-    fig = f.figure
-    paper = _pair(fig.values, f.role, False) if fig.values else f"“{fig.stated}”"
-    cells = {
-        "our run": f"{fig.quantity}: {_run(f)}",
-        "paper setting": fig.setting or "-",
-        "paper": paper,
-        "ours": _pair(f.measured.ours, f.role, fig.percent) if f.measured else "-",
-        "paper Δ": num(gain) if (gain := fig.paper_gain(f.role)) is not None else "-",
-        "our Δ [95 % CI]": _delta(f),
-        "seeds": str(f.seeds),
-        "p → adjusted (test)": _p(f),
-        "verdict": f"**{f.verdict}**",
-        "why": _why(f),
-    }
-    return [cells[c] for c in (COLUMNS if f.figure.compared else MEASURED)]
 
 
 def _quote(claims: list[Finding]) -> str:
@@ -177,7 +99,7 @@ def _quote(claims: list[Finding]) -> str:
     return (
         f"{main.figure.source}'s {main.figure.quantity}: {main.source.roles[main.role]} "
         f"{num(ours[main.role], pct)} against {main.source.roles['vanilla']} "
-        f"{num(ours['vanilla'], pct)}, Δ {_delta(main)} ({main.verdict})"
+        f"{num(ours['vanilla'], pct)}, Δ {delta_text(main)} ({main.verdict})"
     )
 
 
@@ -265,8 +187,8 @@ def _section(title: str, mine: list[Finding], root: Path | None, *lead: str) -> 
     parts = ["", f"## {title}", "", _rows_line(mine)]
     for paragraph in lead:
         parts += ["", paragraph]
-    claims = [_row(f) for f in mine if f.figure.compared]
-    measured = [_row(f) for f in mine if not f.figure.compared]
+    claims = [claim_row(f) for f in mine if f.figure.compared]
+    measured = [claim_row(f) for f in mine if not f.figure.compared]
     if claims:
         parts += ["", table(COLUMNS, claims)]
     if measured:
@@ -361,7 +283,7 @@ def render(found: list[Finding], root: Path | None = None) -> str:
 def render_html(found: list[Finding], suite: str) -> str:
     """`suite`'s findings as an HTML section (for `hlm report`)."""
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c.strip('*'))}</td>" for c in _row(f)) + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(c.strip('*'))}</td>" for c in claim_row(f)) + "</tr>"
         for f in found
         if f.figure.compared
     )
