@@ -107,7 +107,8 @@ AMD_EPYC = Scale(
     "Figure 6) again on an AMD EPYC, side by side as there: `hlm run SUITE --task throughput "
     "--leaderboards leaderboards/amd-epyc` for each of "
     + ", ".join(f"`{s}`" for s in SPEED_SUITES)
-    + ", on such a machine with nothing else running; then regenerate this page.",
+    + ", on such a machine with nothing else running (41 minutes in all on the Intel Xeon "
+    "whose rows the CPU scale holds); then regenerate this page.",
     machine="AMD EPYC",
 )
 SCALES = (CPU, WIKI, GPU, GPU_MEDIUM, AMD_EPYC)
