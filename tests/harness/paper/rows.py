@@ -89,5 +89,23 @@ def decoder_rows(root: Path, unigram: float) -> Path:
     return root
 
 
+def duplicates_rows(root: Path, sst2: float) -> Path:
+    """A paper-cpu-ablation board under `root` for CWT's duplicate targets, masked against
+    kept (bert-tiny-cwt, the baseline of that measurement), over three seeds: SST-2
+    accuracy `sst2` (plus the masked arm's gain) against a majority of 0.51."""
+    rows = []
+    for seed in range(3):
+        for model, g in (("bert-tiny-cwt", 0.0), ("bert-tiny-cwt-mask", 0.01 + 0.002 * seed)):
+            rows += [
+                paper_row(model, "glue/sst2", "accuracy", sst2 + g, seed),
+                paper_row(model, "glue/sst2", "majority", 0.51, seed),
+                paper_row(model, "glue/stsb", "pearson", 0.3, seed),
+                paper_row(model, "glue/stsb", "majority", 0.0, seed),
+                paper_row(model, "glue/average", "average", 0.5 + g, seed),
+            ]
+    write_cell(root / "paper-cpu-ablation", "rows", rows)
+    return root
+
+
 def by_key(found, key: str):
     return next(f for f in found if f.figure.key.startswith(key))

@@ -9,8 +9,7 @@ import pytest
 from harness.paper.claim_rows import COLUMNS, MEASURED, claim_row, delta_text
 from harness.paper.findings import findings
 from harness.paper.tables import num
-from harness.results.leaderboard import write_cell
-from tests.harness.paper.rows import by_key, encoder_rows, paper_row
+from tests.harness.paper.rows import by_key, duplicates_rows, encoder_rows
 
 
 @pytest.fixture(scope="module")
@@ -38,18 +37,8 @@ def test_a_claims_row_fills_every_column(found: list) -> None:
 def test_a_measurement_has_no_paper_delta_and_no_verdict(tmp_path) -> None:
     """The duplicate-target ablation, where the paper makes no claim: its row is measured
     and tested, with no paper Δ and no verdict."""
-    rows = []
-    for seed in range(3):
-        for model, g in (("bert-tiny-cwt", 0.0), ("bert-tiny-cwt-mask", 0.01 + 0.002 * seed)):
-            rows += [
-                paper_row(model, "glue/sst2", "accuracy", 0.78, seed),
-                paper_row(model, "glue/sst2", "majority", 0.51, seed),
-                paper_row(model, "glue/stsb", "pearson", 0.3, seed),
-                paper_row(model, "glue/stsb", "majority", 0.0, seed),
-                paper_row(model, "glue/average", "average", 0.5 + g, seed),
-            ]
-    write_cell(tmp_path / "paper-cpu-ablation", "rows", rows)
-    masked = by_key(findings(tmp_path), "duplicates: CWT duplicate targets masked")
+    found = findings(duplicates_rows(tmp_path, sst2=0.78))
+    masked = by_key(found, "duplicates: CWT duplicate targets masked")
     row = dict(zip(MEASURED, claim_row(masked), strict=True))
     assert "paper Δ" not in row and "verdict" not in row
     assert row["paper"] == f"“{masked.figure.stated}”"

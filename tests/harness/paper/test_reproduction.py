@@ -22,7 +22,13 @@ from harness.paper.findings import findings
 from harness.paper.sources import NOT_ATTEMPTED, source_of
 from harness.results.leaderboard import write_cell
 from harness.results.samples import write_samples
-from tests.harness.paper.rows import by_key, decoder_rows, encoder_rows, paper_row
+from tests.harness.paper.rows import (
+    by_key,
+    decoder_rows,
+    duplicates_rows,
+    encoder_rows,
+    paper_row,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -464,18 +470,7 @@ def test_our_measurement_whose_baseline_fails_a_gate_is_not_tested_and_names_it(
     """CWT's duplicate targets masked against kept: the baseline is the paper's variant
     (bert-tiny-cwt), not a vanilla model. Where its SST-2 fails the gate, the row makes no
     test (no p, no adjusted p of nan) and the reason names the model whose score it read."""
-    rows = []
-    for seed in range(3):
-        for model, g in (("bert-tiny-cwt", 0.0), ("bert-tiny-cwt-mask", 0.01 + 0.002 * seed)):
-            rows += [
-                paper_row(model, "glue/sst2", "accuracy", 0.52 + g, seed),
-                paper_row(model, "glue/sst2", "majority", 0.51, seed),
-                paper_row(model, "glue/stsb", "pearson", 0.3, seed),
-                paper_row(model, "glue/stsb", "majority", 0.0, seed),
-                paper_row(model, "glue/average", "average", 0.5 + g, seed),
-            ]
-    write_cell(tmp_path / "paper-cpu-ablation", "rows", [{**r, "suite": "x"} for r in rows])
-    found = findings(tmp_path)
+    found = findings(duplicates_rows(tmp_path, sst2=0.52))
     masked = by_key(found, "duplicates: CWT duplicate targets masked")
     assert masked.verdict is None and masked.gate_failed and math.isnan(masked.p_adjusted)
     assert masked.reason.startswith("gate failed: the baseline bert-tiny-cwt's glue/sst2")
