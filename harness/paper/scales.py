@@ -108,7 +108,8 @@ AMD_EPYC = Scale(
     "--leaderboards leaderboards/amd-epyc` for each of "
     + ", ".join(f"`{s}`" for s in SPEED_SUITES)
     + ", on such a machine with nothing else running (41 minutes in all on the Intel Xeon "
-    "whose rows the CPU scale holds); then regenerate this page.",
+    "whose rows the CPU scale holds); then `hlm plot SUITE --leaderboards leaderboards/amd-epyc` "
+    "for the section's plots, and regenerate this page.",
     machine="AMD EPYC",
 )
 SCALES = (CPU, WIKI, GPU, GPU_MEDIUM, AMD_EPYC)

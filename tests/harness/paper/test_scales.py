@@ -166,7 +166,10 @@ def test_a_second_machines_speeds_get_their_own_section_and_verdicts(tmp_path) -
     assert waiting.reason == (
         f"no rows: nothing committed in leaderboards/amd-epyc/paper-cpu-throughput (`{command}`)"
     )
-    _figure2_rows(tmp_path / "amd-epyc" / "paper-cpu-throughput", (1.38, 1.51, 1.39, 1.49), epyc)
+    epyc_board = tmp_path / "amd-epyc" / "paper-cpu-throughput"
+    _figure2_rows(epyc_board, (1.38, 1.51, 1.39, 1.49), epyc)
+    (epyc_board / "_plots").mkdir()
+    (epyc_board / "_plots" / "bars-throughput.png").write_bytes(b"")  # as `hlm plot` names it
     found = findings(tmp_path)
     speed = "figure2: training speed"
     first = by_key([f for f in found if f.scale == "CPU"], speed)
@@ -178,6 +181,8 @@ def test_a_second_machines_speeds_get_their_own_section_and_verdicts(tmp_path) -
     assert f"run on {xeon}" in page[0] and epyc not in page[0]
     assert f"`amd-epyc/paper-cpu-throughput` (`{command}`)" in page[1]
     assert f"; run on {epyc}." in page[1] and xeon not in page[1]
+    plot = "bars-throughput](../leaderboards/amd-epyc/paper-cpu-throughput/_plots/bars-thr"
+    assert plot in page[1].split("\n## ")[0] and plot not in page[0]
 
 
 def test_a_second_machines_folder_refuses_rows_run_on_another(tmp_path) -> None:
