@@ -43,8 +43,7 @@ class Scale:
         if cpu.suite not in self.suites or (self.machine and cpu.unit != "measurement"):
             return None
         if self.machine:
-            folder = self.machine.lower().replace(" ", "-")
-            return replace(cpu, suite=self.suites[cpu.suite], folder=folder, machine=self.machine)
+            return replace(cpu, suite=self.suites[cpu.suite], machine=self.machine)
         roles = {r: self._model(m) for r, m in cpu.roles.items()}
         speed = None
         if cpu.speed is not None:

@@ -123,10 +123,9 @@ class Source:
     sanity checks; `unavailable` says why no rows can exist here (no local data); `parts`:
     what an average is made of (its per-part gaps are shown); `speed`: for `equal-time`, the
     (suite, model) whose side-by-side `speedup_vs_baseline` sets the equal-time step;
-    `differs`: where our protocol differs from the paper's; `folder`: the subfolder of the
-    leaderboards that holds the suite's rows, where they are not the suite's own (a speed
-    measured again on a second machine, `harness.paper.scales`); `machine`: the kind of machine
-    each of its rows must record (part of their `hardware`), where it matters."""
+    `differs`: where our protocol differs from the paper's; `machine`: for a speed measured
+    again on a second machine (`harness.paper.scales`), the kind of machine each of its rows
+    must record (part of their `hardware`); its rows lie in that machine's `folder`."""
 
     suite: str
     task: str
@@ -138,8 +137,13 @@ class Source:
     parts: Parts | None = None
     speed: tuple[str, str] | None = None
     differs: str = ""
-    folder: str = ""
     machine: str = ""
+
+    @property
+    def folder(self) -> str:
+        """The subfolder of the leaderboards holding a second machine's rows (its name in
+        lower case, dashed: `amd-epyc`); '' for the suite's own folder."""
+        return self.machine.lower().replace(" ", "-")
 
     @property
     def board(self) -> str:
@@ -150,9 +154,9 @@ class Source:
     def command(self) -> str:
         """The command that computes the rows into `board` (in a second machine's folder,
         the measured task's cells alone: nothing there is pretrained)."""
-        into = f" --task {self.task} --leaderboards leaderboards/{self.folder}"
-        into = into if self.folder else ""
-        return f"hlm run {self.suite}{into}"
+        if not self.folder:
+            return f"hlm run {self.suite}"
+        return f"hlm run {self.suite} --task {self.task} --leaderboards leaderboards/{self.folder}"
 
     @property
     def unit(self) -> Unit:

@@ -134,7 +134,7 @@ def test_a_second_machine_compares_the_speed_and_memory_figures_alone() -> None:
     assert len(mine) == 6  # Table 6's three speeds, Figure 2's speed and memory, Figure 6's
     for key, (machine, cpu) in mine.items():
         assert machine is not None and machine.unit == "measurement", key
-        assert replace(machine, folder="", machine="") == cpu, key
+        assert replace(machine, machine="") == cpu, key
         assert machine.board == f"amd-epyc/{cpu.suite}" and cpu.board == cpu.suite
         assert machine.machine == "AMD EPYC" and not cpu.machine
     fig2 = next(m for k, (m, _) in mine.items() if k.startswith("figure2: training speed"))
