@@ -6,7 +6,9 @@ all its fields, so that no YAML slip silently changes a run:
 
 - a yes/no is no number, alone or in a list: `steps: yes` is YAML's True, which pydantic
   would read as 1, `lr: yes` a learning rate of 1.0 and `seeds: [yes, no]` seeds 1 and 0;
-- a float is finite: `lr: .inf` or `.nan` is refused by key, as a value out of range is.
+- a float is finite: `lr: .inf` or `.nan` is refused by key, as a value out of range is;
+- a list of text takes one text: `corpus: FILE` in YAML is `--corpus FILE` on the command line
+  (`[FILE]`). A list of numbers does not: `seeds: 3` may mean three seeds or seed 3.
 
 A field that does take a yes/no (`bf16: true`) is left alone, as is one that takes anything
 (`params: {...}`, checked by its own model).
@@ -52,6 +54,17 @@ def holds_numbers(annotation: Any) -> bool:
     return origin in (list, tuple) and any(is_number(a) for a in args)
 
 
+def holds_texts(annotation: Any) -> bool:
+    """Whether a field of this type is a list of text (`corpus: list[str]`, or optional), for
+    which one text stands as a list of one; not where a text is itself a value (`str | list`)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return holds_texts(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return str not in args and any(holds_texts(a) for a in args)
+    return origin is list and args == (str,)
+
+
 class Settings(BaseModel):
     """Settings read from YAML or flags: see the module docstring."""
 
@@ -65,6 +78,8 @@ class Settings(BaseModel):
         annotation = cls.model_fields[info.field_name].annotation
         if is_number(annotation):
             return not_a_bool(value)
+        if isinstance(value, str) and holds_texts(annotation):
+            return [value]
         if holds_numbers(annotation) and isinstance(value, list | tuple):
             for item in value:
                 not_a_bool(item)

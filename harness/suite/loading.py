@@ -62,8 +62,9 @@ def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
         raise SuiteError([f"{path}: include: cycle ({chain})"])
     data = _read_yaml(path)
     includes = data["include"] if "include" in data else []
+    includes = [includes] if isinstance(includes, str) else includes  # one file, as a list of one
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
-        raise SuiteError([f"{path}: include: expected a list of file paths"])
+        raise SuiteError([f"{path}: include: expected a file path or a list of them"])
     merged: dict[str, Any] = {}
     for i, inc in enumerate(includes):
         inc_path = (path.parent / inc) if not Path(inc).is_absolute() else Path(inc)

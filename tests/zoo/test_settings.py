@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 from harness.suite.schema import ModelEntry, PublishStep, RecipeOverrides, Suite, TaskEntry
 from harness.tasks import TASKS
 from zoo.objectives import OBJECTIVES
-from zoo.settings import Settings, holds_numbers, is_number
+from zoo.settings import Settings, holds_numbers, holds_texts, is_number
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
@@ -97,3 +97,39 @@ def test_a_yes_no_still_sets_a_yes_no_field_and_text_numbers_still_read() -> Non
     assert (got.flag, got.rate, got.count) == (True, 1e-4, 3)
     with pytest.raises(ValidationError, match="extra"):
         Example.model_validate({"flagg": True})
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_one_text_stands_for_a_list_of_one_where_a_list_of_text_is_read(
+    model: type[BaseModel],
+) -> None:
+    """`corpus: FILE` in YAML as `--corpus FILE` on the command line: the list of one, not a
+    type error; every such field of every model people write reads it the same way."""
+    for name, f in model.model_fields.items():
+        if holds_texts(f.annotation):
+            assert not any("valid list" in m for m in _errors_at_or_none(model, name)), name
+    if model in (PretrainConfig, Suite, TaskEntry):
+        assert any(holds_texts(f.annotation) for f in model.model_fields.values())
+
+
+def _errors_at_or_none(model: type[BaseModel], name: str) -> list[str]:
+    try:
+        model.model_validate({name: "x"})
+    except ValidationError as exc:
+        return [e["msg"] for e in exc.errors() if e["loc"][:1] == (name,)]
+    return []
+
+
+def test_holds_texts_tells_lists_of_text_from_text_and_numbers() -> None:
+    assert holds_texts(list[str]) and holds_texts(list[str] | None)
+    assert holds_texts(Annotated[list[str], Field(min_length=1)])
+    assert not holds_texts(str) and not holds_texts(list[int]) and not holds_texts(str | list[str])
+    assert not holds_texts(dict[str, str]) and not holds_texts(tuple[str, str])
+
+    class Example(Settings):
+        sources: list[str] = Field(default_factory=list)
+        seeds: list[int] = Field(default_factory=list)
+
+    assert Example.model_validate({"sources": "a.txt"}).sources == ["a.txt"]
+    with pytest.raises(ValidationError, match="valid list"):
+        Example.model_validate({"seeds": 3})  # three seeds, or seed 3? refused

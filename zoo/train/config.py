@@ -98,7 +98,12 @@ def load_config(path: str | None, overrides: dict[str, Any]) -> PretrainConfig:
 
     `overrides` may hold a ``loss`` mapping; its keys are merged into the file's ``loss:``."""
     data: dict[str, Any] = read_yaml_mapping(Path(path), "config keys") if path is not None else {}
-    loss = {**(data["loss"] if isinstance(data.get("loss"), dict) else {})}
+    if "loss" in data and not isinstance(data["loss"], dict):  # else `--loss.*` would drop it
+        raise UserError(
+            f"{path}: loss: should be a mapping of loss options by name (`temperature: 0.1`), "
+            f"not {type(data['loss']).__name__} {data['loss']!r}"
+        )
+    loss = {**(data["loss"] if "loss" in data else {})}
     loss.update({k: v for k, v in overrides.pop("loss", {}).items() if v is not None})
     data.update({k: v for k, v in overrides.items() if v is not None})
     if loss:

@@ -130,6 +130,8 @@ def test_include_merges_and_detects_cycles(tmp_path) -> None:
     assert suite.name == "child"
     assert [m.objective for m in suite.models] == ["ce", "cwt", "nce"]
     assert suite.recipe.steps == 3 and suite.recipe.vocab_size == 400  # merged mapping
+    one = load_suite(write(tmp_path, {**child, "include": "parent.yaml"}, "one.yaml"))
+    assert [m.objective for m in one.models] == ["ce", "cwt", "nce"]  # one file, unlisted
     bad = write(tmp_path, {"name": "c", "include": ["", "nope.yaml"]}, "c.yaml")
     assert problems(bad) == [f"{bad}: include[0]: file not found: {tmp_path}"]
     write(tmp_path, {"name": "a", "include": ["b.yaml"]}, "a.yaml")

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.run.cells import digest
-from zoo.train.config import SECTIONS, PretrainConfig
+from zoo.errors import UserError
+from zoo.train.config import SECTIONS, PretrainConfig, load_config
 from zoo.train.roles import names_with_role, recipe_names, role_of
 
 BASE: dict[str, Any] = {"preset": "bert-tiny", "output_dir": "runs/a"}
@@ -149,9 +150,6 @@ def test_yaml_config_yaml_is_the_identity(changed: frozenset[str]) -> None:
 def test_a_checkpoint_and_a_tokenizer_are_not_given_together() -> None:
     """`init_from` loads the checkpoint's own tokenizer: a `tokenizer` beside it would be
     ignored, so the pair is refused by key."""
-    from zoo.errors import UserError
-    from zoo.train.config import load_config
-
     given = {"preset": "bert-tiny", "output_dir": "x", "init_from": "runs/x/final"}
     assert load_config(None, given).init_from == "runs/x/final"
     with pytest.raises(UserError, match=r"^command line: init_from: the checkpoint brings its"):
@@ -169,8 +167,6 @@ def test_head_settings_without_what_they_act_on_are_refused(extra: dict, error: 
     """A new head needs a checkpoint to put it on, and a probe needs that head: each was
     once accepted and ignored (untie_head) or trained the tied input embeddings instead
     (freeze_body with a tied head)."""
-    from zoo.errors import UserError
-    from zoo.train.config import load_config
 
     given = {"preset": "pythia-tiny", "output_dir": "x"}
     with pytest.raises(UserError, match="^command line: " + error):
@@ -218,8 +214,6 @@ DEFAULTED = {"mlm_probability", "prune_last_layer", "validation_fraction", "allo
 def test_a_setting_the_run_would_not_read_is_refused(extra: dict, fine: dict, error: str) -> None:
     """Each of these was accepted and never read: the run trained the same weights under
     another pretraining key (a duplicate row, an ablation that was none)."""
-    from zoo.errors import UserError
-    from zoo.train.config import load_config
 
     given = {"preset": "bert-tiny", "output_dir": "x"}
     with pytest.raises(UserError, match="^command line: " + error):
@@ -227,3 +221,26 @@ def test_a_setting_the_run_would_not_read_is_refused(extra: dict, fine: dict, er
     load_config(None, {**given, **extra, **fine})  # where it is read, it is taken
     defaults = {k: PretrainConfig.model_fields[k].default for k in extra if k in DEFAULTED}
     load_config(None, {**given, **extra, **defaults})  # at its default, it changes nothing
+
+
+def test_one_source_is_a_list_of_one() -> None:
+    """`corpus: FILE` in YAML means what `--corpus FILE` means, and keys the same run."""
+    one = PretrainConfig.model_validate({**BASE, "corpus": "synthetic:50"})
+    listed = PretrainConfig.model_validate({**BASE, "corpus": ["synthetic:50"]})
+    assert one.corpus == ["synthetic:50"]
+    assert key(one) == key(listed)
+    assert PretrainConfig.model_validate({**BASE, "validation": "synthetic:20"}).validation == [
+        "synthetic:20"
+    ]
+
+
+@pytest.mark.parametrize("loss", ["[temperature, 2]", "0.1", "temperature"])
+def test_a_loss_that_is_not_a_mapping_is_refused_with_the_file(tmp_path: Any, loss: str) -> None:
+    """A malformed `loss:` is refused, not dropped in favour of the `--loss.*` flags given."""
+    f = tmp_path / "run.yaml"
+    f.write_text(f"preset: bert-tiny\nloss: {loss}\n")
+    with pytest.raises(UserError, match=r"run\.yaml: loss: should be a mapping"):
+        load_config(str(f), {"loss": {"chunk": 256}})
+    f.write_text("preset: bert-tiny\noutput_dir: x\nloss: {temperature: 0.5}\n")
+    merged = load_config(str(f), {"loss": {"chunk": 256, "duplicates": None}}).loss
+    assert (merged.temperature, merged.chunk) == (0.5, 256)
