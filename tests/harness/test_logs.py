@@ -77,24 +77,28 @@ def test_hlm_run_shows_one_bar_not_lm_evals(tiny_decoder: Path, tmp_path: Path) 
 LIBRARY_ENV = (
     "TRANSFORMERS_VERBOSITY",
     "DATASETS_VERBOSITY",
+    "HF_HUB_VERBOSITY",
     "HF_HUB_DISABLE_PROGRESS_BARS",
     "HF_DATASETS_DISABLE_PROGRESS_BARS",
 )
 
 
 @pytest.mark.parametrize(("level", "verbosity", "bars"), [(0, 40, False), (2, 20, True)])
-def test_settings_reach_transformers_and_datasets_imported_after(
+def test_settings_reach_the_libraries_imported_after(
     level: int, verbosity: int, bars: bool
 ) -> None:
-    """`configure` runs before any verb imports transformers or datasets: the level and the
-    bars still reach them (errors only and no bars by default; INFO and bars with -vv)."""
+    """`configure` runs before any verb imports transformers, datasets or huggingface_hub: the
+    level and the bars still reach them (errors only and no bars by default; INFO and bars
+    with -vv). huggingface_hub sets its logger's level when imported: its Hub retries once
+    printed a warning line a second apart while the Hub was unreachable."""
     probe = (
         f"from harness.logs import configure; configure({level}); "
-        "import datasets, transformers; "
+        "import datasets, transformers, huggingface_hub.utils.logging as hub; "
         "from datasets.utils.tqdm import are_progress_bars_disabled; "
         "print(transformers.utils.logging.get_verbosity(), "
         "transformers.utils.logging.is_progress_bar_enabled(), "
-        "datasets.logging.get_verbosity(), not are_progress_bars_disabled())"
+        "datasets.logging.get_verbosity(), not are_progress_bars_disabled(), "
+        "hub.get_verbosity())"
     )
     env = {k: v for k, v in os.environ.items() if k not in LIBRARY_ENV}
     out = subprocess.run(
@@ -104,4 +108,5 @@ def test_settings_reach_transformers_and_datasets_imported_after(
         text=True,
         check=True,
     )
-    assert out.stdout.split() == [str(verbosity), str(bars), str(verbosity), str(bars)]
+    expected = [str(verbosity), str(bars), str(verbosity), str(bars), str(verbosity)]
+    assert out.stdout.split() == expected

@@ -11,6 +11,7 @@ and its commit marker (`hlm_commit.json`, written last) holds every file's size 
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, cast
@@ -25,6 +26,8 @@ from zoo.models import family_of
 from zoo.train.atomic import COMMIT, atomic_dir_write, checkpoint_problem, write_commit
 from zoo.train.metadata import CheckpointMetadata, write_metadata
 from zoo.train.safe_load import write_state
+
+log = logging.getLogger(__name__)
 
 WEIGHTS = "model.safetensors"
 
@@ -98,6 +101,8 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
         raise UserError(f"checkpoint not found: {name_or_path}")
     if p.is_dir() and (p / COMMIT).is_file():  # one of ours: its files as they were written
         verify_checkpoint(p, name_or_path)
+    if not p.exists():  # the Hub's retries take a while where it is unreachable
+        log.info("%s: no such folder or run name here; asking the Hub", name_or_path)
     try:
         config: PretrainedConfig = AutoConfig.from_pretrained(name_or_path)
     except (OSError, ValueError) as exc:
