@@ -37,10 +37,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             suite = load_suite(path)
             cells = expand(suite)
-            print(
-                f"{path}: ok ({len(suite.models)} models, {len(suite.tasks)} tasks, "
-                f"{len(cells)} cells)"
-            )
+            sizes = {"model": len(suite.models), "task": len(suite.tasks), "cell": len(cells)}
+            said = ", ".join(f"{n} {w}" + "s" * (n != 1) for w, n in sizes.items())
+            print(f"{path}: ok ({said})")
             for moved in moved_shared_data(cells):
                 print(f"  {moved}")
         except SuiteError as exc:

@@ -302,6 +302,9 @@ def test_a_yes_no_in_a_sweep_is_one_problem_per_value(tmp_path) -> None:
 def test_validate_verb_exit_codes(tmp_path, capsys) -> None:
     assert hlm(["validate", str(TINY)]) == 0
     assert "ok (2 models, 2 tasks, 8 cells)" in capsys.readouterr().out
+    one = {**base(), "models": base()["models"][:1], "tasks": base()["tasks"][:1]}
+    assert hlm(["validate", str(write(tmp_path, one, "one.yaml"))]) == 0
+    assert "ok (1 model, 1 task, " in capsys.readouterr().out
     d = base()
     d["tasks"][0]["type"] = "validatoin"
     p = write(tmp_path, d)
