@@ -148,6 +148,7 @@ def _config_plugins(path: str | None) -> list[str]:
     except UserError:
         return []
     plugins = data["plugins"] if "plugins" in data else []
+    plugins = [plugins] if isinstance(plugins, str) else plugins  # one path, as `Settings` reads it
     return [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
 
 

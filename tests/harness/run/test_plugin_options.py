@@ -112,3 +112,14 @@ def test_a_misspelt_plugin_option_in_a_config_names_the_option_meant(tmp_path: P
     rc, _, err = hlm("pretrain", "--config", str(cfg), "--output-dir", str(tmp_path / "r"))
     assert rc == 2
     assert f"{cfg}: loss: temperatur: unknown key; did you mean 'temperature'?" in err
+
+
+@pytest.mark.parametrize("given", [f"[{PLUGIN}]", PLUGIN])
+def test_a_configs_plugins_load_before_its_flags_are_made(tmp_path: Path, given: str) -> None:
+    """A --config file's plugins (a list, or one path as `Settings` reads it) are imported
+    before the flags are made, so that their objectives' `--loss.*` flags exist."""
+    from harness.cli import _config_plugins
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"plugins: {given}\nobjective: cosine-cwt\npreset: bert-tiny\n")
+    assert _config_plugins(str(cfg)) == [PLUGIN]
