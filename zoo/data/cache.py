@@ -213,7 +213,7 @@ def token_streams(
     folder = cache_root() / "tokens" / key
 
     def build(tmp: Path) -> None:
-        _build_streams(tmp, corpus, tokenizer, kind, progress)
+        _build_streams(tmp, corpus, tokenizer, kind, progress, folder)
 
     built = _locked_build(folder, build)
     problem = _streams_problem(built)
@@ -261,9 +261,11 @@ def _build_streams(
     tokenizer: PreTrainedTokenizerBase,
     kind: str,
     progress: bool,
+    final: Path,
 ) -> None:
     """Tokenise the corpus into `tmp/main.bin` (and `held_out.bin`), count each part's token
-    ids (`main.counts.npy`: a unigram model, for baselines), and write `meta.json`."""
+    ids (`main.counts.npy`: a unigram model, for baselines), and write `meta.json`; `tmp`
+    becomes the cache entry `final` once complete."""
     vocab = len(tokenizer)
     dtype = np.dtype(np.uint16 if vocab <= 1 << 16 else np.uint32)
     parts: dict[str, dict[str, int]] = {
@@ -306,7 +308,7 @@ def _build_streams(
         parts["main"]["tokens"] + parts["held_out"]["tokens"],
         seconds,
         text_bytes / 1e6 / max(seconds, 1e-9),
-        tmp.name,
+        final,
     )
 
 

@@ -345,3 +345,15 @@ def test_a_malformed_hub_pin_is_refused(tmp_path) -> None:
     assert "expected hub:NAME" in str(source_problem("hub:"))
     assert "local dataset folder, with no revision" in str(source_problem(f"hub:{folder}#abc"))
     assert source_problem(f"hub:{folder}") is None and source_problem("hub:org/set#v1") is None
+
+
+def test_the_build_log_names_the_cache_entry_not_its_temporary_folder(
+    tmp_path, cache_dir, caplog
+) -> None:
+    docs = synthetic_corpus(40)
+    corpus = _write_docs(tmp_path / "c.txt", docs)
+    tok = train_tokenizer(docs, 400, "decoder")
+    with caplog.at_level("INFO", logger="zoo.data.cache"):
+        built = token_streams(CorpusSpec((str(corpus),)), tok, "decoder").folder
+    said = [r.getMessage() for r in caplog.records if "tokenised" in r.getMessage()]
+    assert len(said) == 1 and said[0].endswith(f"-> {built}"), said
