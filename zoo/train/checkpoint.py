@@ -102,7 +102,10 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
     if p.is_dir() and (p / COMMIT).is_file():  # one of ours: its files as they were written
         verify_checkpoint(p, name_or_path)
     if not p.exists():  # the Hub's retries take a while where it is unreachable
-        log.info("%s: no such folder or run name here; asking the Hub", name_or_path)
+        from huggingface_hub import constants
+
+        where = "in the Hub's local cache" if constants.HF_HUB_OFFLINE else "on the Hub"
+        log.info("%s: no such folder or run name here; looking %s", name_or_path, where)
     try:
         config: PretrainedConfig = AutoConfig.from_pretrained(name_or_path)
     except (OSError, ValueError) as exc:

@@ -11,14 +11,18 @@ from zoo.train.checkpoint import hf_config
 
 
 def test_a_name_found_nowhere_says_it_is_no_folder_nor_run_before_the_hubs_answer(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, monkeypatch, caplog
 ) -> None:
     monkeypatch.chdir(tmp_path)  # offline (conftest): the Hub's answer is its offline error
-    with pytest.raises(UserError) as err:
+    with caplog.at_level("INFO", logger="zoo.train.checkpoint"), pytest.raises(UserError) as err:
         hf_config("someone/no-such-model")
     said = str(err.value)
     assert said.startswith("cannot load checkpoint 'someone/no-such-model': no such folder or")
     assert "run name (`hlm runs`), and the Hub: " in said
+    # said before the Hub's retries (a wait where it is unreachable), naming where it looks
+    assert caplog.messages == [
+        "someone/no-such-model: no such folder or run name here; looking in the Hub's local cache"
+    ]
 
 
 def test_a_path_that_cannot_be_a_hub_id_is_not_found_without_asking_the_hub(
