@@ -9,6 +9,7 @@ Each returns a list of ``FILE: KEY.PATH: message`` lines, like those of
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -61,12 +62,46 @@ def _sweep_value_problems(
                 {skey.removeprefix("loss."): value}
             )
         else:
-            RecipeOverrides.model_validate({skey: value})
+            read = RecipeOverrides.model_validate({skey: value})
+            if skey in ("corpus", "validation") and value:  # as read: `corpus: X` is [X]
+                return corpus_problems(list(getattr(read, skey)), src, key)
     except ValidationError as exc:
         return [f"{src}: {key}: {error_message(e)}" for e in exc.errors()]
-    if skey in ("corpus", "validation") and value:
-        return corpus_problems(list(value), src, key)
     return []
+
+
+def _as_read(skey: str, value: Any, objectives: list[str]) -> Any:
+    """A recipe or loss sweep value as the run reads it (JSON), or as written where it does
+    not validate (`_sweep_value_problems` reports that)."""
+    try:
+        if skey.startswith("loss."):
+            name = skey.removeprefix("loss.")
+            opts = _loss_options_with(name, objectives).model_validate({name: value})
+            return opts.model_dump(mode="json")[name]
+        if skey in RecipeOverrides.model_fields:
+            return RecipeOverrides.model_validate({skey: value}).model_dump(mode="json")[skey]
+    except ValidationError:
+        pass
+    return value
+
+
+def repeats(where: str, given: list[Any], read: list[Any]) -> list[str]:
+    """A sweep value that reads as one listed before it, though written otherwise (YAML reads
+    `1e-3` as text, which the run reads as 0.001; `corpus: X` is `[X]`): the two points are
+    one run, and the sweep would list a point that changes nothing."""
+    first: dict[str, int] = {}
+    problems = []
+    for j, value in enumerate(read):
+        text = json.dumps(value, sort_keys=True, default=str)
+        if text in first:
+            i = first[text]
+            key = where.rsplit(": ", 1)[-1]
+            problems.append(
+                f"{where}[{j}]: {given[j]!r} and {key}[{i}] ({given[i]!r}) are read as one "
+                f"value, {text}: each value runs once"
+            )
+        first.setdefault(text, j)
+    return problems
 
 
 def check_sweep(suite: Suite) -> list[str]:
@@ -90,6 +125,8 @@ def check_sweep(suite: Suite) -> list[str]:
                 problems += _sweep_value_problems(
                     suite.path, f"{key}[{j}]", skey, value, objectives
                 )
+            read = [_as_read(skey, v, objectives) for v in values]
+            problems += repeats(f"{suite.path}: {key}", values, read)
     return problems
 
 
@@ -112,13 +149,15 @@ def _task_sweep_problems(suite: Suite, skey: str, values: list[Any]) -> list[str
         return [f"{where}: " + unknown_name_message(f"{task.type} param", target[1], known)]
     if not values:
         return [f"{where}: expected a non-empty list of values"]
-    problems = []
+    problems, read = [], []
     for j, value in enumerate(values):
         try:
-            params.model_validate({**task.params, target[1]: value})
+            got = params.model_validate({**task.params, target[1]: value})
+            read.append(got.model_dump(mode="json")[target[1]])
         except ValidationError as exc:
             problems += [f"{where}[{j}]: {error_message(e)}" for e in exc.errors()]
-    return problems
+            read.append(value)
+    return problems + repeats(where, values, read)
 
 
 def _recipe_source(suite: Suite, i: int, point: dict[str, Any], key: str) -> str:

@@ -283,6 +283,33 @@ def test_a_seed_or_a_sweep_value_listed_twice_is_refused(tmp_path) -> None:
     assert load_suite(write(tmp_path, d)).seeds == [0, 1]
 
 
+def test_sweep_values_written_apart_but_read_as_one_are_refused(tmp_path) -> None:
+    """YAML reads `1e-3` (no dot) as text, which the run reads as 0.001; `corpus: X` is
+    `[X]`: such a pair passed the check on the values as written, and the sweep listed a
+    point that changed nothing (one pretraining run under two labels)."""
+    d = base()
+    d["sweep"] = {
+        "lr": ["1e-3", 0.001],
+        "corpus": ["synthetic:50", ["synthetic:50"]],
+        "loss.chunk": [256, "256"],
+        "tasks.validation.batches": ["2", 2],
+    }
+    p = write(tmp_path, d)
+    one = "are read as one value"
+    assert_problems(
+        problems(p),
+        [
+            f"{p}: sweep.corpus[1]: ['synthetic:50'] and sweep.corpus[0] ('synthetic:50') {one}",
+            f"{p}: sweep.loss.chunk[1]: '256' and sweep.loss.chunk[0] (256) {one}, 256",
+            f"{p}: sweep.lr[1]: 0.001 and sweep.lr[0] ('1e-3') {one}, 0.001: each value runs once",
+            f"{p}: sweep.tasks.validation.batches[1]: 2 and sweep.tasks.validation.batches[0] "
+            f"('2') {one}, 2",
+        ],
+    )
+    d["sweep"] = {"lr": ["1e-3", 0.002], "corpus": ["synthetic:50", ["synthetic:60"]]}
+    assert len(expand(load_suite(write(tmp_path, d)))) > 0
+
+
 def test_a_yes_no_in_a_sweep_is_one_problem_per_value(tmp_path) -> None:
     """A swept value is checked by the sweep and again in each model's config: one line each,
     worded as every other problem (no pydantic "Value error, " prefix)."""
