@@ -35,6 +35,7 @@ from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.report.page import embedded_figure
 from harness.results.leaderboard import SUPERSEDED, result_files
 from harness.results.stats import ALPHA, POWER
+from zoo.errors import UserError
 
 TITLES = {
     "table1-tokens": "Table 1: GLUE at equal tokens",
@@ -306,8 +307,16 @@ def report_section(directory: Path, suite: str) -> str:
 
 def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]:
     """Write `doc` from the leaderboards under `root`, its verdicts' figure beside it
-    (`FIGURE`, where a claim can be drawn), and the headline into `readme`."""
+    (`FIGURE`, where a claim can be drawn), and the headline into `readme`. A `root` that
+    holds no row of the paper's suites (a misspelt folder) is refused: it would overwrite
+    the page with one on which every claim is not comparable."""
     found = findings(root)
+    boards = sorted({f.source.board for f in found})
+    if not any(result_files(root / b) for b in boards):
+        raise UserError(
+            f"{root}: no rows of the paper's suites ({', '.join(boards)}) here; "
+            f"{doc} is left as it was"
+        )
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(render(found, root), encoding="utf-8")
     written = [doc]

@@ -14,6 +14,7 @@ from harness.paper.document import FIGURE, render, render_html, write_reproducti
 from harness.paper.findings import findings
 from harness.paper.forest import EDGE, forest_svg, left_out, panels, point, write_forest
 from tests.harness.paper.rows import by_key, decoder_rows, encoder_rows
+from zoo.errors import UserError
 
 
 @pytest.fixture
@@ -72,7 +73,11 @@ def test_no_judged_claim_no_figure_and_no_link(tmp_path) -> None:
     assert write_forest(found, tmp_path / "f.svg") is None and not (tmp_path / "f.svg").exists()
     assert "verdicts.svg" not in render(found)
     doc = tmp_path / "docs" / "REPRODUCTION.md"
-    assert write_reproduction(tmp_path, doc, None) == [doc]
+    doc.parent.mkdir()
+    doc.write_text("the page as it was")
+    with pytest.raises(UserError, match=r"no rows of the paper's suites \(.*paper-cpu-encoder"):
+        write_reproduction(tmp_path, doc, None)  # a misspelt folder: the page is kept
+    assert doc.read_text() == "the page as it was"
 
 
 def test_the_page_links_the_figure_it_writes_beside_it(tmp_path) -> None:
