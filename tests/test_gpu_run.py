@@ -58,9 +58,10 @@ def _run(
     )
 
 
-def _collect(out: Path, into: Path) -> subprocess.CompletedProcess[str]:
+def _collect(out: Path, into: Path, report: bool = False) -> subprocess.CompletedProcess[str]:
     """tools/gpu-collect.sh of the results in `out` into the leaderboards folder `into`."""
-    env = {**os.environ, "GPU_COLLECT_INTO": str(into), "GPU_COLLECT_NO_REPORT": "1"}
+    env = {**os.environ, "GPU_COLLECT_INTO": str(into)}
+    env |= {} if report else {"GPU_COLLECT_NO_REPORT": "1"}
     return subprocess.run(
         ["bash", str(ROOT / "tools" / "gpu-collect.sh"), str(out)],
         env=env,
@@ -261,3 +262,10 @@ def test_collect_files_away_what_the_run_superseded_and_keeps_each_row_once(
     assert sorted(p.name for p in here.glob("*.parquet")) == ["new.parquet"]
     assert list(read_leaderboard(here)["value"]) == [1.0]
     assert sorted(read_leaderboard(here, include_stale=True)["value"]) == [1.0, 9.0]
+    # the project's page reads leaderboards/ only: rows collected elsewhere leave it alone
+    page = ROOT / "docs" / "REPRODUCTION.md"
+    before = page.read_bytes()
+    got = _collect(out, here.parent, report=True)
+    assert got.returncode == 0, got.stderr
+    assert f"the reproduction page reads leaderboards/, not {here.parent}" in got.stdout
+    assert page.read_bytes() == before

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bring a GPU run's rows (tools/gpu-run.sh's leaderboards.tar.gz) into leaderboards/, beside
 # the rows already there (one file per cell: nothing is overwritten but a cell's own file),
-# then regenerate the reproduction report. Commit what it adds. Where the run filed cells away
+# then regenerate the reproduction report (where they go into leaderboards/, the folder it
+# reads: GPU_COLLECT_INTO names another). Commit what it adds. Where the run filed cells away
 # as superseded (an edited suite, or a change to what cell ids hash), the copy of each such
 # file here moves into the suite's _superseded/ too, as `hlm run` moves it: no row is kept
 # twice, and none is lost.
@@ -33,6 +34,13 @@ for suite in sorted(p.name for p in came.iterdir() if p.is_dir()):
 FILE
 fi
 ls "$DEST"
-if [ -z "${GPU_COLLECT_NO_REPORT:-}" ]; then
+# the project's page (docs/REPRODUCTION.md, the README's headline) is made from leaderboards/
+# only: rows collected elsewhere would rewrite it without the rows committed here
+if [ -n "${GPU_COLLECT_NO_REPORT:-}" ]; then
+    :
+elif [ "$DEST" = leaderboards ]; then
     "${PYTHON:-.venv/bin/python}" -m harness.cli report --paper --leaderboards "$DEST"
+else
+    echo "gpu-collect: the reproduction page reads leaderboards/, not $DEST: for a page of these" \
+        "rows, hlm report --paper --leaderboards $DEST --out FILE"
 fi
