@@ -172,22 +172,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report.page import write_report
+    from zoo.errors import UserError
 
     if args.paper:
         from harness.paper.document import write_reproduction
 
-        # the README's headline follows the project's own page, not a copy written elsewhere
+        # the README's headline follows the project's own page, not a copy written elsewhere;
+        # the page says it is made from leaderboards/, and links its plots there
+        root = Path(args.leaderboards)
+        if not args.out and root.resolve() != Path("leaderboards").resolve():
+            raise UserError(
+                f"hlm report --paper: docs/REPRODUCTION.md and the README's headline are made "
+                f"from leaderboards/; for a page of {root}, give --out FILE"
+            )
         doc, readme = (
             (Path(args.out), None)
             if args.out
             else (Path("docs/REPRODUCTION.md"), Path("README.md"))
         )
-        for path in write_reproduction(Path(args.leaderboards), doc, readme):
+        for path in write_reproduction(root, doc, readme):
             print(f"wrote {path}" + (" (its headline sentence)" if path == readme else ""))
         return 0
     if args.suite is None:
-        from zoo.errors import UserError
-
         raise UserError("hlm report: name a suite, or pass --paper")
     from harness.paper.document import report_section
 

@@ -300,7 +300,7 @@ def test_reproduction_doc_is_generated_from_the_committed_leaderboards(tmp_path)
     assert (tmp_path / "README.md").read_text() == (ROOT / "README.md").read_text()
 
 
-def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch) -> None:
+def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch, capsys) -> None:
     from harness.cli import main as hlm
 
     root = encoder_rows(tmp_path / "lb", sst2_ce=0.78, gain=0.02)
@@ -310,7 +310,14 @@ def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch) -> Non
     monkeypatch.chdir(tmp_path)
     assert hlm(["report", "--paper", "--out", "copy.md", "--leaderboards", str(root)]) == 0
     assert readme.read_text() == original and "reproduced" in (tmp_path / "copy.md").read_text()
-    assert hlm(["report", "--paper", "--leaderboards", str(root)]) == 0  # the project's page
+    # the project's page and headline come from leaderboards/, which the page says it reads
+    assert hlm(["report", "--paper", "--leaderboards", str(root)]) == 2
+    said = capsys.readouterr().err
+    assert "docs/REPRODUCTION.md and the README's headline are made from leaderboards/" in said
+    assert f"for a page of {root}, give --out FILE" in said
+    assert readme.read_text() == original and not (tmp_path / "docs").exists()
+    root.rename(tmp_path / "leaderboards")
+    assert hlm(["report", "--paper"]) == 0  # the project's page
     assert "old" not in readme.read_text() and (tmp_path / "docs/REPRODUCTION.md").is_file()
 
 
