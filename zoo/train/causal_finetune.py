@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from zoo.errors import UserError, format_validation_error
+from zoo.train.checkpoint import not_found
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
 from zoo.train.metadata import CheckpointMetadata, read_metadata
@@ -28,7 +29,7 @@ def finetune_causal(
     """Fine-tune `checkpoint` causally into `output_dir`; returns the final checkpoint folder."""
     s = settings or CausalFinetuneConfig()
     if not Path(checkpoint).is_dir():
-        raise UserError(f"checkpoint not found: {checkpoint}")
+        raise not_found(checkpoint)
     source, target = Path(checkpoint).resolve(), Path(output_dir).resolve()
     if source == target or source.is_relative_to(target):
         raise UserError(

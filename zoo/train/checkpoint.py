@@ -21,7 +21,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 from transformers import AutoConfig, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from zoo.errors import UserError
+from zoo.errors import UserError, did_you_mean
 from zoo.models import family_of
 from zoo.train.atomic import COMMIT, atomic_dir_write, checkpoint_problem, write_commit
 from zoo.train.metadata import CheckpointMetadata, write_metadata
@@ -91,14 +91,28 @@ def verify_checkpoint(folder: Path, name: str) -> None:
     _VERIFIED.add(key)
 
 
+def _surely_local(name: str, p: Path) -> bool:
+    """Whether a name that is not here can be no Hub id (OWNER/NAME): a path from . or /,
+    one of more than two parts, or one in a folder that is here (`runs/typo`)."""
+    return (
+        name.startswith((".", "/"))
+        or (os.sep in name and name.count("/") > 1)
+        or (p.parent != Path(".") and p.parent.is_dir())
+    )
+
+
+def not_found(name: str) -> UserError:
+    """`checkpoint not found: runs/typo; did you mean 'run'?` (the names beside it)."""
+    p = Path(name)
+    near = sorted(c.name for c in p.parent.iterdir()) if p.parent.is_dir() else []
+    return UserError(f"checkpoint not found: {name}{did_you_mean(p.name, near)}")
+
+
 def hf_config(name_or_path: str) -> PretrainedConfig:
     """A checkpoint's (local folder or hub id) Hugging Face config, or a clear error."""
     p = Path(name_or_path)
-    if not p.exists() and (
-        name_or_path.startswith((".", "/"))
-        or (os.sep in name_or_path and name_or_path.count("/") > 1)
-    ):
-        raise UserError(f"checkpoint not found: {name_or_path}")
+    if not p.exists() and _surely_local(name_or_path, p):
+        raise not_found(name_or_path)
     if p.is_dir() and (p / COMMIT).is_file():  # one of ours: its files as they were written
         verify_checkpoint(p, name_or_path)
     if not p.exists():  # the Hub's retries take a while where it is unreachable

@@ -36,3 +36,22 @@ def test_a_folder_that_exists_gets_the_loaders_own_reason_alone(tmp_path: Path) 
     with pytest.raises(UserError) as err:
         hf_config(str(tmp_path))  # a folder with no config.json
     assert "no such folder" not in str(err.value) and str(tmp_path) in str(err.value)
+
+
+def test_a_name_in_a_folder_that_is_here_is_not_asked_of_the_hub_and_names_its_neighbours(
+    tmp_path: Path, monkeypatch, caplog
+) -> None:
+    """`runs/pythia-cwtt` where `runs/` is here: a typo of a local run, not OWNER/NAME on
+    the Hub (whose retries take half a minute where it is unreachable)."""
+    for name in ("pythia-cwt", "bert-cwt", "other"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    with (
+        caplog.at_level("INFO", logger="zoo.train.checkpoint"),
+        pytest.raises(
+            UserError,
+            match=r"^checkpoint not found: runs/pythia-cwtt; did you mean 'pythia-cwt', 'bert-cwt'",
+        ),
+    ):
+        hf_config("runs/pythia-cwtt")
+    assert not caplog.messages  # no "looking on the Hub"
