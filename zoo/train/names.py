@@ -17,11 +17,12 @@ import os
 import re
 from pathlib import Path
 
-from zoo.errors import UserError
+from zoo.errors import UserError, did_you_mean
 
 RUNS_ENV = "HLM_RUNS_DIR"
 BY_NAME = "by-name"
 STEP = re.compile(r"^(?P<name>[^@]+)@(?:step-(?P<step>\d+)|final)$")
+SEED = re.compile(r"/seed-\d+$")  # the end of a run's name
 
 
 def runs_dir() -> Path:
@@ -68,8 +69,15 @@ def resolve_checkpoint(text: str, runs: Path | None = None) -> str:
         return text
     match = STEP.match(text)
     name = match["name"] if match else text
-    link = (runs or runs_dir()) / BY_NAME / name
+    named = (runs or runs_dir()) / BY_NAME
+    link = named / name
     if not link.is_symlink():
+        if SEED.search(name):  # a run's name, and no such run: not a Hub id
+            hint = did_you_mean(name, list(named_runs(runs)))
+            raise UserError(
+                f"{text}: no such folder, nor a run of that name in {named}{hint} "
+                "(`hlm runs` lists them)"
+            )
         return text
     run = link.resolve()
     step = match["step"] if match else None

@@ -46,3 +46,20 @@ def test_a_killed_run_is_stopped_at_its_last_complete_line(isolated: Path) -> No
     assert (state.name, state.state, state.step) == ("s/m/vocab_size=8000/seed-2", "stopped", 20)
     link_run(run_name("s", "m", 2, {"vocab_size": 8000}), folder)  # relinking is a no-op
     assert len(named_runs()) == 1
+
+
+def test_a_run_name_with_no_run_is_an_error_naming_the_runs_near_it(tmp_path: Path) -> None:
+    """`suite/model/seed-N` can be no Hub id: a misspelt one is an error here, with the
+    names close to it, not a Hub lookup whose retries take half a minute offline."""
+    runs = tmp_path / "runs"
+    (runs / "pretrain" / "abc" / "final").mkdir(parents=True)
+    link_run("tiny/bert-tiny-cwt/seed-1", runs / "pretrain" / "abc", runs)
+    got = resolve_checkpoint("tiny/bert-tiny-cwt/seed-1", runs)
+    assert Path(got) == (runs / "pretrain" / "abc" / "final").resolve()
+    with pytest.raises(
+        UserError,
+        match=r"^tiny/bert-tiny-cw/seed-1@step-2: no such folder, nor a run of that name in "
+        r".*by-name; did you mean 'tiny/bert-tiny-cwt/seed-1'\? \(`hlm runs` lists them\)",
+    ):
+        resolve_checkpoint("tiny/bert-tiny-cw/seed-1@step-2", runs)
+    assert resolve_checkpoint("someone/model", runs) == "someone/model"  # a Hub id still
