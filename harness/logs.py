@@ -76,10 +76,10 @@ def _library_level(level: int) -> int:
 
 def library_environment(level: int) -> dict[str, str]:
     """What transformers, datasets and huggingface_hub read from the environment when first
-    imported: their log level (huggingface_hub sets its own on import, above `configure`'s) and,
-    below -v, no progress bars. Set in the environment rather
-    than on the libraries, so that a verb that never uses them does not import them (importing
-    transformers alone takes seconds); a child process (torchrun's workers) inherits them."""
+    imported: their log level (huggingface_hub sets its own on import, over `configure`'s)
+    and, below -v, no progress bars. Set in the environment rather than on the libraries, so
+    that a verb that never uses them does not import them (importing transformers alone takes
+    seconds); a child process (torchrun's workers) inherits them."""
     name = logging.getLevelName(_library_level(level)).lower()
     env = {"TRANSFORMERS_VERBOSITY": name, "DATASETS_VERBOSITY": name, "HF_HUB_VERBOSITY": name}
     if level < 1:

@@ -78,7 +78,7 @@ def _distinct(values: list[Any]) -> list[Any]:
     """Refuse a value listed twice (as YAML reads them: 1.0e-3 is 0.001) in the seeds or a
     sweep key: it runs once, so the suite would run less than it lists (and count fewer
     seeds than the file names). Sweep values written apart that the run reads as one
-    (`1e-3`, text to YAML, and 0.001) are `grid_checks.repeats`'."""
+    (`1e-3`, text to YAML, and 0.001) are refused by `grid_checks.repeats`."""
     seen: set[str] = set()
     for value in values:
         text = json.dumps(value, sort_keys=True, default=str)
