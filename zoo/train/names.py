@@ -64,7 +64,8 @@ def named_runs(runs: Path | None = None) -> dict[str, Path]:
 def resolve_checkpoint(text: str, runs: Path | None = None) -> str:
     """A checkpoint folder for `text`: a path that exists as given; a run name (`@step-N` for
     a checkpoint along it, `@final` or nothing for its end) as its folder; anything else (a
-    Hub id) unchanged. A run name whose checkpoint is missing is a clear error."""
+    Hub id) unchanged. A run's name (ending in `/seed-N`) with no such run, or whose
+    checkpoint is missing, is a clear error."""
     if Path(text).exists():
         return text
     match = STEP.match(text)
