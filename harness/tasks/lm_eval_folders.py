@@ -5,6 +5,8 @@
   folders, where a folder may add tasks but never replace one. lm-eval lets a later folder
   replace a task of the same name with a warning; the rows would then read as the task
   everyone knows, its gate included.
+- `unknown_shipped`: an `hlm_` task name (the shipped tasks' prefix) that no folder defines,
+  for `hlm validate`, which needs no lm-eval to tell it.
 - `folder_problems`: the folders a suite names that do not exist, or that would run code
   from outside the suite's folder unless trusted, for `hlm validate`. A task YAML runs code:
   its `!function` hooks import a Python file beside it (or any importable module) and call
@@ -41,7 +43,7 @@ import yaml
 from harness.tasks.keyed_defaults import PINNED_SHIPPED
 from zoo.checksums import short_digest
 from zoo.errors import UserError
-from zoo.registry import may_run_code
+from zoo.registry import may_run_code, unknown_name_message
 
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
 # each shipped task -> the files under the data root its loader reads (`hlm_utils.py`, which
@@ -115,6 +117,23 @@ def folder_problems(include_path: list[str], suite_dir: Path) -> list[tuple[str,
                 )
             )
     return problems
+
+
+SHIPPED_PREFIX = "hlm_"  # the shipped tasks' names, which no lm-eval task takes
+
+
+def unknown_shipped(
+    tasks: list[str], include_path: list[str], suite_dir: Path
+) -> list[tuple[str, str]]:
+    """(key, message) for each `hlm_` task name that neither the shipped folder nor the
+    suite's folders define: a typo found here, not after the pretraining it would follow.
+    Other names are lm-eval's, which only lm-eval itself can list (when the cell runs)."""
+    known = sorted(set(shipped_tasks()) | _folder_names(include_path, suite_dir))
+    return [
+        (f"tasks[{i}]", unknown_name_message("hlm_ task", name, known))
+        for i, name in enumerate(tasks)
+        if name.startswith(SHIPPED_PREFIX) and name not in known
+    ]
 
 
 def folder_files(include_path: list[str], suite_dir: Path) -> dict[str, Path]:

@@ -33,6 +33,7 @@ from harness.tasks.lm_eval_folders import (
     shipped_data,
     shipped_moved,
     task_manager,
+    unknown_shipped,
     upstream_release,
 )
 from harness.tasks.unigram import target_perplexity, training_counts
@@ -314,7 +315,8 @@ def save_as_lm_eval(tracker: Any, results: dict[str, Any], log_samples: bool) ->
 
 
 def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
-    return folder_problems(p.include_path, suite_dir)
+    folders = folder_problems(p.include_path, suite_dir)
+    return folders or unknown_shipped(p.tasks, p.include_path, suite_dir)
 
 
 def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:

@@ -158,3 +158,26 @@ def test_a_cell_running_lm_evals_own_task_is_keyed_by_its_release(
     after = {c.task.label(): c for c in expand(load_suite(suite))}
     assert after["upstream"].cell_id != before["upstream"].cell_id
     assert after["ours"].cell_id == before["ours"].cell_id
+
+
+def test_a_misspelt_shipped_task_is_refused_by_validate(tmp_path: Path) -> None:
+    """`hlm_lambda` is no task: found by `hlm validate`, without lm-eval, not when the cell
+    runs after its pretraining. A suite folder's own `hlm_` task is known; lm-eval's names
+    (no `hlm_` prefix) are left to lm-eval."""
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "mine.yaml").write_text(TASK.replace("task: mine", "task: hlm_mine"))
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nmodels: [{preset: pythia-tiny, objective: ce}]\ntasks:\n"
+        "  - {type: lm_eval, params: {tasks: [hlm_boolq, hlm_lambda, hlm_mine, lambada_openai], "
+        "include_path: [tasks]}}\n"
+    )
+    with pytest.raises(SuiteError) as err:
+        load_suite(suite)
+    assert err.value.problems == [
+        f"{suite}: tasks[0].params.tasks[1]: unknown hlm_ task 'hlm_lambda'; did you mean "
+        "'hlm_lambada', 'hlm_pubmedqa', 'hlm_mine'? (known: hlm_boolq, "
+        "hlm_crows_pairs_english, hlm_lambada, hlm_mine, hlm_pubmedqa)"
+    ]
+    suite.write_text(suite.read_text().replace("hlm_lambda", "hlm_lambada"))
+    assert load_suite(suite).tasks[0].params["tasks"][1] == "hlm_lambada"
