@@ -32,9 +32,7 @@ from harness.run.cells import (
     Cell,
     Selection,
     expand,
-    missing_data,
     moved_shared_data,
-    runs_dir,
 )
 from harness.run.claims import claimed
 from harness.run.points import (
@@ -45,15 +43,14 @@ from harness.run.points import (
     pretraining_elsewhere,
     reads_pretraining,
 )
+from harness.run.preflight import preflight, pretraining_cached
 from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
 from harness.suite.record import write_suite_record
 from harness.tasks import TASKS, TaskContext
-from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError
 from zoo.models import PRESETS, get_spec, spec_from_hf_config
 from zoo.models.spec import ModelSpec
-from zoo.train.atomic import COMMIT
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import find_metadata
 
@@ -228,13 +225,7 @@ def run_suite(
         (c for c in cells if c.cell_id not in done),
         key=lambda c: (c.pretrain_key or "", c.task.type),
     )
-    _check_cuda(suite, todo)
-    if missing := missing_data(todo):  # at once, not after each cell's pretraining
-        gone = "; ".join(f"task {t}: {', '.join(names)} not found" for t, names in missing.items())
-        raise UserError(
-            f"{suite.path}: {gone} (a name is under the task's data_dir, else "
-            f"{DATA_ROOT_ENV}={data_root()}); {len(todo)} cells to compute, none started"
-        )
+    preflight(suite, todo)  # at once, not after each cell's pretraining
     bar = tqdm(
         total=len(cells),
         initial=len(cells) - len(todo),
@@ -261,50 +252,6 @@ def run_suite(
     if suite.publish is not None and (suite.publish.enabled or publish) and not failed:
         summary.published = publish_suite(suite, cells, root)
     return summary
-
-
-def _cached(pretrain_key: str) -> bool:
-    """Whether that pretraining's final checkpoint is in the runs cache."""
-    return (runs_dir() / "pretrain" / pretrain_key / "final" / COMMIT).is_file()
-
-
-def _recipe_key(suite: Suite, cell: Cell, key: str) -> str:
-    """Which section of the suite sets pretraining `key` for `cell`: its sweep point, its
-    model's recipe, or the suite's recipe."""
-    if key in cell.sweep:
-        return f"sweep.{key}"
-    if key in overrides(cell.model.recipe):
-        return f"models[{suite.models.index(cell.model)}].recipe.{key}"
-    return f"recipe.{key}"
-
-
-def _cuda_keys(suite: Suite, cell: Cell) -> list[str]:
-    """The keys of the suite that make `cell` need a CUDA GPU: the recipe's `device: cuda`
-    (unless its pretraining is already cached) and the task's `device: cuda`."""
-    keys = []
-    pretrain, key = cell.pretrain, cell.pretrain_key
-    if pretrain is not None and pretrain.device == "cuda" and key and not _cached(key):
-        keys.append(_recipe_key(suite, cell, "device"))
-    params = TASKS.get(cell.task.type).params.model_validate(cell.task.params)
-    if getattr(params, "device", None) == "cuda":
-        keys.append(f"tasks[{suite.tasks.index(cell.task)}].params.device")
-    return keys
-
-
-def _check_cuda(suite: Suite, todo: list[Cell]) -> None:
-    """Refuse at once, before any cell, a run whose cells ask for CUDA on a machine without
-    it (each cell would otherwise fail on its own, after its pretraining set-up). torch is
-    asked only where a cell asks for CUDA: a run with nothing to compute starts without it."""
-    keys = sorted({k for c in todo for k in _cuda_keys(suite, c)})
-    if not keys:
-        return
-    import torch
-
-    if not torch.cuda.is_available():
-        raise UserError(
-            f"{suite.path}: {', '.join(keys)}: 'cuda' asked for, but torch sees no CUDA device "
-            f"here; {len(todo)} cells to compute need a GPU machine"
-        )
 
 
 @dataclass
@@ -365,7 +312,7 @@ def plan_suite(
     done = set() if force or not out.is_dir() else done_cells(out)
     todo = [c for c in cells if c.cell_id not in done]
     keys = sorted({c.pretrain_key for c in todo if c.pretrain_key and reads_pretraining(c)})
-    cached = {k: _cached(k) for k in keys}
+    cached = {k: pretraining_cached(k) for k in keys}
     return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached)
 
 

@@ -68,6 +68,10 @@ class TaskType:
     kinds: tuple[str, ...] = ("encoder", "decoder")
     # extra checks of validated params: (params, suite_dir) -> [(key under params, message)]
     check: Callable[[Any, Path], list[tuple[str, str]]] | None = None
+    # checks only the task's own library can make, too slow to load for `hlm validate`:
+    # (params, suite_dir) -> [(key under params, message)], run by `hlm run` once per task
+    # entry before any cell computes (lm-eval's task names)
+    preflight: Callable[[Any, Path], list[tuple[str, str]]] | None = None
     # the files that define what it computes, beyond its params: (params, suite_dir) ->
     # {name: path}; their contents join the cell id, as plugin files' do, so that an edited
     # definition (a user's lm-eval task folder) is computed anew, not read as done

@@ -7,6 +7,8 @@
   everyone knows, its gate included.
 - `unknown_shipped`: an `hlm_` task name (the shipped tasks' prefix) that no folder defines,
   for `hlm validate`, which needs no lm-eval to tell it.
+- `unknown_tasks`: any task name lm-eval, the shipped folder and the suite's folders do not
+  give, for `hlm run` before it pretrains anything (lm-eval imported).
 - `folder_problems`: the folders a suite names that do not exist, or that would run code
   from outside the suite's folder unless trusted, for `hlm validate`. A task YAML runs code:
   its `!function` hooks import a Python file beside it (or any importable module) and call
@@ -42,7 +44,7 @@ import yaml
 
 from harness.tasks.keyed_defaults import PINNED_SHIPPED
 from zoo.checksums import short_digest
-from zoo.errors import UserError
+from zoo.errors import UserError, did_you_mean
 from zoo.registry import may_run_code, unknown_name_message
 
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
@@ -133,6 +135,20 @@ def unknown_shipped(
         (f"tasks[{i}]", unknown_name_message("hlm_ task", name, known))
         for i, name in enumerate(tasks)
         if name.startswith(SHIPPED_PREFIX) and name not in known
+    ]
+
+
+def unknown_tasks(
+    tasks: list[str], include_path: list[str], suite_dir: Path
+) -> list[tuple[str, str]]:
+    """(key, message) for each name that neither lm-eval, the shipped folder nor the suite's
+    folders give (task, group or tag), with the names close to it: `hlm run` asks before any
+    pretraining. Imports lm-eval (its index takes seconds), once a process."""
+    known = set(_known_tasks()) | _folder_names(include_path, suite_dir)
+    return [
+        (f"tasks[{i}]", f"lm-eval gives no task {name!r}{did_you_mean(name, sorted(known))}")
+        for i, name in enumerate(tasks)
+        if name not in known
     ]
 
 

@@ -34,6 +34,7 @@ from harness.tasks.lm_eval_folders import (
     shipped_moved,
     task_manager,
     unknown_shipped,
+    unknown_tasks,
     upstream_release,
 )
 from harness.tasks.unigram import target_perplexity, training_counts
@@ -319,6 +320,10 @@ def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
     return folders or unknown_shipped(p.tasks, p.include_path, suite_dir)
 
 
+def _preflight(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
+    return unknown_tasks(p.tasks, p.include_path, suite_dir)
+
+
 def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
     return {**folder_files(p.include_path, suite_dir), **shipped_moved(p.tasks)}
 
@@ -383,6 +388,7 @@ LM_EVAL_TASK = TaskType(
     params=LMEvalParams,
     kinds=("decoder",),
     check=_check,
+    preflight=_preflight,
     definition_files=_definition_files,
     definition_versions=_definition_versions,
     data_digests=_data_digests,

@@ -405,7 +405,7 @@ def test_a_suite_that_asks_for_cuda_is_refused_at_once_without_one(isolated, mon
     import torch
     import yaml
 
-    from harness.run.runner import _check_cuda
+    from harness.run.preflight import check_cuda
     from zoo.errors import UserError
     from zoo.train.atomic import COMMIT
 
@@ -424,9 +424,9 @@ def test_a_suite_that_asks_for_cuda_is_refused_at_once_without_one(isolated, mon
         (isolated / "runs" / "pretrain" / key / "final").mkdir(parents=True)
         (isolated / "runs" / "pretrain" / key / "final" / COMMIT).write_text("{}")
     validation = [c for c in plan.todo if c.task.type == "validation"]
-    _check_cuda(plan.suite, validation)  # nothing in them needs a GPU now
+    check_cuda(plan.suite, validation)  # nothing in them needs a GPU now
     with pytest.raises(UserError, match=r"gpu.yaml: tasks\[1\].params.device: 'cuda'"):
-        _check_cuda(plan.suite, plan.todo)
+        check_cuda(plan.suite, plan.todo)
 
 
 def test_recording_an_edited_suite_says_which_rows_it_files_away(tmp_path, caplog) -> None:
