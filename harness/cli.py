@@ -139,6 +139,7 @@ def preload_plugins(argv: Sequence[str]) -> None:
 def _config_plugins(path: str | None) -> list[str]:
     """The `plugins:` of a --config file, where it reads as a list of paths (any problem with
     the file is reported, naming it, when the config is validated)."""
+    from zoo.settings import listed
     from zoo.yaml_files import read_yaml_mapping
 
     if path is None or not Path(path).is_file():
@@ -147,8 +148,7 @@ def _config_plugins(path: str | None) -> list[str]:
         data = read_yaml_mapping(Path(path), "config keys")
     except UserError:
         return []
-    plugins = data["plugins"] if "plugins" in data else []
-    plugins = [plugins] if isinstance(plugins, str) else plugins  # one path, as `Settings` reads it
+    plugins = listed(data["plugins"]) if "plugins" in data else []
     return [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
 
 

@@ -36,11 +36,9 @@ fi
 ls "$DEST"
 # the project's page (docs/REPRODUCTION.md, the README's headline) is made from leaderboards/
 # only: rows collected elsewhere would rewrite it without the rows committed here
-if [ -n "${GPU_COLLECT_NO_REPORT:-}" ]; then
-    :
-elif [ "$DEST" = leaderboards ]; then
+if [ -z "${GPU_COLLECT_NO_REPORT:-}" ] && [ "$DEST" = leaderboards ]; then
     "${PYTHON:-.venv/bin/python}" -m harness.cli report --paper --leaderboards "$DEST"
-else
+elif [ -z "${GPU_COLLECT_NO_REPORT:-}" ]; then
     echo "gpu-collect: the reproduction page reads leaderboards/, not $DEST: for a page of these" \
         "rows, hlm report --paper --leaderboards $DEST --out FILE"
 fi

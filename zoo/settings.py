@@ -54,6 +54,13 @@ def holds_numbers(annotation: Any) -> bool:
     return origin in (list, tuple) and any(is_number(a) for a in args)
 
 
+def listed(value: Any) -> Any:
+    """One text as a list of one, where a list of text is read (`corpus: FILE`); any other
+    value as it is. Also for the raw YAML read before validation (`include:`, a config's
+    `plugins:`)."""
+    return [value] if isinstance(value, str) else value
+
+
 def holds_texts(annotation: Any) -> bool:
     """Whether a field of this type is a list of text (`corpus: list[str]`, or optional), for
     which one text stands as a list of one; not where a text is itself a value (`str | list`)."""
@@ -78,8 +85,8 @@ class Settings(BaseModel):
         annotation = cls.model_fields[info.field_name].annotation
         if is_number(annotation):
             return not_a_bool(value)
-        if isinstance(value, str) and holds_texts(annotation):
-            return [value]
+        if holds_texts(annotation):
+            return listed(value)
         if holds_numbers(annotation) and isinstance(value, list | tuple):
             for item in value:
                 not_a_bool(item)

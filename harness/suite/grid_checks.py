@@ -50,42 +50,26 @@ def _loss_options_with(name: str, objectives: list[str]) -> type[LossOptions]:
     return LossOptions
 
 
-def _sweep_value_problems(
+def _sweep_value(
     src: str, key: str, skey: str, value: Any, objectives: list[str]
-) -> list[str]:
+) -> tuple[list[str], Any]:
+    """A sweep value's problems, and the value as the run reads it (JSON; as written where
+    it does not validate)."""
     if skey in ("preset", "objective"):
         reg = PRESETS if skey == "preset" else OBJECTIVES
-        return [] if value in reg else [f"{src}: {key}: {reg.unknown_message(str(value))}"]
+        return ([] if value in reg else [f"{src}: {key}: {reg.unknown_message(str(value))}"]), value
+    name = skey.removeprefix("loss.")
+    model = _loss_options_with(name, objectives) if skey.startswith("loss.") else RecipeOverrides
     try:
-        if skey.startswith("loss."):
-            _loss_options_with(skey.removeprefix("loss."), objectives).model_validate(
-                {skey.removeprefix("loss."): value}
-            )
-        else:
-            read = RecipeOverrides.model_validate({skey: value})
-            if skey in ("corpus", "validation") and value:  # as read: `corpus: X` is [X]
-                return corpus_problems(list(getattr(read, skey)), src, key)
+        read = model.model_validate({name: value}).model_dump(mode="json")[name]
     except ValidationError as exc:
-        return [f"{src}: {key}: {error_message(e)}" for e in exc.errors()]
-    return []
+        return [f"{src}: {key}: {error_message(e)}" for e in exc.errors()], value
+    if skey in ("corpus", "validation") and read:  # as read: `corpus: X` is [X]
+        return corpus_problems(list(read), src, key), read
+    return [], read
 
 
-def _as_read(skey: str, value: Any, objectives: list[str]) -> Any:
-    """A recipe or loss sweep value as the run reads it (JSON), or as written where it does
-    not validate (`_sweep_value_problems` reports that)."""
-    try:
-        if skey.startswith("loss."):
-            name = skey.removeprefix("loss.")
-            opts = _loss_options_with(name, objectives).model_validate({name: value})
-            return opts.model_dump(mode="json")[name]
-        if skey in RecipeOverrides.model_fields:
-            return RecipeOverrides.model_validate({skey: value}).model_dump(mode="json")[skey]
-    except ValidationError:
-        pass
-    return value
-
-
-def repeats(where: str, given: list[Any], read: list[Any]) -> list[str]:
+def repeats(src: str, key: str, given: list[Any], read: list[Any]) -> list[str]:
     """A sweep value that reads as one listed before it, though written otherwise (YAML reads
     `1e-3` as text, which the run reads as 0.001; `corpus: X` is `[X]`): the two points are
     one run, and the sweep would list a point that changes nothing."""
@@ -95,10 +79,9 @@ def repeats(where: str, given: list[Any], read: list[Any]) -> list[str]:
         text = json.dumps(value, sort_keys=True, default=str)
         if text in first:
             i = first[text]
-            key = where.rsplit(": ", 1)[-1]
             problems.append(
-                f"{where}[{j}]: {given[j]!r} and {key}[{i}] ({given[i]!r}) are read as one "
-                f"value, {text}: each value runs once"
+                f"{src}: {key}[{j}]: {given[j]!r} and {key}[{i}] ({given[i]!r}) are read as "
+                f"one value, {text}: each value runs once"
             )
         first.setdefault(text, j)
     return problems
@@ -121,12 +104,12 @@ def check_sweep(suite: Suite) -> list[str]:
         elif not values:
             problems.append(f"{suite.path}: {key}: expected a non-empty list of values")
         else:
+            read = []
             for j, value in enumerate(values):
-                problems += _sweep_value_problems(
-                    suite.path, f"{key}[{j}]", skey, value, objectives
-                )
-            read = [_as_read(skey, v, objectives) for v in values]
-            problems += repeats(f"{suite.path}: {key}", values, read)
+                found, as_read = _sweep_value(suite.path, f"{key}[{j}]", skey, value, objectives)
+                problems += found
+                read.append(as_read)
+            problems += repeats(suite.path, key, values, read)
     return problems
 
 
@@ -157,7 +140,7 @@ def _task_sweep_problems(suite: Suite, skey: str, values: list[Any]) -> list[str
         except ValidationError as exc:
             problems += [f"{where}[{j}]: {error_message(e)}" for e in exc.errors()]
             read.append(value)
-    return problems + repeats(where, values, read)
+    return problems + repeats(suite.path, f"sweep.{skey}", values, read)
 
 
 def _recipe_source(suite: Suite, i: int, point: dict[str, Any], key: str) -> str:

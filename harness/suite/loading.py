@@ -21,6 +21,7 @@ from harness.suite.record import SUITE_FILE
 from harness.suite.schema import Suite
 from zoo.errors import UserError, validation_problems
 from zoo.registry import load_plugin, may_run_code
+from zoo.settings import listed
 from zoo.yaml_files import YamlFileError, read_yaml_mapping
 
 
@@ -61,8 +62,7 @@ def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
         chain = " -> ".join(str(p) for p in (*stack, path.resolve()))
         raise SuiteError([f"{path}: include: cycle ({chain})"])
     data = _read_yaml(path)
-    includes = data["include"] if "include" in data else []
-    includes = [includes] if isinstance(includes, str) else includes  # one file, as a list of one
+    includes = listed(data["include"]) if "include" in data else []
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
         raise SuiteError([f"{path}: include: expected a file path or a list of them"])
     merged: dict[str, Any] = {}
