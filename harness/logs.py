@@ -18,6 +18,8 @@ import sys
 import warnings
 from typing import Any
 
+from zoo.errors import ZooWarning
+
 OURS = ("zoo", "harness")
 THIRD_PARTY = (
     "transformers",
@@ -68,6 +70,24 @@ def configure(level: int) -> None:
             warnings.filterwarnings("ignore", module=module.replace("-", "_"))
     os.environ.update(library_environment(level))
     _tell_imported_libraries(theirs, bars=level >= 1)
+    warnings.formatwarning = _one_line_for_ours
+
+
+_python_format = warnings.formatwarning
+
+
+def _one_line_for_ours(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    """A `ZooWarning` as `WARNING <message>`, the way a `UserError` prints (no source line:
+    it is about the user's files, not the code); any other warning as Python shows it."""
+    if issubclass(category, ZooWarning):
+        return f"WARNING {message}\n"
+    return _python_format(message, category, filename, lineno, line)
 
 
 def _library_level(level: int) -> int:

@@ -21,6 +21,12 @@ class UserError(Exception):
     """A mistake in the user's input; the message names the file / key / value at fault."""
 
 
+class ZooWarning(UserWarning):
+    """Something in the user's files or settings that a command works around (a damaged file
+    skipped, a smaller vocabulary): `hlm` prints it on one line, as it prints a `UserError`,
+    without the source line Python's warnings show."""
+
+
 class TrainingDiverged(UserError):
     """The loss became NaN or infinite; the last good checkpoint is kept."""
 

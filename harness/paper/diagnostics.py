@@ -157,5 +157,5 @@ def diagnostic_sections(root: Path) -> list[str]:
     """The page's lines of every diagnostic, from the leaderboards under `root`."""
     parts: list[str] = []
     for diag in DIAGNOSTICS:
-        parts += _section(diag, read_leaderboard(root / diag.suite))
+        parts += _section(diag, read_leaderboard(root / diag.suite, damaged="refuse"))
     return parts

@@ -289,7 +289,7 @@ def suite_summary(suite: Suite | None, df: pd.DataFrame) -> list[str]:
 def dataset_card(name: str, directory: Path, repo: str, license: str, plots: list[str]) -> str:
     from huggingface_hub import DatasetCard, DatasetCardData
 
-    df = read_leaderboard(directory)
+    df = read_leaderboard(directory, damaged="refuse")
     suite = last_suite(directory)
     baseline = suite.baseline if suite is not None else None
     samples = read_samples(directory, current_cells(directory))

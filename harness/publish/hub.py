@@ -168,19 +168,17 @@ def publish_model(
 
 
 def publishable_files(directory: Path) -> list[Path]:
-    """The result files a dataset repo gets: those that read and belong to the suite as last
-    run (a damaged file is named and left out, as `hlm leaderboard` leaves it; so are the rows
-    of cells the suite no longer has), so the repo's rows are the ones `hlm leaderboard` shows."""
-    from harness.results.leaderboard import file_problem, result_files, stale_cells
+    """The result files a dataset repo gets: those of the suite as last run (the rows of
+    cells it no longer has stay out), so the repo's rows are the ones `hlm leaderboard`
+    shows. A file that does not read is refused, naming it: the repo would hold fewer rows
+    than the folder, with nothing on the Hub to say so."""
+    from harness.results.leaderboard import damaged_error, file_problem, result_files, stale_cells
 
-    stale, kept = stale_cells(directory), []
-    for f in result_files(directory):
-        problem = file_problem(f)
-        if problem is not None:
-            log.warning("%s: %s; not published", f, problem)
-        elif f.stem not in stale:
-            kept.append(f)
-    return kept
+    stale, files = stale_cells(directory), result_files(directory)
+    unread = [(f, p) for f in files if (p := file_problem(f)) is not None]
+    if unread:
+        raise damaged_error(unread)
+    return [f for f in files if f.stem not in stale]
 
 
 def publish_leaderboard(
@@ -210,7 +208,8 @@ def publish_leaderboard(
         from harness.results.samples import read_samples
 
         kept = read_samples(directory, current_cells(directory))
-        plots = [p.name for p in make_plots(read_leaderboard(directory), plots_dir, kept)]
+        rows = read_leaderboard(directory, damaged="refuse")
+        plots = [p.name for p in make_plots(rows, plots_dir, kept)]
         if (directory / SUITE_FILE).is_file():
             shutil.copy2(directory / SUITE_FILE, d / "suite.yaml")
         if (directory / PLUGINS).is_dir():  # the files suite.yaml names

@@ -24,15 +24,14 @@ from pathlib import Path
 import pandas as pd
 
 from harness.report.plots import make_plots
-from harness.report.tables import not_shown
+from harness.report.tables import not_shown, pivot, pivot_means
 from harness.report.view import leaderboard_view
 from harness.results.leaderboard import (
     current_cells,
     final_rows,
     no_results,
-    pivot,
-    pivot_means,
     read_leaderboard,
+    unread_files,
 )
 from harness.results.samples import read_samples
 from harness.results.significance import family_size
@@ -194,6 +193,11 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
         "to sort.</p>"
     )
     mark += "".join(f'<p class="note">{html.escape(line)}</p>' for line in not_shown(df))
+    mark += "".join(
+        f'<p class="note">not shown: the rows of {html.escape(str(f))}, which does not read '
+        f"({html.escape(why)}); <code>hlm run</code> of the suite computes its cell again</p>"
+        for f, why in unread_files(directory)
+    )
     description = html.escape(suite.description.strip()) if suite is not None else ""
     extra = "".join(section(directory, name) for section in sections)
     return (

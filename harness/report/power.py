@@ -31,13 +31,12 @@ from typing import Any
 
 import pandas as pd
 
-from harness.report.tables import point_order, select_task
+from harness.report.tables import point_order, row_label, select_task
 from harness.results.leaderboard import (
     aggregate,
     current_cells,
     no_results,
     read_leaderboard,
-    row_label,
 )
 from harness.results.samples import read_samples
 from harness.results.significance import (

@@ -12,15 +12,77 @@ metric's direction.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 from tabulate import tabulate
 
-from harness.results.leaderboard import pivot, row_label, unfinished
+from harness.results.leaderboard import unfinished
+from harness.results.metrics import direction
 from zoo.registry import check_name
 
 WIDTH = 120
+
+
+def _cell(r: Mapping[Any, Any]) -> str:
+    """mean ± std over seeds; † better, ‡ worse than the baseline (`compare_to_baseline`)."""
+    mean, std = float(r["mean"]), float(r["std"])
+    digits = 4 if abs(mean) < 10 else 1
+    s = f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if int(r["n"]) > 1 else "")
+    better, worse = bool(r.get("significant", False)), bool(r.get("worse", False))
+    return s + (" †" if better else " ‡" if worse else "")
+
+
+def _labelled(agg: pd.DataFrame) -> pd.DataFrame:
+    """`agg` with the table's `row` (model, sweep point) and `column` (task/metric) labels."""
+    a = agg.copy()
+    a["row"] = [row_label(m, s) for m, s in zip(a["model"], a["sweep"], strict=True)]
+    a["column"] = [f"{t}/{m}" for t, m in zip(a["task"], a["metric"], strict=True)]
+    return a
+
+
+def pivot_means(agg: pd.DataFrame) -> pd.DataFrame:
+    """The mean behind each cell of `pivot` (same row and column labels, unsorted)."""
+    a = _labelled(agg)
+    return a.pivot_table(index="row", columns="column", values="mean", aggfunc="first", sort=False)
+
+
+def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
+    """Models (x sweep point) as rows, task/metric as columns, sorted by `sort_by`'s direction."""
+    if agg.empty:
+        return pd.DataFrame()
+    a = _labelled(agg)
+    a["cell"] = [_cell(r) for r in a.to_dict("records")]
+    table = a.pivot_table(index="row", columns="column", values="cell", aggfunc="first", sort=False)
+    means = pivot_means(agg)
+    if sort_by is not None:
+        check_name("--sort column", sort_by, sorted(means.columns))
+    key = sort_by if sort_by is not None else (means.columns[0] if len(means.columns) else None)
+    if key is not None:
+        metric = key.split("/")[-1]
+        hib = direction(metric)
+        order = (
+            means[key]
+            .sort_values(ascending=not hib if hib is not None else True, na_position="last")
+            .index
+        )
+        table = table.loc[order]
+    # quality first, cost last: columns by task (throughput at the end), then metric
+    columns = sorted(table.columns, key=lambda c: (c.startswith("throughput/"), c))
+    table = table[columns]
+    table.index.name = "model"
+    return table.fillna("")
+
+
+def row_label(model: str, sweep_json: str | None) -> str:
+    """A table row's label: the model, and its sweep point when it has one."""
+    return model if sweep_json in ("{}", "", None) else f"{model} {_sweep_label(str(sweep_json))}"
+
+
+def _sweep_label(sweep_json: str) -> str:
+    point = json.loads(sweep_json)
+    return " ".join(f"{k}={v}" for k, v in point.items())
 
 
 def point_order(sweep_json: str | None) -> tuple[tuple[int, float, str], ...]:

@@ -1,5 +1,5 @@
 """Parquet leaderboards: one file per finished cell (rows typed by `harness.results.schema`),
-aggregation and tables.
+reading them back, and aggregation over seeds.
 
 `leaderboards/<suite>/<cell_id>.parquet` holds the rows of one cell. Files are written under a
 dot-prefixed temporary name and renamed, so a crash never leaves a half file and two runs at
@@ -18,11 +18,10 @@ import os
 import subprocess
 import uuid
 import warnings
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import pyarrow as pa
@@ -30,8 +29,7 @@ import pyarrow.parquet as pq
 
 from harness.results.metrics import direction
 from harness.results.schema import COLUMNS, SCHEMA, checked_rows
-from zoo.errors import UserError, did_you_mean
-from zoo.registry import check_name
+from zoo.errors import UserError, ZooWarning, did_you_mean
 from zoo.train.atomic import pid_alive, temporary_pid
 
 
@@ -167,27 +165,62 @@ def stale_cells(directory: Path) -> set[str]:
     return {f for f in done_cells(directory) if f.split(".", 1)[0] not in current}
 
 
-def read_leaderboard(directory: Path, include_stale: bool = False) -> pd.DataFrame:
-    """Every row of the suite's current cells (and of superseded ones, in `_superseded/` or
-    not yet moved there, with `include_stale`), with the read-time column `final_checkpoint`:
-    whether the row is of its cell's final checkpoint (`<cell_id>.parquet`) or of one along
-    pretraining (`<cell_id>.step-N.parquet`)."""
-    stale = set() if include_stale else stale_cells(directory)
-    older = result_files(directory / SUPERSEDED) if include_stale else []
-    tables = []
-    for f in [*result_files(directory), *older]:
-        if f.stem in stale:
-            continue
+def _read_result_files(files: list[Path]) -> tuple[list[pa.Table], list[tuple[Path, str]]]:
+    """The tables of the `files` that read, each with its `final_checkpoint` column, and
+    (file, why) for each that does not."""
+    tables, unread = [], []
+    for f in files:
         problem = file_problem(f)
         try:
             table = read_cell_file(f) if problem is None else None
         except (OSError, pa.ArrowException) as exc:
             table, problem = None, f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
         if table is None:
-            warnings.warn(f"{f}: skipped, {problem}", stacklevel=2)
+            unread.append((f, str(problem)))
         else:
             final = pa.array([f.stem == _cell_of(f)] * len(table), pa.bool_())
             tables.append(table.append_column(FINAL, final))
+    return tables, unread
+
+
+def unread_files(directory: Path) -> list[tuple[Path, str]]:
+    """(file, why) for each result file of the suite's current cells whose footer does not
+    read (`file_problem`): what `read_leaderboard` skips."""
+    stale = stale_cells(directory)
+    files = [f for f in result_files(directory) if f.stem not in stale]
+    return [(f, p) for f in files if (p := file_problem(f)) is not None]
+
+
+def damaged_error(unread: list[tuple[Path, str]]) -> UserError:
+    """The error that refuses to publish or commit rows from a folder whose result files
+    `unread` (file, why) do not read."""
+    return UserError(
+        f"{len(unread)} result file(s) do not read: "
+        + "; ".join(f"{f}: {why}" for f, why in unread)
+        + ". `hlm run` of the suite computes their cells again; or move a file aside "
+        "(a name starting with _)"
+    )
+
+
+def read_leaderboard(
+    directory: Path, include_stale: bool = False, damaged: Literal["skip", "refuse"] = "skip"
+) -> pd.DataFrame:
+    """Every row of the suite's current cells (and of superseded ones, in `_superseded/` or
+    not yet moved there, with `include_stale`), with the read-time column `final_checkpoint`:
+    whether the row is of its cell's final checkpoint (`<cell_id>.parquet`) or of one along
+    pretraining (`<cell_id>.step-N.parquet`).
+
+    A file that does not read is skipped with a warning naming it (`hlm run` computes its
+    cell again), or with `damaged="refuse"` is an error naming every such file: what is
+    published or committed from the rows would hold fewer of them than the folder does."""
+    stale = set() if include_stale else stale_cells(directory)
+    older = result_files(directory / SUPERSEDED) if include_stale else []
+    files = [f for f in [*result_files(directory), *older] if f.stem not in stale]
+    tables, unread = _read_result_files(files)
+    if unread and damaged == "refuse":
+        raise damaged_error(unread)
+    for f, why in unread:
+        warnings.warn(f"{f}: skipped, {why}", ZooWarning, stacklevel=2)
     if not tables:
         empty = {c: pd.Series(dtype=object) for c in COLUMNS}
         return pd.DataFrame({**empty, FINAL: pd.Series(dtype=bool)})
@@ -336,63 +369,3 @@ def _direction(metric: str, stored: Any = None) -> bool | None:
         else bool(stored)
     )
     return direction(metric, fallback)
-
-
-def _cell(r: Mapping[Any, Any]) -> str:
-    """mean ± std over seeds; † better, ‡ worse than the baseline (`compare_to_baseline`)."""
-    mean, std = float(r["mean"]), float(r["std"])
-    digits = 4 if abs(mean) < 10 else 1
-    s = f"{mean:.{digits}f}" + (f" ± {std:.{digits}f}" if int(r["n"]) > 1 else "")
-    better, worse = bool(r.get("significant", False)), bool(r.get("worse", False))
-    return s + (" †" if better else " ‡" if worse else "")
-
-
-def _labelled(agg: pd.DataFrame) -> pd.DataFrame:
-    """`agg` with the table's `row` (model, sweep point) and `column` (task/metric) labels."""
-    a = agg.copy()
-    a["row"] = [row_label(m, s) for m, s in zip(a["model"], a["sweep"], strict=True)]
-    a["column"] = [f"{t}/{m}" for t, m in zip(a["task"], a["metric"], strict=True)]
-    return a
-
-
-def pivot_means(agg: pd.DataFrame) -> pd.DataFrame:
-    """The mean behind each cell of `pivot` (same row and column labels, unsorted)."""
-    a = _labelled(agg)
-    return a.pivot_table(index="row", columns="column", values="mean", aggfunc="first", sort=False)
-
-
-def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
-    """Models (x sweep point) as rows, task/metric as columns, sorted by `sort_by`'s direction."""
-    if agg.empty:
-        return pd.DataFrame()
-    a = _labelled(agg)
-    a["cell"] = [_cell(r) for r in a.to_dict("records")]
-    table = a.pivot_table(index="row", columns="column", values="cell", aggfunc="first", sort=False)
-    means = pivot_means(agg)
-    if sort_by is not None:
-        check_name("--sort column", sort_by, sorted(means.columns))
-    key = sort_by if sort_by is not None else (means.columns[0] if len(means.columns) else None)
-    if key is not None:
-        metric = key.split("/")[-1]
-        hib = _direction(metric)
-        order = (
-            means[key]
-            .sort_values(ascending=not hib if hib is not None else True, na_position="last")
-            .index
-        )
-        table = table.loc[order]
-    # quality first, cost last: columns by task (throughput at the end), then metric
-    columns = sorted(table.columns, key=lambda c: (c.startswith("throughput/"), c))
-    table = table[columns]
-    table.index.name = "model"
-    return table.fillna("")
-
-
-def row_label(model: str, sweep_json: str | None) -> str:
-    """A table row's label: the model, and its sweep point when it has one."""
-    return model if sweep_json in ("{}", "", None) else f"{model} {_sweep_label(str(sweep_json))}"
-
-
-def _sweep_label(sweep_json: str) -> str:
-    point = json.loads(sweep_json)
-    return " ".join(f"{k}={v}" for k, v in point.items())

@@ -23,6 +23,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from zoo.errors import ZooWarning
+
 SAMPLES = "_samples"
 SAMPLE_SCHEMA = pa.schema(
     [
@@ -83,6 +85,7 @@ def _read(path: Path) -> pa.Table | None:
         warnings.warn(
             f"{path}: skipped: not a readable samples file ({type(exc).__name__}: "
             f"{str(exc)[:120]}); `hlm run --force --task TASK` makes it again",
+            ZooWarning,
             stacklevel=3,
         )
         return None

@@ -25,7 +25,7 @@ from filelock import FileLock, Timeout
 from harness.run.cells import Cell, digest
 from harness.suite.schema import pretraining_point
 from harness.tasks import TASKS
-from zoo.errors import UserError
+from zoo.errors import UserError, ZooWarning
 from zoo.train.atomic import checkpoint_problem
 from zoo.train.config import PretrainConfig
 from zoo.train.layout import checkpoint_step, list_checkpoints
@@ -119,7 +119,7 @@ def discard_if_damaged(final: Path) -> None:
     warning), so that it is made again."""
     problem = checkpoint_problem(final) if final.is_dir() else None
     if problem is not None:
-        warnings.warn(f"{final}: {problem}; making it again", stacklevel=2)
+        warnings.warn(f"{final}: {problem}; making it again", ZooWarning, stacklevel=2)
         shutil.rmtree(final)
 
 

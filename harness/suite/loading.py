@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from harness.suite.checks import semantic_problems
 from harness.suite.record import SUITE_FILE
 from harness.suite.schema import Suite
-from zoo.errors import UserError, validation_problems
+from zoo.errors import UserError, ZooWarning, validation_problems
 from zoo.registry import load_plugin, may_run_code
 from zoo.settings import listed
 from zoo.yaml_files import YamlFileError, read_yaml_mapping
@@ -162,6 +162,7 @@ def last_suite(directory: Path) -> Suite | None:
         warnings.warn(
             f"{f}: does not read as a suite, so its baseline and settings go unused (run the "
             f"suite again, or pass --baseline): {'; '.join(problems)}",
+            ZooWarning,
             stacklevel=2,
         )
         return None

@@ -50,6 +50,21 @@ def test_default_quiet_and_verbose_output(tmp_path: Path) -> None:
     assert "checkpoint:" in quiet.stdout  # the result is still printed
 
 
+def test_a_warning_about_the_users_files_prints_on_one_line(tmp_path: Path) -> None:
+    """As an error prints: the file and why, without the source line Python's warnings add;
+    -q keeps it."""
+    from harness.results.leaderboard import write_cell
+    from tests.harness.results.test_leaderboard import row
+
+    write_cell(tmp_path / "s", "good", [row("a", "val_loss", 1.0)])
+    bad = write_cell(tmp_path / "s", "bad", [row("b", "val_loss", 2.0)])
+    bad.write_bytes(bad.read_bytes()[:50])
+    out = _hlm(["leaderboard", "s", "--leaderboards", str(tmp_path), "-q"], tmp_path)
+    assert out.returncode == 0 and "| a " in out.stdout, out.stderr
+    assert out.stderr.startswith(f"WARNING {bad}: skipped, not a readable Parquet file (")
+    assert len(out.stderr.splitlines()) == 1, out.stderr
+
+
 @pytest.mark.slow
 def test_lm_eval_prints_no_git_fatal_outside_a_repository(
     tiny_decoder: Path, tmp_path: Path

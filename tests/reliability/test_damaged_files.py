@@ -22,6 +22,7 @@ from harness.results.leaderboard import (
 from harness.run.runner import run_suite
 from tests.harness.conftest import TINY
 from tests.harness.results.test_leaderboard import row
+from zoo.errors import UserError
 from zoo.train.atomic import remove_leftovers
 
 
@@ -53,6 +54,18 @@ def test_a_damaged_file_is_named_skipped_and_not_done(tmp_path: Path, damage: st
         df = read_leaderboard(tmp_path)
     assert list(df["model"]) == ["a"]
     assert done_cells(tmp_path) == {"good"}  # the damaged cell is computed again
+
+
+def test_a_reader_that_publishes_refuses_every_damaged_file_by_name(tmp_path: Path) -> None:
+    write_cell(tmp_path, "good", [row("a", "val_loss", 1.0)])
+    bad = [write_cell(tmp_path, f"bad{i}", [row("b", "val_loss", 2.0, seed=i)]) for i in (1, 2)]
+    DAMAGES["zero bytes"](bad[0])
+    DAMAGES["foreign schema"](bad[1])
+    with pytest.raises(UserError) as caught:
+        read_leaderboard(tmp_path, damaged="refuse")
+    said = str(caught.value)
+    assert said.startswith(f"2 result file(s) do not read: {bad[0]}: not a readable Parquet")
+    assert f"; {bad[1]}: not a leaderboard file (no cell_id" in said
 
 
 def test_hlm_run_recomputes_a_damaged_cell(isolated: Path) -> None:

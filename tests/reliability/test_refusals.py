@@ -212,9 +212,9 @@ def test_a_file_named_like_a_pattern_is_that_file(tmp_path: Path, monkeypatch) -
     assert resolve_local("data[12].txt") == [Path("data1.txt")]  # no such file: a pattern
 
 
-def test_publish_leaves_out_damaged_and_stale_result_files(tmp_path: Path) -> None:
-    """The repo gets the rows `hlm leaderboard` shows: not a truncated file its own message
-    says it skips, nor the rows of a cell the suite no longer has."""
+def test_publish_leaves_out_stale_result_files_and_refuses_damaged_ones(tmp_path: Path) -> None:
+    """The repo gets the rows `hlm leaderboard` shows, without those of a cell the suite no
+    longer has; a truncated file is refused by name rather than left out in silence."""
     from harness.publish.hub import publishable_files
     from harness.results.leaderboard import write_cell, write_current_cells
     from tests.harness.results.test_leaderboard import row
@@ -222,9 +222,11 @@ def test_publish_leaves_out_damaged_and_stale_result_files(tmp_path: Path) -> No
     board = tmp_path / "board"
     for cell in ("good", "old", "cut"):
         write_cell(board, cell, [row("m", "val_loss", 1.0)])
-    (board / "cut.parquet").write_bytes((board / "cut.parquet").read_bytes()[:40])
     write_current_cells(board, ["good", "cut"])
-    assert publishable_files(board) == [board / "good.parquet"]
+    assert publishable_files(board) == [board / "cut.parquet", board / "good.parquet"]
+    (board / "cut.parquet").write_bytes((board / "cut.parquet").read_bytes()[:40])
+    with pytest.raises(UserError, match=rf"1 result file\(s\) do not read: {board}/cut.parquet"):
+        publishable_files(board)
 
 
 def test_plugin_code_from_outside_the_suites_folder_is_an_explicit_choice(

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from zoo.errors import UserError
+from zoo.errors import UserError, ZooWarning
 from zoo.train.atomic import checkpoint_problem, remove_leftovers
 from zoo.train.config import PretrainConfig
 from zoo.train.layout import STATE, checkpoint_step, list_checkpoints
@@ -53,7 +53,7 @@ def resume_point(out: Path, resume: bool | str, before: int | None = None) -> Pa
         problem = checkpoint_problem(candidate)
         if problem is None:
             for name, why in skipped:
-                warnings.warn(f"--resume: skipped {name}: {why}", stacklevel=2)
+                warnings.warn(f"--resume: skipped {name}: {why}", ZooWarning, stacklevel=2)
             return candidate
         skipped.append((candidate, problem))
     if skipped:

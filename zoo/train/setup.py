@@ -21,7 +21,7 @@ from transformers import PretrainedConfig, PreTrainedModel, PreTrainedTokenizerB
 
 from zoo.data.batches import MaskingConfig, PackedBlocks
 from zoo.data.cache import TrainingCorpus, cached_tokenizer
-from zoo.errors import UserError
+from zoo.errors import UserError, ZooWarning
 from zoo.models import PRESETS, family_of, get_spec, spec_from_hf_config
 from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
@@ -162,6 +162,7 @@ def fit_vocabulary(
     warnings.warn(
         f"vocab_size {spec.vocab_size} is out of reach of {', '.join(cfg.corpus)}: training "
         f"with the {n} entries its tokenizer reached",
+        ZooWarning,
         stacklevel=2,
     )
     return spec.with_vocab(n)

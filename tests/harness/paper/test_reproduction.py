@@ -321,6 +321,25 @@ def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch, capsys
     assert "old" not in readme.read_text() and (tmp_path / "docs/REPRODUCTION.md").is_file()
 
 
+def test_a_result_file_that_does_not_read_stops_the_page(tmp_path, monkeypatch, capsys) -> None:
+    """The committed page would hold fewer seeds than the folder: refused, naming the file,
+    and the page already written is left as it was."""
+    from harness.cli import main as hlm
+
+    root = encoder_rows(tmp_path / "leaderboards", sst2_ce=0.78, gain=0.02)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "README.md").write_text("a\n")
+    assert hlm(["report", "--paper", "-q"]) == 0
+    page = (tmp_path / "docs/REPRODUCTION.md").read_text()
+    victim = sorted((root / "paper-cpu-encoder").glob("*.parquet"))[0]
+    victim.write_bytes(victim.read_bytes()[:50])
+    assert hlm(["report", "--paper", "-q"]) == 2
+    said = capsys.readouterr().err
+    assert f"1 result file(s) do not read: leaderboards/paper-cpu-encoder/{victim.name}" in said
+    assert "`hlm run` of the suite computes their cells again" in said
+    assert (tmp_path / "docs/REPRODUCTION.md").read_text() == page
+
+
 def test_figure2_is_judged_on_ratios_measured_side_by_side(tmp_path) -> None:
     """Figure 2: the speed ratio of each batch size as the throughput task measured it,
     vanilla and headless alternating (never step times of separate runs divided)."""

@@ -94,6 +94,19 @@ def test_the_page_names_a_cell_cut_off_before_its_final_checkpoint(tmp_path: Pat
     assert len(page.tables[0]["rows"]) == 4  # the three models with a final row, no "late"
 
 
+def test_the_page_names_a_result_file_that_does_not_read(tmp_path: Path) -> None:
+    """A page that may be mailed says which rows it could not show, as the terminal does."""
+    d = _leaderboard(tmp_path)
+    (d / "mid.parquet").write_bytes(b"")
+    with pytest.warns(UserWarning, match="mid.parquet: skipped"):
+        assert hlm(["report", "board", "--leaderboards", str(tmp_path / "lb")]) == 0
+    text = (d / "report.html").read_text()
+    assert f"not shown: the rows of {d / 'mid.parquet'}, which does not read (not a" in text
+    page = Page()
+    page.feed(text)
+    assert len(page.tables[0]["rows"]) == 3  # the header row and the two files that read
+
+
 def test_the_provenance_lists_each_rows_library_versions(tmp_path: Path) -> None:
     d = _leaderboard(tmp_path)
     pinned = '{"torch": "2.13.0", "transformers": "5.0.0"}'

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.tables import fitted, tables
+from harness.report.tables import fitted, pivot, tables
 from harness.results.leaderboard import aggregate, read_leaderboard, write_cell
 from tests.harness.results.test_leaderboard import row
 from zoo.errors import UserError
@@ -42,8 +42,6 @@ def test_every_line_fits_and_each_task_has_its_table(tmp_path: Path, models: int
 
 def test_a_wide_table_is_turned_then_cut(tmp_path: Path) -> None:
     agg = _board(tmp_path, 3)
-    from harness.results.leaderboard import pivot
-
     table = pivot(agg[agg["task"] == "throughput"])  # type: ignore[index]
     table.columns = [c.removeprefix("throughput/") for c in table.columns]
     turned = fitted(table, width=100)

@@ -10,12 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.leaderboard import (
-    aggregate,
-    pivot,
-    read_leaderboard,
-    write_cell,
-)
+from harness.report.tables import pivot
+from harness.results.leaderboard import aggregate, read_leaderboard, write_cell
 from harness.results.schema import COLUMNS
 from harness.results.significance import compare_to_baseline
 
