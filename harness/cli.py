@@ -213,6 +213,8 @@ def cmd_finetune_causal(args: argparse.Namespace) -> int:
     from zoo.train.names import resolve_checkpoint
 
     values = {k: getattr(args, k) for k in CausalFinetuneConfig.model_fields}
+    if verbosity(args) < 0:
+        values["progress"] = False
     try:
         settings = CausalFinetuneConfig.model_validate(
             {k: v for k, v in values.items() if v is not None}

@@ -50,6 +50,18 @@ def test_default_quiet_and_verbose_output(tmp_path: Path) -> None:
     assert "checkpoint:" in quiet.stdout  # the result is still printed
 
 
+def test_finetune_causal_quiet_prints_no_bar(tmp_path: Path, capsys) -> None:
+    from harness.cli import main as hlm
+
+    headless = [*PRETRAIN, "--preset", "pythia-tiny", "--objective", "cwt"]
+    assert hlm([*headless, "--output-dir", str(tmp_path / "h"), "-q"]) == 0
+    capsys.readouterr()
+    final = str(tmp_path / "h" / "final")
+    assert hlm(["finetune-causal", final, str(tmp_path / "ft"), "--steps", "2", "-q"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == f"checkpoint: {tmp_path / 'ft' / 'final'}\n"
+
+
 def test_a_warning_about_the_users_files_prints_on_one_line(tmp_path: Path) -> None:
     """As an error prints: the file and why, without the source line Python's warnings add;
     -q keeps it."""

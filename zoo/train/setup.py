@@ -82,12 +82,18 @@ def setup_model(
     else:  # its metadata names a preset not registered here: the weights describe themselves
         spec = spec_from_hf_config(model.config, name=preset)
     if cfg.untie_head:
-        _untie_head(model)
         if base is None:
             raise UserError(f"{cfg.init_from}: causal fine-tuning needs a headless-zoo checkpoint")
-        lineage = Lineage(
-            OBJECTIVES.get(base.objective), base.loss, base.pretrain_key, True, base.pretrain_step
-        )
+        pretrained = OBJECTIVES.get(base.objective)
+        if not pretrained.headless:
+            raise UserError(
+                f"{cfg.init_from}: pretrained with {base.objective}, which trains its LM head; "
+                "causal fine-tuning gives a headless decoder a head from its embeddings, which "
+                "would replace that one. To train it on, pretrain with --init-from "
+                f"{cfg.init_from}"
+            )
+        _untie_head(model)
+        lineage = Lineage(pretrained, base.loss, base.pretrain_key, True, base.pretrain_step)
         return model, spec, lineage
     return model, spec, Lineage(objective, loss, cfg.pretrain_key)
 

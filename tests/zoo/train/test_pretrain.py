@@ -210,6 +210,22 @@ def test_finetune_causal_rejects_encoders(tmp_path) -> None:
         finetune_causal(str(final), str(tmp_path / "x"), CausalFinetuneConfig(steps=2))
 
 
+def test_finetune_causal_refuses_a_decoder_whose_objective_trained_its_head(tmp_path) -> None:
+    """A vanilla decoder's head is trained (and Pythia's is its own matrix): a head from the
+    embeddings would replace it in silence. Refused before anything is written, as a suite
+    refuses finetune_causal on a headed objective."""
+    final = pretrain(
+        PretrainConfig(preset="pythia-tiny", objective="ce", output_dir=str(tmp_path / "v"), **TINY)
+    )
+    with pytest.raises(
+        UserError,
+        match=r"pretrained with ce, which trains its LM head; .* "
+        rf"pretrain with --init-from {final}$",
+    ):
+        finetune_causal(str(final), str(tmp_path / "x"), CausalFinetuneConfig(steps=2))
+    assert not (tmp_path / "x").exists()
+
+
 def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:
     assert (
         hlm(
