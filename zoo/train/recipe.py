@@ -76,3 +76,18 @@ def resolve_recipe(cfg: PretrainConfig, spec: ModelSpec, world_size: int = 1) ->
         warmup_steps=r.warmup_steps if cfg.warmup_steps is None else cfg.warmup_steps,
         min_lr_ratio=r.min_lr_ratio if cfg.min_lr_ratio is None else cfg.min_lr_ratio,
     )
+
+
+def unreached_peak(cfg: PretrainConfig, recipe: ResolvedRecipe, spec: ModelSpec) -> str | None:
+    """Why the schedule never reaches its peak, where the preset's warm-up (left unset) is not
+    below the steps set: its recipe's warm-up is for its own, longer run."""
+    if cfg.warmup_steps is not None or not 0 < recipe.steps <= recipe.warmup_steps:
+        return None
+    own = spec.recipe
+    share = max(1, round(recipe.steps * recipe.warmup_steps / own.steps))
+    return (
+        f"warmup_steps: the preset {spec.name}'s {recipe.warmup_steps} (for its recipe's "
+        f"{own.steps} steps) is not below steps {recipe.steps}: the learning rate climbs for "
+        f"the whole run, never reaching lr {recipe.lr:g} nor decaying; set warmup_steps (the "
+        f"recipe's share of {recipe.steps} steps is {share})"
+    )

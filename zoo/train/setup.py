@@ -36,7 +36,7 @@ from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import find_metadata, read_metadata
 from zoo.train.optim import make_optimizer
-from zoo.train.recipe import ResolvedRecipe, resolve_recipe
+from zoo.train.recipe import ResolvedRecipe, resolve_recipe, unreached_peak
 from zoo.train.resume import check_same_text, restore, resume_changes, resume_point
 from zoo.train.run import Counters, Lineage, Run
 from zoo.train.schedule import make_scheduler
@@ -293,6 +293,8 @@ def setup(
     changes = resume_changes(cfg, out, checkpoint) if checkpoint is not None else {}
     model, spec, lineage = setup_model(cfg, objective)
     recipe = resolve_recipe(cfg, spec, ctx.world_size)
+    if checkpoint is None and (why := unreached_peak(cfg, recipe, spec)) and ctx.is_main:
+        warnings.warn(why, ZooWarning, stacklevel=2)
     corpus = cfg.training_text()
     contents = corpus.contents()
     if checkpoint is not None:

@@ -13,7 +13,7 @@ from zoo.objectives import OBJECTIVES
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
 from zoo.train.pretrain import pretrain
-from zoo.train.recipe import resolve_recipe
+from zoo.train.recipe import resolve_recipe, unreached_peak
 from zoo.train.schedule import lr_factor
 from zoo.train.step import head_from_embeddings, prepare_for_objective
 
@@ -105,3 +105,24 @@ def test_a_tied_headless_model_keeps_training_its_embeddings() -> None:
     model = spec.build()
     prepare_for_objective(model, spec, OBJECTIVES.get("cwt"))
     assert model.get_input_embeddings().weight.requires_grad  # the tied head is the embedding
+
+
+def test_a_preset_warm_up_the_steps_never_pass_is_warned_of(tmp_path) -> None:
+    """bert-small's paper warm-up (10 000 of 400 000 steps) left unset on a 2 000-step run:
+    the rate would climb throughout; the warning gives the recipe's share (50). A warm-up
+    the user set, or one below the steps, says nothing."""
+    spec = get_spec("bert-small")
+    short = PretrainConfig(preset="bert-small", objective="cwt", output_dir="x", steps=2000)
+    why = unreached_peak(short, resolve_recipe(short, spec), spec)
+    assert why is not None and why.startswith("warmup_steps: the preset bert-small's 10000 ")
+    assert why.endswith("set warmup_steps (the recipe's share of 2000 steps is 50)")
+    chosen = short.model_copy(update={"warmup_steps": 2000})
+    assert unreached_peak(chosen, resolve_recipe(chosen, spec), spec) is None
+    long = short.model_copy(update={"steps": 20_000})
+    assert unreached_peak(long, resolve_recipe(long, spec), spec) is None
+    tiny = dict(batch_size=4, seq_len=32, vocab_size=400, corpus=["synthetic:300"])
+    run = PretrainConfig(
+        preset="bert-tiny", objective="ce", output_dir=str(tmp_path / "r"), steps=2, **tiny
+    )
+    with pytest.warns(UserWarning, match=r"the preset bert-tiny's 20 \(for its recipe's 200"):
+        pretrain(run.model_copy(update={"progress": False}))
