@@ -70,9 +70,14 @@ def format_validation_error(exc: ValidationError, source: str, model: Any = None
     return "\n".join(validation_problems(exc, source, model=model))
 
 
+def close_names(name: str, known: list[str]) -> list[str]:
+    """The (at most 3) names of `known` close to `name`, closest first."""
+    return difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+
+
 def did_you_mean(name: str, known: list[str]) -> str:
     """`; did you mean 'x', 'y'?` for the names of `known` close to `name`, else ""."""
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    close = close_names(name, known)
     return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 

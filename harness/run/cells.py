@@ -23,6 +23,7 @@ from harness.suite import ModelEntry, Suite, TaskEntry
 from harness.tasks import TASKS
 from harness.tasks.keyed_defaults import PINNED_DATA, moved_data, moved_defaults
 from zoo.checksums import short_digest
+from zoo.errors import UserError
 from zoo.models import get_spec
 from zoo.registry import Registry
 from zoo.train.budgets import BudgetMarks
@@ -245,6 +246,8 @@ class Selection:
         known = _known("task label", {c.task.label() for c in every})
         for label in self.skip_tasks:
             known.get(label)
+        if self.task is not None and self.task in self.skip_tasks:
+            raise UserError(f"--task {self.task} and --skip-task {self.task}: chosen and left out")
         return [c for c in cells if c.task.label() not in self.skip_tasks]
 
 

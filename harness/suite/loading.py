@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from harness.suite.checks import semantic_problems
 from harness.suite.record import SUITE_FILE
 from harness.suite.schema import Suite
-from zoo.errors import UserError, ZooWarning, validation_problems
+from zoo.errors import UserError, ZooWarning, close_names, validation_problems
 from zoo.registry import load_plugin, may_run_code
 from zoo.settings import listed
 from zoo.yaml_files import YamlFileError, read_yaml_mapping
@@ -50,10 +50,23 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file() and not path.is_dir():
+        raise SuiteError([f"{path}: file not found{_close_suites(path)}"])
     try:
         return read_yaml_mapping(path, "suite keys")
     except YamlFileError as exc:
         raise SuiteError([str(exc)]) from None
+
+
+def _close_suites(path: Path) -> str:
+    """`; did you mean 'suites/quickstart.yaml'?` for the suite files beside a missing one
+    whose names are close to its name."""
+    folder = path.parent if path.parent.is_dir() else None
+    if folder is None:
+        return f" (no folder {path.parent})"
+    known = {f.stem: str(f) for f in [*folder.glob("*.yaml"), *folder.glob("*.yml")]}
+    close = close_names(path.stem, sorted(known))  # by stem: a shared .yaml is no likeness
+    return f"; did you mean {', '.join(repr(known[n]) for n in close)}?" if close else ""
 
 
 def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -126,9 +139,10 @@ def load_suite(path: str | Path) -> Suite:
 
 
 def resolve_suite_path(name_or_path: str, suites_dir: Path = Path("suites")) -> Path:
-    """`quickstart` -> suites/quickstart.yaml; a path is returned as is."""
+    """`quickstart` -> suites/quickstart.yaml; a path (a folder in it, a .yaml suffix, or a
+    file or folder that exists) is returned as is."""
     p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists():
+    if p.suffix in (".yaml", ".yml") or p.exists() or len(p.parts) > 1:
         return p
     return suites_dir / f"{name_or_path}.yaml"
 

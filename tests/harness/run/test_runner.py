@@ -323,6 +323,12 @@ def test_a_selection_keeps_its_cells_and_a_mistyped_one_gets_close_matches(isola
         plan_suite(TINY, root=isolated / "lb", select=Selection(skip_tasks=("throughpt",)))
     rest = plan_suite(TINY, root=isolated / "lb", select=Selection(skip_tasks=("throughput",)))
     assert {c.task.type for c in rest.todo} == {"validation"} and len(rest.todo) == 4
+    with pytest.raises(UserError, match="--task throughput and --skip-task throughput: chosen"):
+        plan_suite(
+            TINY,
+            root=isolated / "lb",
+            select=Selection(task="throughput", skip_tasks=("throughput",)),
+        )
     # a task some models run (`models:`): skipping it, or choosing it, is no error for another
     speed_of_cwt = isolated / "tiny-speed.yaml"
     speed_of_cwt.write_text(

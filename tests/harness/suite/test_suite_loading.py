@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main as hlm
 from harness.run.runner import expand
-from harness.suite import SuiteError, last_suite, load_suite
+from harness.suite import SuiteError, last_suite, load_suite, resolve_suite_path
 from tests.harness.conftest import TINY
 
 SUITES = sorted((Path(__file__).parents[3] / "suites").glob("*.yaml"))
@@ -114,6 +114,18 @@ def test_yaml_syntax_and_shape_errors(tmp_path) -> None:
     p.write_text("- just a list\n")
     assert problems(p) == [f"{p}: <root>: expected a mapping of suite keys, got list"]
     assert problems(tmp_path / "missing.yaml") == [f"{tmp_path / 'missing.yaml'}: file not found"]
+    assert problems(tmp_path / "bda.yaml") == [
+        f"{tmp_path / 'bda.yaml'}: file not found; did you mean '{tmp_path / 'bad.yaml'}'?"
+    ]
+    assert problems(tmp_path / "no" / "x.yaml") == [
+        f"{tmp_path / 'no' / 'x.yaml'}: file not found (no folder {tmp_path / 'no'})"
+    ]
+
+
+def test_a_suite_path_with_a_folder_is_a_path_not_a_name() -> None:
+    assert resolve_suite_path("quickstart") == Path("suites/quickstart.yaml")
+    assert resolve_suite_path("suites/nosuch/") == Path("suites/nosuch")
+    assert resolve_suite_path("elsewhere/quickstart") == Path("elsewhere/quickstart")
 
 
 def test_include_merges_and_detects_cycles(tmp_path) -> None:
