@@ -375,8 +375,9 @@ def _no_shared_files(corpus: list[str], validation: list[str]) -> None:
     shared = sorted(f for s in validation for f in local_files(s) if f.resolve() in train)
     if shared:
         raise UserError(
-            f"validation: {shared[0]} is also in the training corpus ({len(shared)} such "
-            "files): hold out whole files, e.g. corpus: [enwiki/AA] with validation: "
+            f"validation: {shared[0]} is also in the training corpus"
+            + (f" ({len(shared)} such files)" if len(shared) > 1 else "")
+            + ": hold out whole files, e.g. corpus: [enwiki/AA] with validation: "
             "[enwiki/AB/wiki_52]"
         )
 

@@ -183,5 +183,8 @@ def test_a_local_file_named_synthetic_is_a_file_everywhere(tmp_path, monkeypatch
     assert local_bytes([src]) == (tmp_path / src).stat().st_size
     assert local_bytes([src, "synthetic:10"]) is None
     assert len(local_files(src)) == 1 and local_files("synthetic") == []
-    with pytest.raises(UserError, match="also in the training corpus"):
+    with pytest.raises(UserError, match=f"{src} is also in the training corpus: hold out"):
         training_corpus([src], [src], None, 0.0, 0)  # validation text no run trains on
+    (tmp_path / "b.txt").write_text("three\n")
+    with pytest.raises(UserError, match=r"training corpus \(2 such files\): hold out"):
+        training_corpus([src, "b.txt"], ["b.txt", src], None, 0.0, 0)
