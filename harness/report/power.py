@@ -164,6 +164,12 @@ def cmd_power(args: argparse.Namespace) -> int:
         if not table.empty
         else "no comparison with the baseline"
     )
+    metrics = sorted(set(table["metric"])) if not table.empty else []
+    if args.effect is not None and len(metrics) > 1:
+        print(
+            f"\n--effect {args.effect:g} is taken in the unit of each of the {len(metrics)} "
+            f"metrics shown ({', '.join(metrics)}); --metric sizes for one"
+        )
     print(
         f"\nbaseline {baseline}; detectable: the |Δ| these seeds find with {POWER:.0%} power "
         f"(two-sided t-test, α = {_level(args.claims)}; the leaderboard's marks correct over "

@@ -83,6 +83,19 @@ def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> 
     assert board.is_dir()
 
 
+def test_one_effect_over_several_metrics_says_it_is_taken_in_each_ones_unit(
+    tmp_path, capsys
+) -> None:
+    board = _board(tmp_path)
+    write_cell(board, "b-loss", [row("base", "val_loss", 2.0)])
+    args = ["power", "board", "--leaderboards", str(tmp_path), "--baseline", "base"]
+    assert hlm([*args, "--effect", "0.01"]) == 0
+    said = "--effect 0.01 is taken in the unit of each of the 2 metrics shown (accuracy, val_loss)"
+    assert said in capsys.readouterr().out
+    assert hlm([*args, "--effect", "0.01", "--metric", "accuracy"]) == 0
+    assert "is taken in the unit" not in capsys.readouterr().out
+
+
 def test_the_verb_marks_what_it_cannot_size_and_names_a_close_board(tmp_path, capsys) -> None:
     """One seed gives no spread: the sizes print as "-", never as None; a typo in the suite
     name is answered with the boards that hold rows."""
