@@ -28,7 +28,7 @@ def trust_plugins(args: argparse.Namespace) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from harness.run.cells import expand, moved_shared_data
+    from harness.run.cells import expand, moved_shared_data, short_warm_ups
     from harness.suite import SuiteError, load_suite
 
     trust_plugins(args)
@@ -42,6 +42,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"{path}: ok ({said})")
             for moved in moved_shared_data(cells):
                 print(f"  {moved}")
+            for why in short_warm_ups(cells):
+                print(f"WARNING {path}: {why}", file=sys.stderr)
         except SuiteError as exc:
             problems += exc.problems
     for p in problems:

@@ -29,7 +29,7 @@ from zoo.registry import Registry
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.names import runs_dir
-from zoo.train.recipe import resolve_recipe
+from zoo.train.recipe import resolve_recipe, unreached_peak
 
 
 def digest(obj: Any) -> str:
@@ -86,6 +86,22 @@ def moved_shared_data(cells: list[Cell]) -> list[str]:
         f"{name} differs from the data first keyed: {n} cell{'s' * (n != 1)} read it, keyed anew"
         for name, n in sorted(counts.items())
     ]
+
+
+def short_warm_ups(cells: list[Cell]) -> list[str]:
+    """`MODEL: why` for each model whose pretraining is shorter than its preset's warm-up,
+    left unset (`zoo.train.recipe.unreached_peak`): said by `hlm validate` before the hours
+    a run takes, as the run itself warns of it."""
+    said: dict[str, str] = {}
+    for cell in cells:
+        cfg = cell.pretrain
+        if cfg is None or cell.label in said:
+            continue
+        spec = get_spec(cfg.preset, cfg.vocab_size)
+        why = unreached_peak(cfg, resolve_recipe(cfg, spec), spec)
+        if why is not None:
+            said[cell.label] = why
+    return [f"{label}: {why}" for label, why in said.items()]
 
 
 def missing_data(cells: list[Cell]) -> dict[str, list[str]]:

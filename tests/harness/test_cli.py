@@ -94,6 +94,27 @@ def test_validate_accepts_folders_and_globs(capsys, tmp_path) -> None:
     assert "quickstart.yaml: ok" in capsys.readouterr().out
 
 
+def test_validate_warns_of_a_pretraining_shorter_than_its_presets_warm_up(capsys, tmp_path) -> None:
+    """Before the hours a run takes; the shipped suites set their warm-up (none is warned of)."""
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nmodels:\n  - {preset: bert-small, objective: ce}\n"
+        "  - {preset: bert-tiny, objective: ce}\n"
+        "recipe: {corpus: [synthetic:300], vocab_size: 400, steps: 2000}\n"
+        "tasks:\n  - type: validation\n"
+    )
+    assert hlm(["validate", str(suite)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"WARNING {suite}: bert-small-ce: warmup_steps: the preset bert-small's 10000 (for its "
+        "recipe's 400000 steps) is not below steps 2000: the learning rate climbs for the whole "
+        "run, never reaching lr 0.0002 nor decaying; set warmup_steps (the recipe's share of "
+        "2000 steps is 50)"
+    ]
+    assert hlm(["validate", str(ROOT / "suites")]) == 0
+    assert "WARNING" not in capsys.readouterr().err
+
+
 @pytest.fixture
 def board(tmp_path: Path) -> Path:
     lb = tmp_path / "lb"
