@@ -265,9 +265,9 @@ def add_finetune_causal(p: argparse.ArgumentParser) -> None:
     from zoo.train.finetune_settings import CausalFinetuneConfig
 
     p.description = (
-        "Give a headless decoder an LM head initialised from its input embeddings and train "
-        "it with causal cross-entropy (paper section 3.3). Output loads with "
-        "AutoModelForCausalLM."
+        "Give a headless decoder an LM head initialised from its input embeddings (an NCE "
+        "model's: from its target-embedding matrix) and train it with causal cross-entropy "
+        "(paper section 3.3). Output loads with AutoModelForCausalLM."
     )
     p.add_argument(
         "checkpoint",

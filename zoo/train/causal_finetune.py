@@ -1,7 +1,10 @@
 """Causal fine-tuning of a headless decoder (paper section 3.3 and Appendix E.3).
 
 A new LM head is initialised from a copy of the input embeddings (the tied head the headless
-model implicitly has), then trained with plain cross-entropy on the causal objective. With
+model implicitly has; an NCE model keeps its separate target-embedding matrix, which its loss
+trained, as the head), then trained with plain cross-entropy on the causal objective. A
+decoder whose objective trained an LM head (`ce`, `ce+cwt`) is refused: its head would be
+replaced. With
 `probe` only the head is trained (body frozen). The output loads with `AutoModelForCausalLM`
 and has an untied head; its metadata keeps the *pretraining* objective and records the
 fine-tuning beside it (`CheckpointMetadata.causal_finetune`).

@@ -53,7 +53,9 @@ def check_kernels(cfg: PretrainConfig, device: str) -> None:
 
 
 def _untie_head(model: PreTrainedModel) -> None:
-    """Give a weight-tied model its own LM head, initialised from a copy of the embeddings."""
+    """Give a weight-tied model its own LM head, initialised from a copy of the embeddings
+    (the targets CWT trained). A model whose loss trained a separate target matrix (NCE)
+    keeps that one as its head instead."""
     emb = model.get_input_embeddings()
     head = model.get_output_embeddings()
     if not isinstance(emb, torch.nn.Embedding) or not isinstance(head, torch.nn.Linear):
@@ -92,7 +94,8 @@ def setup_model(
                 "would replace that one. To train it on, pretrain with --init-from "
                 f"{cfg.init_from}"
             )
-        _untie_head(model)
+        if not pretrained.needs_output_embeddings:  # NCE: its target matrix is the head
+            _untie_head(model)
         lineage = Lineage(pretrained, base.loss, base.pretrain_key, True, base.pretrain_step)
         return model, spec, lineage
     return model, spec, Lineage(objective, loss, cfg.pretrain_key)

@@ -226,6 +226,24 @@ def test_finetune_causal_refuses_a_decoder_whose_objective_trained_its_head(tmp_
     assert not (tmp_path / "x").exists()
 
 
+def test_finetune_causal_of_nce_starts_from_the_target_matrix_its_loss_trained(tmp_path) -> None:
+    """NCE's targets are a separate matrix, the model's LM head: the causal fine-tuning's head
+    starts from it, as CWT's starts from the input embeddings its loss scored against."""
+    final = pretrain(
+        PretrainConfig(
+            preset="pythia-tiny", objective="nce", output_dir=str(tmp_path / "n"), **TINY
+        )
+    )
+    settings = CausalFinetuneConfig(steps=1, lr=1e-12, progress=False)
+    ft = finetune_causal(str(final), str(tmp_path / "ft"), settings)
+    before, after = (
+        load_file(str(final / "model.safetensors")),
+        load_file(str(ft / "model.safetensors")),
+    )
+    assert_close(after["embed_out.weight"], before["embed_out.weight"])
+    assert not torch.allclose(before["embed_out.weight"], before["gpt_neox.embed_in.weight"])
+
+
 def test_cli_user_errors_exit_2_without_traceback(tmp_path, capsys) -> None:
     assert (
         hlm(
