@@ -172,29 +172,35 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if any(r.status == "FAIL" for r in rows) and args.strict else 0
 
 
+PAPER_PAGE = Path("docs/REPRODUCTION.md")
+
+
+def _paper_report(args: argparse.Namespace) -> int:
+    """`hlm report --paper`: the project's page and the README's headline from leaderboards/
+    (the page says it is made from there, and links its plots there), or with --out a page
+    of any folder written elsewhere."""
+    from harness.paper.document import write_reproduction
+    from zoo.errors import UserError
+
+    root = Path(args.leaderboards)
+    doc = Path(args.out) if args.out else PAPER_PAGE
+    if root.resolve() != Path("leaderboards").resolve() and doc.resolve() == PAPER_PAGE.resolve():
+        raise UserError(
+            f"hlm report --paper: {PAPER_PAGE} and the README's headline are made from "
+            f"leaderboards/; for a page of {root}, give --out FILE (another file)"
+        )
+    readme = None if args.out else Path("README.md")  # the headline follows the project's page
+    for path in write_reproduction(root, doc, readme):
+        print(f"wrote {path}" + (" (its headline sentence)" if path == readme else ""))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report.page import write_report
     from zoo.errors import UserError
 
     if args.paper:
-        from harness.paper.document import write_reproduction
-
-        # the README's headline follows the project's own page, not a copy written elsewhere;
-        # the page says it is made from leaderboards/, and links its plots there
-        root = Path(args.leaderboards)
-        if not args.out and root.resolve() != Path("leaderboards").resolve():
-            raise UserError(
-                f"hlm report --paper: docs/REPRODUCTION.md and the README's headline are made "
-                f"from leaderboards/; for a page of {root}, give --out FILE"
-            )
-        doc, readme = (
-            (Path(args.out), None)
-            if args.out
-            else (Path("docs/REPRODUCTION.md"), Path("README.md"))
-        )
-        for path in write_reproduction(root, doc, readme):
-            print(f"wrote {path}" + (" (its headline sentence)" if path == readme else ""))
-        return 0
+        return _paper_report(args)
     if args.suite is None:
         raise UserError("hlm report: name a suite, or pass --paper")
     from harness.paper.document import report_section

@@ -315,6 +315,9 @@ def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch, capsys
     said = capsys.readouterr().err
     assert "docs/REPRODUCTION.md and the README's headline are made from leaderboards/" in said
     assert f"for a page of {root}, give --out FILE" in said
+    page_there = ["--out", "docs/REPRODUCTION.md", "--leaderboards", str(root)]
+    assert hlm(["report", "--paper", *page_there]) == 2
+    assert f"for a page of {root}, give --out FILE" in capsys.readouterr().err  # the same page
     assert readme.read_text() == original and not (tmp_path / "docs").exists()
     root.rename(tmp_path / "leaderboards")
     assert hlm(["report", "--paper"]) == 0  # the project's page
