@@ -30,7 +30,7 @@ from harness.suite import suite_name
 from harness.suite.record import PLUGINS, SUITE_FILE
 from zoo.errors import UserError
 from zoo.train.checkpoint import hf_config
-from zoo.train.layout import LEGACY_STATE, STATE
+from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
 from zoo.train.names import resolve_checkpoint
 
@@ -76,7 +76,7 @@ def rows_for_checkpoint(
     if label is not None:
         return df[df["model"] == label]
     cp = checkpoint.resolve()
-    finetuned = cp.parent.name.startswith("finetune-causal-")
+    finetuned = cp.parent.name.startswith(FINETUNED)
     key = (cp.parent.parent if finetuned else cp.parent).name
     cfg = df["config"].map(json.loads)
     mask = cfg.map(lambda c: c["pretrain_key"] == key and bool(c["finetune_causal"]) == finetuned)

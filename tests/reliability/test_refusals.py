@@ -52,6 +52,25 @@ def test_a_folder_that_holds_a_run_is_refused_without_resume(run, tmp_path: Path
     assert "objective: ce" in (out / "config.yaml").read_text()
 
 
+def test_overwrite_clears_only_a_folder_that_holds_nothing_but_a_run(run, tmp_path: Path) -> None:
+    """`--output-dir . --overwrite` in a project with a run's config.yaml once cleared the
+    project: a folder that also holds what no run writes is refused, naming it, untouched."""
+    out = tmp_path / "project"
+    shutil.copytree(run.output_dir, out)
+    (out / "notes.md").write_text("mine\n")
+    (out / ".git").mkdir()
+    (out / "finetune-causal-0a1b2c3d.lock").write_text("")  # a suite's fine-tuning: a run's own
+    before = _files(out)
+    cfg = run.model_copy(update={"output_dir": str(out), "overwrite": True})
+    with pytest.raises(UserError, match=r"also holds what no run writes \(\.git, notes\.md\)"):
+        pretrain(cfg)
+    assert _files(out) == before
+    (out / "notes.md").unlink()
+    (out / ".git").rmdir()
+    pretrain(cfg)  # a run's folder and what a suite adds to it: cleared, trained anew
+    assert not (out / "finetune-causal-0a1b2c3d.lock").exists()
+
+
 def test_an_empty_output_dir_is_refused(capsys) -> None:
     assert hlm(["pretrain", "--preset", "bert-tiny", "--output-dir", "", "--steps", "1"]) == 2
     assert "--output-dir: empty" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
     runs/x/final/                       the last checkpoint (a plain Hugging Face folder)
     runs/x/checkpoints/step-0000100/    an intermediate one, with `training_state.json`
+    runs/x/finetune-causal-1a2b3c4d/    a suite's causal fine-tuning of the run (`hlm run`)
 
 Plain paths and file names, no torch: `hlm runs` lists a runs folder, and `hlm run` looks for
 the checkpoints it needs, without loading any model code.
@@ -13,6 +14,18 @@ from pathlib import Path
 
 STATE = "training_state.json"  # the scheduler and counters of a checkpoint that can resume
 LEGACY_STATE = "training_state.pt"  # the same, in folders written before it was JSON
+# the files whose presence makes a folder hold a run (a fresh run there is refused)
+RUN_FILES = ("config.yaml", "final", "checkpoints", "metrics.jsonl")
+# what else a run writes in its folder: the resolved settings, the tokenizer, the trackers'
+# logs (tensorboard, wandb)
+WRITTEN = (*RUN_FILES, "resolved.yaml", "tokenizer", "tensorboard", "wandb")
+FINETUNED = "finetune-causal-"  # + the fine-tuning settings' digest: a suite's fine-tuning
+
+
+def run_written(name: str) -> bool:
+    """Whether a run, or a suite's causal fine-tuning of it (with its lock), writes the entry
+    `name` of its folder; temporaries a killed writer left (`.tmp-*`) included."""
+    return name in WRITTEN or name.startswith((".tmp-", FINETUNED))
 
 
 def has_state(checkpoint: Path) -> bool:

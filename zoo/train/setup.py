@@ -34,6 +34,7 @@ from zoo.train.atomic import atomic_dir_write
 from zoo.train.checkpoint import load_model
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
+from zoo.train.layout import RUN_FILES, run_written
 from zoo.train.metadata import find_metadata, read_metadata
 from zoo.train.optim import make_optimizer
 from zoo.train.recipe import ResolvedRecipe, resolve_recipe, unreached_peak
@@ -255,7 +256,6 @@ def write_resolved_config(run: Run) -> None:
 
 
 log = logging.getLogger(__name__)
-RUN_FILES = ("config.yaml", "final", "checkpoints", "metrics.jsonl")
 
 
 def check_output_dir(out: Path, overwrite: bool) -> None:
@@ -271,6 +271,15 @@ def check_output_dir(out: Path, overwrite: bool) -> None:
         raise UserError(
             f"--output-dir {out}: holds a run already ({', '.join(held)}); pass --resume to "
             "continue it, --overwrite to clear it and start anew, or choose another folder"
+        )
+    foreign = sorted(p.name for p in out.iterdir() if not run_written(p.name))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (
+            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        )
+        raise UserError(
+            f"--output-dir {out}: --overwrite clears a run's folder, and this one also holds "
+            f"what no run writes ({shown}): choose another folder, or move those out first"
         )
     log.warning("--overwrite: clearing %s", out)
     shutil.rmtree(out)
