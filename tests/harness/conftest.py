@@ -1,4 +1,5 @@
-"""Harness fixtures: the tiny suite, and tiny decoder / encoder checkpoints for task tests."""
+"""Harness fixtures: the tiny suite, and tiny decoder (vanilla, headless) / encoder checkpoints
+for task tests."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ def _two_steps(folder: Path, preset: str, objective: str) -> Path:
 def tiny_decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2-step pythia-tiny (CE) checkpoint: a decoder lm-eval can load, in seconds."""
     return _two_steps(tmp_path_factory.mktemp("tiny-decoder"), "pythia-tiny", "ce")
+
+
+@pytest.fixture(scope="session")
+def tiny_headless_decoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-step pythia-tiny (CWT) checkpoint: a decoder `hlm finetune-causal` takes."""
+    return _two_steps(tmp_path_factory.mktemp("tiny-headless-decoder"), "pythia-tiny", "cwt")
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,8 @@ PRETRAIN = [
     "400",
     "--steps",
     "2",
+    "--warmup-steps",
+    "1",
     "--batch-size",
     "4",
     "--seq-len",

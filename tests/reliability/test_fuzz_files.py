@@ -118,6 +118,12 @@ CKPT_DAMAGES: dict[str, Damage] = {
 }
 
 
+def _decoder_for(verb: str, vanilla: Path, headless: Path) -> Path:
+    """The checkpoint `verb` takes: causal fine-tuning refuses a vanilla decoder (its trained
+    head would be replaced), so it gets a headless one."""
+    return headless if verb == "finetune-causal" else vanilla
+
+
 def _command(verb: str, ckpt: Path, out: Path) -> list[str]:
     return {
         "evaluate": ["evaluate", str(ckpt), "--tasks", "hlm_boolq", "--limit", "1"],
@@ -148,10 +154,15 @@ CKPT_CASES = [
 
 @pytest.mark.parametrize(("verb", "name", "damage"), cases(CKPT_CASES))
 def test_a_damaged_checkpoint_is_refused_and_left_as_it_was(
-    tiny_decoder: Path, tmp_path: Path, verb: str, name: str, damage: str
+    tiny_decoder: Path,
+    tiny_headless_decoder: Path,
+    tmp_path: Path,
+    verb: str,
+    name: str,
+    damage: str,
 ) -> None:
     ckpt = tmp_path / "ckpt"
-    shutil.copytree(tiny_decoder, ckpt)
+    shutil.copytree(_decoder_for(verb, tiny_decoder, tiny_headless_decoder), ckpt)
     CKPT_DAMAGES[damage](ckpt / name)
     before = snapshot(ckpt)
     rc, err = hlm(*_command(verb, ckpt, tmp_path / "out"))
@@ -189,12 +200,13 @@ OUT_CASES = [
 
 @pytest.mark.parametrize(("verb", "state"), cases(OUT_CASES))
 def test_an_output_path_the_system_refuses_is_named(
-    tiny_decoder: Path, tmp_path: Path, verb: str, state: str
+    tiny_decoder: Path, tiny_headless_decoder: Path, tmp_path: Path, verb: str, state: str
 ) -> None:
     (tmp_path / "f").write_text("a file the user keeps\n")
     out = OUT_STATES[state](tmp_path)
     lb = ROOT / "leaderboards"
-    rc, err = hlm(*_writer(verb, out, tiny_decoder, lb))
+    ckpt = _decoder_for(verb, tiny_decoder, tiny_headless_decoder)
+    rc, err = hlm(*_writer(verb, out, ckpt, lb))
     assert_clean_error(rc, err)
     assert out[:60] in err or "x" * 60 in err, err
     assert (tmp_path / "f").read_text() == "a file the user keeps\n"
