@@ -28,6 +28,7 @@ from zoo.models import get_spec
 from zoo.registry import Registry
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
+from zoo.train.finetune_settings import FINETUNE_VERSION
 from zoo.train.names import runs_dir
 from zoo.train.recipe import resolve_recipe, unreached_peak
 
@@ -174,6 +175,27 @@ def _pretrain_config(
     return cfg.model_copy(update={"output_dir": out, "pretrain_key": key}), key
 
 
+def _keyed_where_set(
+    model: ModelEntry, task: TaskEntry, suite_dir: Path, read: dict[str, str | None]
+) -> dict[str, Any]:
+    """What joins a cell's id only where it is set, so that other cells keep their ids: the
+    causal fine-tuning's version, the task's definition files and versions, the data it reads
+    that differs from what was first keyed (`read`: name -> digest), and a default it relies
+    on that has changed."""
+    extra: dict[str, Any] = {}
+    if model.finetune_causal:  # a fix to what it saves: its cells computed anew
+        extra["finetune_version"] = FINETUNE_VERSION
+    if files := _definition_digests(task, suite_dir):
+        extra["task_files"] = files
+    if versions := _definition_versions(task, suite_dir):
+        extra["task_versions"] = versions
+    if data := moved_data(read):
+        extra["data_files"] = data  # an edited data file, a user's own
+    if moved := moved_defaults(task.type, task.params):
+        extra["task_defaults"] = moved
+    return extra
+
+
 def expand(suite: Suite) -> list[Cell]:
     """All cells of a suite, in a stable order (sweep point, model, seed, task)."""
     keys = sorted(suite.sweep)
@@ -202,15 +224,8 @@ def expand(suite: Suite) -> list[Cell]:
                 "task": task_here.model_dump(),
                 "plugins": plugins,
             }
-            if files := _definition_digests(task_here, Path(suite.path).parent):
-                config["task_files"] = files  # only where there are: other ids stay as they were
-            if versions := _definition_versions(task_here, Path(suite.path).parent):
-                config["task_versions"] = versions  # likewise
             read = _data_read(task_here, Path(suite.path).parent)
-            if data := moved_data(read):
-                config["data_files"] = data  # likewise: an edited data file, a user's own
-            if moved := moved_defaults(task_here.type, task_here.params):
-                config["task_defaults"] = moved  # a default it relies on changed: a new id
+            config |= _keyed_where_set(model, task_here, Path(suite.path).parent, read)
             cell_id = digest(config)
             if cell_id in seen:  # a task the point's `tasks.` keys do not sweep: once
                 continue

@@ -28,6 +28,7 @@ from harness.tasks import TASKS
 from zoo.errors import UserError, ZooWarning
 from zoo.train.atomic import checkpoint_problem
 from zoo.train.config import PretrainConfig
+from zoo.train.finetune_settings import FINETUNE_VERSION
 from zoo.train.layout import FINETUNED, checkpoint_step, list_checkpoints
 from zoo.train.metadata import read_metadata
 from zoo.train.names import link_run, run_name
@@ -194,6 +195,7 @@ def prepare(cell: Cell, point: Point) -> Path | None:
     if point.checkpoint is None or not cell.model.finetune_causal or cell.pretrain is None:
         return point.checkpoint
     settings = cell.model.finetune.model_dump(exclude={"progress", "overwrite"})
-    out, tag = Path(cell.pretrain.output_dir), f"{FINETUNED}{digest(settings)[:8]}"
+    made = digest({**settings, "version": FINETUNE_VERSION})  # a fixed one: a folder of its own
+    out, tag = Path(cell.pretrain.output_dir), f"{FINETUNED}{made[:8]}"
     name = tag if point.checkpoint.name == "final" else f"{tag}-{point.checkpoint.name}"
     return ensure_finetuned(cell, point.checkpoint, out / name)

@@ -9,6 +9,11 @@ from pydantic import Field
 from zoo.settings import Settings
 from zoo.train.limits import MAX_POSITIONS, MAX_SEQUENCES, MAX_STEPS
 
+# What a causal fine-tuning's checkpoint holds, in the ids of the cells that evaluate one and
+# the name of its folder: a fix to it makes those computed anew. 2: the LM head it trained
+# (1, before: a copy of the input embeddings, written over that head when saving).
+FINETUNE_VERSION = 2
+
 
 class CausalFinetuneConfig(Settings):
     """Section 4.2 and Table 15: 10000 steps (about 7% of Pythia's 143000) at a constant

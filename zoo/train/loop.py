@@ -33,7 +33,7 @@ from zoo.train.interrupt import StopSignals, TrainingInterrupted
 from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.records import Checkpointer, MetricsLog
 from zoo.train.run import Run, StopRule
-from zoo.train.step import last_layer_queries
+from zoo.train.step import head_from_embeddings, last_layer_queries
 from zoo.train.trackers import open_trackers
 
 
@@ -115,7 +115,10 @@ def _advance_schedule_after_skip(run: Run) -> None:
 
 
 def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
-    """Validation metrics at the run's current step, logged."""
+    """Validation metrics at the run's current step, logged. A headless run's untied head,
+    which no loss trains, is made the input embeddings first, as its checkpoints' is: its
+    cross-entropy is the tied head's, not that of the head it was initialised with."""
+    head_from_embeddings(run.model, run.spec, run.objective)
     c = run.counters
     m = summarize(
         validation_batches(

@@ -127,7 +127,7 @@ class Checkpointer:
         folder around them, renamed into place once complete."""
         run = self.run
         self.guard.check_parameters(run.model, run.counters.step, path, run.ctx)
-        head_from_embeddings(run.model, run.spec, run.lineage.objective)
+        head_from_embeddings(run.model, run.spec, run.objective)  # the objective it trains
         full = full_model_state(run)  # FSDP: gathered on rank 0
         tmp = Path(run.ctx.agree(str(temporary_dir(path))))
         if state is not None:

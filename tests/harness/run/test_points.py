@@ -189,3 +189,15 @@ def test_a_cached_run_whose_training_text_changed_is_refused(isolated: Path) -> 
     suite.write_text(suite.read_text().replace("{batches: 1}", "{batches: 2}"))  # a new cell
     summary = run_suite(suite, root=isolated / "lb", progress=False)
     assert len(summary.failed) == 1 and "has changed since" in str(summary.failed[0])
+
+
+def test_a_fix_to_what_a_fine_tuning_saves_makes_its_cells_anew(isolated: Path) -> None:
+    """Only the fine-tuned model's cells carry the fine-tuning's version in their ids: rows a
+    fixed fine-tuning would not reproduce are computed again, the others keep their ids."""
+    from zoo.train.finetune_settings import FINETUNE_VERSION
+
+    suite = isolated / "along.yaml"
+    suite.write_text(SUITE)
+    cells = expand(load_suite(suite))
+    versions = {c.label: c.config.get("finetune_version") for c in cells}
+    assert versions == {"bert-tiny-cwt": None, "pythia-tiny-cwt-ft": FINETUNE_VERSION}

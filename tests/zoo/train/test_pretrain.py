@@ -189,6 +189,10 @@ def test_finetune_causal_unties_head_and_lowers_ce(tmp_path) -> None:
 
     m = AutoModelForCausalLM.from_pretrained(ft)
     assert m.get_output_embeddings().weight.data_ptr() != m.get_input_embeddings().weight.data_ptr()
+    # the head it trained is the one saved (once a copy of the input embeddings was written
+    # over it), so the checkpoint scores as the run's own validation did
+    head, emb = m.get_output_embeddings().weight, m.get_input_embeddings().weight
+    assert not torch.allclose(head, emb)
     probe = finetune_causal(
         str(final),
         str(tmp_path / "probe"),
@@ -199,6 +203,11 @@ def test_finetune_causal_unties_head_and_lowers_ce(tmp_path) -> None:
     assert_close(
         pb["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"],
         base["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"],
+    )
+    assert_close(pb["gpt_neox.embed_in.weight"], base["gpt_neox.embed_in.weight"])
+    probed = AutoModelForCausalLM.from_pretrained(probe)  # its head trained, not the embeddings'
+    assert not torch.allclose(
+        probed.get_output_embeddings().weight, base["gpt_neox.embed_in.weight"]
     )
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -98,6 +100,19 @@ def test_an_untied_headless_decoder_trains_and_evaluates_through_its_embeddings(
     w = load_file(str(final / "model.safetensors"))
     torch.testing.assert_close(w["embed_out.weight"], w["gpt_neox.embed_in.weight"])
     assert math.isfinite(read_metadata(final).validation["val_ce"])
+    # its validation along the run scores through the embeddings too, as the tied twin's does
+    # (it once scored through the head it was initialised with, which no loss trains)
+    every = {"eval_every": 1, "steps": 2}
+    untied_run = pretrain(cfg.model_copy(update={**every, "output_dir": str(tmp_path / "u")}))
+    tied_run = pretrain(
+        cfg.model_copy(update={**every, "preset": "pythia-tiny", "output_dir": str(tmp_path / "t")})
+    )
+
+    def curve(run: Path) -> list[float]:
+        lines = (run.parent / "metrics.jsonl").read_text().splitlines()
+        return [json.loads(x)["val_ce"] for x in lines if "val_ce" in json.loads(x)]
+
+    assert len(curve(untied_run)) == 3 and curve(untied_run) == pytest.approx(curve(tied_run))
 
 
 def test_a_tied_headless_model_keeps_training_its_embeddings() -> None:
