@@ -261,7 +261,8 @@ log = logging.getLogger(__name__)
 def check_output_dir(out: Path, overwrite: bool) -> None:
     """A fresh run needs a folder with no run in it: one that holds a run is refused (its
     checkpoints would mix with the new run's on a later --resume), or with `overwrite`
-    cleared whole. A path that is a file is refused."""
+    cleared whole, where it holds nothing a run does not write (`layout.run_written`). A path
+    that is a file is refused."""
     if out.exists() and not out.is_dir():
         raise UserError(f"--output-dir {out}: is a file, not a folder")
     held = [name for name in RUN_FILES if (out / name).exists()]
