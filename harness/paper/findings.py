@@ -201,8 +201,22 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
     if failed:
         return f"gate failed: the baseline {vanilla}'s " + "; ".join(failed)
     if f.measured is None:
-        return f"{f.unmeasured} of {s.task} / {s.metric} for both models"
+        return _unmeasured(f, rows)
     return None
+
+
+def _unmeasured(f: Finding, rows: pd.DataFrame) -> str:
+    """Why a finding whose gates pass has no figure: the models with no row of its metric,
+    each with the command that computes it, else what else is missing for both."""
+    s = f.source
+    has = rows[(rows["task"] == s.task) & (rows["metric"] == s.metric)]["model"]
+    lacking = [m for m in (s.roles[f.role], s.roles["vanilla"]) if not (has == m).any()]
+    if lacking:
+        return "; ".join(
+            f"no rows of {s.task} / {s.metric} for {m} (`{s.command} --model {m}`)"
+            for m in lacking
+        )
+    return f"{f.unmeasured} of {s.task} / {s.metric} for both models"
 
 
 def _missing(s: Source, rows: pd.DataFrame) -> str:

@@ -256,6 +256,14 @@ def test_lambada_perplexity_is_gated_on_the_unigram_model_not_on_accuracy(tmp_pa
     near = by_key(_decoder_board(tmp_path / "near", unigram=3e6), "table3: LAMBADA perplexity")
     assert near.verdict == "not comparable"
     assert "perplexity 2e+06 (needs at most 0.5 x unigram_ppl = 1.5e+06)" in near.reason
+    # a model with no rows (the fine-tuned one, here) is named, with what computes it
+    tuned = next(
+        f for f in found if f.figure.key.startswith("table3: LAMBADA perp") and f.role != "headless"
+    )
+    assert tuned.reason == (
+        "no rows of lm_eval/hlm_lambada / perplexity for pythia-tiny-cwt-ft "
+        "(`hlm run paper-cpu-decoder --model pythia-tiny-cwt-ft`)"
+    )
 
 
 def test_the_readme_headline_is_rewritten_between_its_markers(tmp_path) -> None:
