@@ -213,8 +213,7 @@ def _unmeasured(f: Finding, rows: pd.DataFrame) -> str:
     lacking = [m for m in (s.roles[f.role], s.roles["vanilla"]) if not (has == m).any()]
     if lacking:
         return "; ".join(
-            f"no rows of {s.task} / {s.metric} for {m} (`{s.command} --model {m}`)"
-            for m in lacking
+            f"no rows of {s.task} / {s.metric} for {m} (`{s.command} --model {m}`)" for m in lacking
         )
     return f"{f.unmeasured} of {s.task} / {s.metric} for both models"
 
