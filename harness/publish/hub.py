@@ -172,13 +172,12 @@ def publishable_files(directory: Path) -> list[Path]:
     cells it no longer has stay out), so the repo's rows are the ones `hlm leaderboard`
     shows. A file that does not read is refused, naming it: the repo would hold fewer rows
     than the folder, with nothing on the Hub to say so."""
-    from harness.results.leaderboard import damaged_error, file_problem, result_files, stale_cells
+    from harness.results.leaderboard import current_files, damaged_error, unread_files
 
-    stale, files = stale_cells(directory), result_files(directory)
-    unread = [(f, p) for f in files if (p := file_problem(f)) is not None]
+    unread = unread_files(directory)
     if unread:
         raise damaged_error(unread)
-    return [f for f in files if f.stem not in stale]
+    return current_files(directory)
 
 
 def publish_leaderboard(

@@ -183,12 +183,17 @@ def _read_result_files(files: list[Path]) -> tuple[list[pa.Table], list[tuple[Pa
     return tables, unread
 
 
+def current_files(directory: Path) -> list[Path]:
+    """The result files of the suite's current cells: those of cells it no longer has (not
+    yet filed away) left out."""
+    stale = stale_cells(directory)
+    return [f for f in result_files(directory) if f.stem not in stale]
+
+
 def unread_files(directory: Path) -> list[tuple[Path, str]]:
     """(file, why) for each result file of the suite's current cells whose footer does not
     read (`file_problem`): what `read_leaderboard` skips."""
-    stale = stale_cells(directory)
-    files = [f for f in result_files(directory) if f.stem not in stale]
-    return [(f, p) for f in files if (p := file_problem(f)) is not None]
+    return [(f, p) for f in current_files(directory) if (p := file_problem(f)) is not None]
 
 
 def damaged_error(unread: list[tuple[Path, str]]) -> UserError:
@@ -213,9 +218,11 @@ def read_leaderboard(
     A file that does not read is skipped with a warning naming it (`hlm run` computes its
     cell again), or with `damaged="refuse"` is an error naming every such file: what is
     published or committed from the rows would hold fewer of them than the folder does."""
-    stale = set() if include_stale else stale_cells(directory)
-    older = result_files(directory / SUPERSEDED) if include_stale else []
-    files = [f for f in [*result_files(directory), *older] if f.stem not in stale]
+    files = (
+        [*result_files(directory), *result_files(directory / SUPERSEDED)]
+        if include_stale
+        else current_files(directory)
+    )
     tables, unread = _read_result_files(files)
     if unread and damaged == "refuse":
         raise damaged_error(unread)

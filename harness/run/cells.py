@@ -93,16 +93,13 @@ def short_warm_ups(cells: list[Cell]) -> list[str]:
     """`MODEL: why` for each model whose pretraining is shorter than its preset's warm-up,
     left unset (`zoo.train.recipe.unreached_peak`): said by `hlm validate` before the hours
     a run takes, as the run itself warns of it."""
-    said: dict[str, str] = {}
+    said: dict[str, None] = {}  # in order, each once (a model's seeds and tasks say the same)
     for cell in cells:
-        cfg = cell.pretrain
-        if cfg is None or cell.label in said:
-            continue
-        spec = get_spec(cfg.preset, cfg.vocab_size)
-        why = unreached_peak(cfg, resolve_recipe(cfg, spec), spec)
-        if why is not None:
-            said[cell.label] = why
-    return [f"{label}: {why}" for label, why in said.items()]
+        if (cfg := cell.pretrain) is not None:
+            spec = get_spec(cfg.preset, cfg.vocab_size)
+            if why := unreached_peak(cfg, resolve_recipe(cfg, spec), spec):
+                said[f"{cell.label}: {why}"] = None
+    return list(said)
 
 
 def missing_data(cells: list[Cell]) -> dict[str, list[str]]:
