@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from zoo.models.registry import FAMILIES, PRESETS
-from zoo.models.spec import DecoderSpec, Recipe
+from zoo.models.spec import TINY_DECODER_RECIPE, DecoderSpec, Recipe
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -43,17 +43,6 @@ class GPTNeoXSpec(DecoderSpec):
 @PRESETS.register("pythia-tiny")
 def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
     """CPU-test scale: 2 layers, hidden 128, 4 heads; Pythia's recipe shape (cosine to 10%)."""
-    recipe = Recipe(
-        lr=1e-3,
-        weight_decay=0.1,
-        betas=(0.9, 0.95),
-        schedule="cosine",
-        warmup_steps=20,
-        steps=200,
-        seq_len=128,
-        batch_size=16,
-        min_lr_ratio=0.1,
-    )
     return GPTNeoXSpec(
         name="pythia-tiny",
         vocab_size=vocab_size,
@@ -62,7 +51,7 @@ def pythia_tiny(vocab_size: int = 4096) -> GPTNeoXSpec:
         num_heads=4,
         intermediate_size=512,
         max_positions=2048,
-        recipe=recipe,
+        recipe=TINY_DECODER_RECIPE,
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from zoo.models.registry import FAMILIES, PRESETS
-from zoo.models.spec import DecoderSpec, Recipe
+from zoo.models.spec import TINY_DECODER_RECIPE, DecoderSpec
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig, PreTrainedModel
@@ -46,17 +46,6 @@ class LlamaSpec(DecoderSpec):
 def llama_tiny(vocab_size: int = 4096) -> LlamaSpec:
     """CPU-test scale: 2 layers, hidden 128, 4 query heads sharing 2 key / value heads, a gated
     feed-forward block of 352; pythia-tiny's recipe."""
-    recipe = Recipe(
-        lr=1e-3,
-        weight_decay=0.1,
-        betas=(0.9, 0.95),
-        schedule="cosine",
-        warmup_steps=20,
-        steps=200,
-        seq_len=128,
-        batch_size=16,
-        min_lr_ratio=0.1,
-    )
     return LlamaSpec(
         name="llama-tiny",
         vocab_size=vocab_size,
@@ -66,6 +55,6 @@ def llama_tiny(vocab_size: int = 4096) -> LlamaSpec:
         kv_heads=2,
         intermediate_size=352,
         max_positions=2048,
-        recipe=recipe,
+        recipe=TINY_DECODER_RECIPE,
         mlp_matrices=3,
     )

@@ -61,6 +61,21 @@ class Recipe:
         return dataclasses.replace(self, **dict(self.headless), headless=()) if headless else self
 
 
+# The CPU-test decoders' recipe (pythia-tiny, llama-tiny): Pythia's shape (AdamW 0.9 / 0.95,
+# decay 0.1, cosine to 10 %) at a few hundred steps of 16 x 128 tokens.
+TINY_DECODER_RECIPE = Recipe(
+    lr=1e-3,
+    weight_decay=0.1,
+    betas=(0.9, 0.95),
+    schedule="cosine",
+    warmup_steps=20,
+    steps=200,
+    seq_len=128,
+    batch_size=16,
+    min_lr_ratio=0.1,
+)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Base for every family; subclasses fill `family`, `kind` and the builder methods."""
