@@ -14,7 +14,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.downstream.benchmarks import (
     GLUE,
@@ -292,45 +292,49 @@ def hub_datasets(tasks: dict[str, TaskData]) -> dict[str, tuple[str, str]]:
     return {name: data.hub for name, data in tasks.items() if data.hub[0]}
 
 
-GLUE_TASK = TaskType(
-    name="glue",
-    description="GLUE fine-tuning (balanced or plain CE): CoLA mcc, STS-B spearman, "
+def _benchmark_type(
+    name: str, description: str, tasks: dict[str, TaskData], default: list[str], **more: Any
+) -> TaskType:
+    """A fine-tuning benchmark's task type: its runner, checks and description over `tasks`
+    (`default`: the sub-tasks a suite runs when it names none); `more`: digests, gates."""
+    return TaskType(
+        name=name,
+        description=description,
+        run=_benchmark_runner(name, tasks, default),
+        params=FinetuneParams,
+        describe=describer(tasks, default),
+        default_subtasks=tuple(default),
+        kinds=("encoder",),
+        check=_check(tasks, default),
+        hub_tasks={"encoder": "text-classification"},
+        **more,
+    )
+
+
+GLUE_TASK = _benchmark_type(
+    "glue",
+    "GLUE fine-tuning (balanced or plain CE): CoLA mcc, STS-B spearman, "
     "MRPC/QQP acc+F1, acc elsewhere",
-    run=_benchmark_runner("glue", GLUE, GLUE_DEFAULT),
-    params=FinetuneParams,
-    describe=describer(GLUE, GLUE_DEFAULT),
-    default_subtasks=tuple(GLUE_DEFAULT),
-    kinds=("encoder",),
-    check=_check(GLUE, GLUE_DEFAULT),
+    GLUE,
+    GLUE_DEFAULT,
     data_digests=_data_digests(GLUE, GLUE_DEFAULT),
-    hub_tasks={"encoder": "text-classification"},
     hub_datasets=hub_datasets(GLUE),
     gates={name: data.gate for name, data in GLUE.items() if data.gate is not None},
 )
-SUPERGLUE_TASK = TaskType(
-    name="superglue",
-    description="SuperGLUE fine-tuning: BoolQ, CB, COPA (multiple choice), WiC accuracy",
-    run=_benchmark_runner("superglue", SUPERGLUE, SUPERGLUE_DEFAULT),
-    params=FinetuneParams,
-    describe=describer(SUPERGLUE, SUPERGLUE_DEFAULT),
-    default_subtasks=tuple(SUPERGLUE_DEFAULT),
-    kinds=("encoder",),
-    check=_check(SUPERGLUE, SUPERGLUE_DEFAULT),
+SUPERGLUE_TASK = _benchmark_type(
+    "superglue",
+    "SuperGLUE fine-tuning: BoolQ, CB, COPA (multiple choice), WiC accuracy",
+    SUPERGLUE,
+    SUPERGLUE_DEFAULT,
     data_digests=_data_digests(SUPERGLUE, SUPERGLUE_DEFAULT),
-    hub_tasks={"encoder": "text-classification"},
     hub_datasets=hub_datasets(SUPERGLUE),
 )
-SYNTHETIC_TASK = TaskType(
-    name="synthetic",
-    description="CoLA-like acceptability (subject-verb agreement) in the embedded synthetic "
+SYNTHETIC_TASK = _benchmark_type(
+    "synthetic",
+    "CoLA-like acceptability (subject-verb agreement) in the embedded synthetic "
     "language: no download",
-    run=_benchmark_runner("synthetic", SYNTHETIC, SYNTHETIC_DEFAULT),
-    params=FinetuneParams,
-    describe=describer(SYNTHETIC, SYNTHETIC_DEFAULT),
-    default_subtasks=tuple(SYNTHETIC_DEFAULT),
-    kinds=("encoder",),
-    check=_check(SYNTHETIC, SYNTHETIC_DEFAULT),
-    hub_tasks={"encoder": "text-classification"},
+    SYNTHETIC,
+    SYNTHETIC_DEFAULT,
 )
 XNLI_TASK = TaskType(
     name="xnli",
