@@ -31,7 +31,7 @@ from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import FINETUNE_VERSION
 from zoo.train.layout import FINETUNED, checkpoint_step, list_checkpoints
 from zoo.train.metadata import read_metadata
-from zoo.train.names import link_run, run_name
+from zoo.train.names import PRETRAINING, link_run, run_name
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,7 @@ def ensure_pretrained(cell: Cell) -> Path:
     if cell.pretrain is None:
         raise UserError(f"{cell.label}: an existing checkpoint has no pretraining to run")
     out = Path(cell.pretrain.output_dir)
-    if not cell.model.finetune_causal:  # a fine-tuned model's name is its fine-tuning's
-        link_run(_run_name(cell), out)
+    link_run(_pretraining_name(cell), out)
     with _lock(_lock_file(out)):
         discard_if_damaged(out / "final")
         if (out / "final").is_dir():
@@ -124,9 +123,18 @@ def discard_if_damaged(final: Path) -> None:
         shutil.rmtree(final)
 
 
-def _run_name(cell: Cell) -> str:
-    """The name `hlm runs` lists the cell's pretraining under: its point's pretraining keys."""
-    return run_name(cell.suite.name, cell.label, cell.seed, pretraining_point(cell.sweep))
+def _run_name(cell: Cell, label: str | None = None) -> str:
+    """The name `hlm runs` lists the cell's run under (`suite/model/seed-N`, with its point's
+    pretraining keys): its pretraining, or for a fine-tuned decoder its fine-tuning."""
+    point = pretraining_point(cell.sweep)
+    return run_name(cell.suite.name, label or cell.label, cell.seed, point)
+
+
+def _pretraining_name(cell: Cell) -> str:
+    """The name of the cell's pretraining: its run's, or for a fine-tuned decoder (whose own
+    name is its fine-tuning's) `suite/model/pretraining/seed-N`, listed while it trains and
+    read as any checkpoint name (`@step-N` before fine-tuning)."""
+    return _run_name(cell, f"{cell.label}/{PRETRAINING}" if cell.model.finetune_causal else None)
 
 
 def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:

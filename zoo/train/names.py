@@ -7,8 +7,10 @@
 A suite's runs are cached by the hash of what defines their weights (`runs/pretrain/<key>/`),
 so that suites share them. Each run a suite uses is also linked under its readable name in
 `runs/by-name/` (a relative symbolic link: `ls runs/by-name/<suite>` browses them, and the link
-moves with the folder). Every command that takes a checkpoint folder takes such a name, with
-`@step-N` for a checkpoint along the run; a path that exists, or a Hub id, is taken as given.
+moves with the folder). A causally fine-tuned decoder's name is its fine-tuning's; the headless
+run it starts from is `suite/model/pretraining/seed-N`. Every command that takes a checkpoint
+folder takes such a name, with `@step-N` for a checkpoint along the run; a path that exists,
+or a Hub id, is taken as given.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ RUNS_ENV = "HLM_RUNS_DIR"
 BY_NAME = "by-name"
 STEP = re.compile(r"^(?P<name>[^@]+)@(?:step-(?P<step>\d+)|final)$")
 SEED = re.compile(r"/seed-\d+$")  # the end of a run's name
+PRETRAINING = "pretraining"  # a fine-tuned model's pretraining: suite/model/pretraining/seed-N
 
 
 def runs_dir() -> Path:

@@ -12,6 +12,7 @@ from harness.results.leaderboard import read_leaderboard
 from harness.run.cells import expand
 from harness.run.runner import run_suite
 from harness.suite import SuiteError, load_suite
+from zoo.train.names import named_runs, resolve_checkpoint
 from zoo.train.pretrain import pretrain
 
 SUITE = """
@@ -49,6 +50,14 @@ def test_every_task_type_evaluates_along_pretraining(isolated: Path) -> None:
     ]
     runs = isolated / "runs" / "pretrain"
     assert len(list(runs.glob("*/finetune-causal-*-step-0000003/final"))) == 1
+    # the fine-tuned decoder's name is its final fine-tuning's; its headless run has its own
+    names = named_runs()
+    assert names["along/pythia-tiny-cwt-ft/seed-0"].name.startswith("finetune-causal-")
+    base = names["along/pythia-tiny-cwt-ft/pretraining/seed-0"]
+    assert names["along/pythia-tiny-cwt-ft/seed-0"].parent == base
+    assert resolve_checkpoint("along/pythia-tiny-cwt-ft/pretraining/seed-0@step-3") == str(
+        base / "checkpoints" / "step-0000003"
+    )
     # each point is evaluated once: a re-run computes nothing, a lost final file only itself
     files = sorted(p for p in (lb / "along").glob("*.parquet"))
     mtimes = {p: p.stat().st_mtime_ns for p in files}
