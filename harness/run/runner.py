@@ -40,6 +40,7 @@ from harness.run.points import (
     ensure_pretrained,
     evaluation_points,
     prepare,
+    preparing_now,
     pretraining_elsewhere,
     reads_pretraining,
 )
@@ -263,16 +264,21 @@ class Plan:
     todo: list[Cell]
     done: list[Cell]
     pretraining: dict[str, bool]  # pretraining key -> its final checkpoint is cached
+    training: frozenset[str] = frozenset()  # keys not cached that another process trains now
 
-    def _pretraining(self, cell: Cell) -> str:
+    def _pretraining(self, cell: Cell, to_compute: bool) -> str:
+        """The cell's pretraining key, and for a cell to compute whether it is cached, being
+        trained now by another process, or to train (a done cell needs none of it)."""
         key = cell.pretrain_key
         if key is None:
             return ""
         if not reads_pretraining(cell):
             return "none (no checkpoint read)"
-        if key not in self.pretraining:
+        if key not in self.pretraining or not to_compute:
             return key
-        return f"{key} ({'cached' if self.pretraining[key] else 'to train'})"
+        if self.pretraining[key]:
+            return f"{key} (cached)"
+        return f"{key} ({'training now' if key in self.training else 'to train'})"
 
     def table(self) -> str:
         from tabulate import tabulate
@@ -284,16 +290,17 @@ class Plan:
                 "task": c.task.label(),
                 "seed": c.seed,
                 "sweep": " ".join(f"{k}={v}" for k, v in c.sweep.items()),
-                "pretraining": self._pretraining(c),
+                "pretraining": self._pretraining(c, status == "to compute"),
             }
             for status, cells in (("to compute", self.todo), ("done", self.done))
             for c in cells
         ]
         cached = sum(self.pretraining.values())
+        now = len(self.training)
         head = (
             f"{self.suite.name}: {len(self.todo) + len(self.done)} cells, {len(self.done)} done, "
             f"{len(self.todo)} to compute; {len(self.pretraining)} pretraining runs needed "
-            f"({cached} cached)"
+            f"({cached} cached{f', {now} training now' if now else ''})"
         )
         moved = "".join(f"\n{line}" for line in moved_shared_data([*self.todo, *self.done]))
         return head + moved + "\n\n" + tabulate(rows, headers="keys", tablefmt="github")
@@ -313,7 +320,9 @@ def plan_suite(
     todo = [c for c in cells if c.cell_id not in done]
     keys = sorted({c.pretrain_key for c in todo if c.pretrain_key and reads_pretraining(c)})
     cached = {k: pretraining_cached(k) for k in keys}
-    return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached)
+    folders = {c.pretrain_key: c.pretrain.output_dir for c in todo if c.pretrain is not None}
+    now = frozenset(k for k in keys if not cached[k] and preparing_now(Path(folders[k])))
+    return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached, now)
 
 
 def publish_suite(suite: Suite, cells: list[Cell], root: Path) -> list[str]:

@@ -16,6 +16,7 @@ import duckdb
 import pandas as pd
 import pyarrow.dataset as ds
 import pytest
+from filelock import FileLock
 
 from harness.cli import main as hlm
 from harness.results.leaderboard import FINAL, read_leaderboard, write_cell
@@ -38,6 +39,11 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
     assert (len(before.todo), len(before.done)) == (8, 0) and not lb.exists()
     assert before.pretraining == dict.fromkeys(before.pretraining, False)
     assert len(before.pretraining) == 4 and "(to train)" in before.table()
+    key = sorted(before.pretraining)[0]  # another process training it now: said so
+    with FileLock(isolated / "runs" / "pretrain" / f"{key}.lock"):
+        table = plan_suite(TINY, root=lb).table()
+    assert f"{key} (training now)" in table and table.count("(training now)") == 1  # validation
+    assert "1 training now" in table.splitlines()[0]
     s1 = run_suite(TINY, root=lb, progress=False)
     assert (s1.total, s1.skipped, s1.computed, s1.failed) == (8, 0, 8, [])
     df = read_leaderboard(lb / "tiny")
