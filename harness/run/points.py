@@ -138,10 +138,13 @@ def _pretraining_name(cell: Cell) -> str:
 
 
 def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
-    """`checkpoint` causally fine-tuned into `folder` (once), per the model entry."""
+    """`checkpoint` causally fine-tuned into `folder` (once), per the model entry. The model's
+    name is the fine-tuning of its final checkpoint only: one of an earlier checkpoint is
+    reached through the pretraining's name (`@step-N`)."""
     from zoo.train.causal_finetune import finetune_causal
 
-    link_run(_run_name(cell), folder)
+    if checkpoint.name == "final":
+        link_run(_run_name(cell), folder)
     with _lock(_lock_file(folder)):
         discard_if_damaged(folder / "final")
         if not (folder / "final").is_dir():

@@ -10,6 +10,7 @@ from safetensors.torch import load_file
 
 from harness.results.leaderboard import read_leaderboard
 from harness.run.cells import expand
+from harness.run.points import Point, prepare
 from harness.run.runner import run_suite
 from harness.suite import SuiteError, load_suite
 from zoo.train.names import named_runs, resolve_checkpoint
@@ -58,6 +59,13 @@ def test_every_task_type_evaluates_along_pretraining(isolated: Path) -> None:
     assert resolve_checkpoint("along/pythia-tiny-cwt-ft/pretraining/seed-0@step-3") == str(
         base / "checkpoints" / "step-0000003"
     )
+    # the fine-tuning of an earlier checkpoint never takes the model's name
+    (isolated / "runs" / "by-name" / "along" / "pythia-tiny-cwt-ft" / "seed-0").unlink()
+    cell = next(c for c in expand(load_suite(suite)) if c.label == "pythia-tiny-cwt-ft")
+    prepare(cell, Point("x", base / "checkpoints" / "step-0000003"))
+    assert "along/pythia-tiny-cwt-ft/seed-0" not in named_runs()
+    prepare(cell, Point("x", base / "final"))
+    assert "-step-" not in named_runs()["along/pythia-tiny-cwt-ft/seed-0"].name
     # each point is evaluated once: a re-run computes nothing, a lost final file only itself
     files = sorted(p for p in (lb / "along").glob("*.parquet"))
     mtimes = {p: p.stat().st_mtime_ns for p in files}
