@@ -137,13 +137,13 @@ def _pretraining_name(cell: Cell) -> str:
     return _run_name(cell, f"{cell.label}/{PRETRAINING}" if cell.model.finetune_causal else None)
 
 
-def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path) -> Path:
-    """`checkpoint` causally fine-tuned into `folder` (once), per the model entry. The model's
-    name is the fine-tuning of its final checkpoint only: one of an earlier checkpoint is
-    reached through the pretraining's name (`@step-N`)."""
+def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path, named: bool) -> Path:
+    """`checkpoint` causally fine-tuned into `folder` (once), per the model entry; `named`:
+    linked under the model's name (the final checkpoint's fine-tuning only: one of an earlier
+    checkpoint is reached through the pretraining's name, `@step-N`)."""
     from zoo.train.causal_finetune import finetune_causal
 
-    if checkpoint.name == "final":
+    if named:
         link_run(_run_name(cell), folder)
     with _lock(_lock_file(folder)):
         discard_if_damaged(folder / "final")
@@ -208,5 +208,6 @@ def prepare(cell: Cell, point: Point) -> Path | None:
     settings = cell.model.finetune.model_dump(exclude={"progress", "overwrite"})
     made = digest({**settings, "version": FINETUNE_VERSION})  # a fixed one: a folder of its own
     out, tag = Path(cell.pretrain.output_dir), f"{FINETUNED}{made[:8]}"
-    name = tag if point.checkpoint.name == "final" else f"{tag}-{point.checkpoint.name}"
-    return ensure_finetuned(cell, point.checkpoint, out / name)
+    final = point.checkpoint.name == "final"
+    name = tag if final else f"{tag}-{point.checkpoint.name}"
+    return ensure_finetuned(cell, point.checkpoint, out / name, named=final)

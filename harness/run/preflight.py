@@ -39,9 +39,14 @@ def preflight(suite: Suite, todo: list[Cell]) -> None:
         raise UserError("\n".join([*problems, _none_started(todo)]))
 
 
+def pretraining_folder(pretrain_key: str) -> Path:
+    """That pretraining's folder in the runs cache."""
+    return runs_dir() / "pretrain" / pretrain_key
+
+
 def pretraining_cached(pretrain_key: str) -> bool:
     """Whether that pretraining's final checkpoint is in the runs cache."""
-    return (runs_dir() / "pretrain" / pretrain_key / "final" / COMMIT).is_file()
+    return (pretraining_folder(pretrain_key) / "final" / COMMIT).is_file()
 
 
 def _recipe_key(suite: Suite, cell: Cell, key: str) -> str:

@@ -44,7 +44,7 @@ from harness.run.points import (
     pretraining_elsewhere,
     reads_pretraining,
 )
-from harness.run.preflight import preflight, pretraining_cached
+from harness.run.preflight import preflight, pretraining_cached, pretraining_folder
 from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
 from harness.suite.record import write_suite_record
@@ -320,8 +320,7 @@ def plan_suite(
     todo = [c for c in cells if c.cell_id not in done]
     keys = sorted({c.pretrain_key for c in todo if c.pretrain_key and reads_pretraining(c)})
     cached = {k: pretraining_cached(k) for k in keys}
-    folders = {c.pretrain_key: c.pretrain.output_dir for c in todo if c.pretrain is not None}
-    now = frozenset(k for k in keys if not cached[k] and preparing_now(Path(folders[k])))
+    now = frozenset(k for k in keys if not cached[k] and preparing_now(pretraining_folder(k)))
     return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached, now)
 
 
