@@ -1,6 +1,6 @@
 """`hlm report --paper`: docs/REPRODUCTION.md (and the README's headline) from the leaderboards.
 
-    hlm report --paper   # docs/REPRODUCTION.md, docs/figures/verdicts.svg; README.md headline
+    hlm report --paper   # docs/REPRODUCTION.md, docs/figures/{verdicts,gates}.svg; README headline
 
 The page is generated, never edited: how a verdict is reached, in words; per claim of the
 paper, a table of our run beside the paper's figure (`harness.paper.findings.findings`, a row
@@ -8,12 +8,13 @@ each by `harness.paper.claim_rows`): Δ with its 95 % interval, the seeds, the r
 Holm-adjusted p, one of four verdicts and its reason (the gates checked, where our protocol
 differs); our measurements where the paper
 makes no claim; the power the seeds had; the paper's results not attempted, and why; a
-section per other scale (GPU), or what it waits for; then the diagnostics
+section per other scale (GPU), or what it waits for; every baseline against its gates across
+the scales (`harness.paper.gate_margins`, drawn to `figures/gates.svg`); then the diagnostics
 (`harness.paper.diagnostics`). Under the tally, a figure of every judged claim's Δ in units
 of the paper's (`harness.paper.forest`), written to `figures/verdicts.svg` beside the page.
 The README's headline sentence sits between two markers and is rewritten from the same
-findings, so the two cannot disagree. A test regenerates all three from the committed
-leaderboards and checks they are unchanged.
+findings, so the two cannot disagree. A test regenerates the page, both figures and the
+headline from the committed leaderboards and checks they are unchanged.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS
 from harness.paper.findings import Finding, findings
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
+from harness.paper.gate_margins import GATES_FIGURE, gate_section, write_gate_figure
 from harness.paper.labels import run_on
 from harness.paper.scales import SCALES, Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
@@ -277,6 +279,7 @@ def render(found: list[Finding], root: Path | None = None) -> str:
     parts += power_section(cpu) + not_attempted()
     for scale in SCALES:
         parts += _scale_section(scale, found, root) if scale.suites else []
+    parts += gate_section(found)
     parts += diagnostic_sections(root) if root is not None else []
     return "\n".join(parts) + "\n"
 
@@ -307,7 +310,8 @@ def report_section(directory: Path, suite: str) -> str:
 
 def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]:
     """Write `doc` from the leaderboards under `root`, its verdicts' figure beside it
-    (`FIGURE`, where a claim can be drawn), and the headline into `readme`. A `root` that
+    (`FIGURE`, where a claim can be drawn) and the gates' (`GATES_FIGURE`, where a vanilla
+    model has one), and the headline into `readme`. A `root` that
     holds no row of the paper's suites (a misspelt folder) is refused: it would overwrite
     the page with one on which every claim is not comparable."""
     found = findings(root)
@@ -320,8 +324,11 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(render(found, root), encoding="utf-8")
     written = [doc]
-    figure = write_forest(found, doc.parent / FIGURE)
-    written += [figure] if figure is not None else []
+    for figure in (
+        write_forest(found, doc.parent / FIGURE),
+        write_gate_figure(found, doc.parent / GATES_FIGURE),
+    ):
+        written += [figure] if figure is not None else []
     if readme is not None and readme.exists():
         text = readme.read_text(encoding="utf-8")
         new, n = HEADLINE.subn(lambda m: m.group(1) + headline(found) + m.group(3), text)

@@ -49,6 +49,7 @@ class Finding:
     measured: Measured | None = None
     unmeasured: str = "no rows"  # why `measured` is None, where rows there are
     gates: list[GateCheck] = field(default_factory=list)
+    vanilla_tokens: float = math.nan  # what the vanilla model's gated checkpoint pretrained on
     p_adjusted: float = math.nan  # Holm over every test of the report
     family: int = 1  # the tests Holm corrects together (the report's), for the power
     verdict: Verdict | None = "not comparable"  # None: our measurement, no claim to judge
@@ -197,6 +198,8 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
         )
     vanilla = s.roles["vanilla"]
     f.gates = [c.run(rows, vanilla) for c in s.checks]
+    seen = pd.to_numeric(rows.loc[rows["model"] == vanilla, "tokens_seen"], errors="coerce")
+    f.vanilla_tokens = float(seen.max())
     failed = [g.text for g in f.gates if not g.passed]
     if failed:
         return f"gate failed: the baseline {vanilla}'s " + "; ".join(failed)

@@ -73,9 +73,15 @@ class Check:
             nan = float("nan")
             later = waiting(rows, model, self.task, self.gate.metric)
             why = f" of the final checkpoint ({later})" if later else ""
-            return GateCheck(False, nan, nan, f"{self.task}: no `{self.gate.metric}` row{why}")
+            text = f"{self.task}: no `{self.gate.metric}` row{why}"
+            return GateCheck(False, nan, nan, text, name=self.name)
         found = self.outcome(rows, model, float(mine.mean()))
-        return replace(found, text=f"{self.task} {found.text}")
+        return replace(found, text=f"{self.task} {found.text}", name=self.name)
+
+    @property
+    def name(self) -> str:
+        """What the gate reads, in words: the task's label and the metric."""
+        return f"{self.task} {self.gate.metric}"
 
     def outcome(self, rows: pd.DataFrame, model: str, value: float) -> GateCheck:
         """The gate's outcome for `model`'s mean final `value`: against chance (or the bar its
@@ -91,7 +97,8 @@ class Check:
         if found.passed and twin is not None:
             theirs = final_values(rows, twin, self.task, self.gate.metric)
             if not theirs.empty:
-                found = self.gate.check_untrained(found.value, float(theirs.mean()), twin)
+                beaten = self.gate.check_untrained(found.value, float(theirs.mean()), twin)
+                found = found if beaten is None else beaten
         return found
 
 

@@ -21,18 +21,31 @@ pretraining did not raise compares nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class GateCheck:
-    """A gate applied to a value: passed or not, the value, the bar, and the sentence."""
+    """A gate applied to a value: passed or not, the value, the bar, and the sentence;
+    `at_most`: the value must stay at or under the bar (perplexity), else reach it; `name`:
+    what it reads (a task's label and metric), where a caller sets it."""
 
     passed: bool
     value: float
     bar: float
     text: str
+    at_most: bool = False
+    name: str = ""
+
+    @property
+    def margin(self) -> float:
+        """How far the value clears the bar (negative: short of it): the difference in the
+        metric's unit, or for an `at_most` bar log10(bar / value), in orders of magnitude."""
+        if self.at_most:
+            return math.log10(self.bar / self.value) if self.value > 0 < self.bar else math.nan
+        return self.value - self.bar
 
 
 @dataclass(frozen=True)
@@ -68,21 +81,24 @@ class Gate:
         bar = self.bar(baseline)
         if bar is None:
             return GateCheck(False, value, float("nan"), f"{self.metric}: no `{self.chance}` row")
-        if self.factor is not None:
+        at_most = self.factor is not None
+        if at_most:
             passed = value <= bar
             rule = f"at most {self.factor:g} x {self.chance_name()} = {bar:.4g}"
         else:
             passed = value >= bar
             plus = f" + {self.margin:g}" if self.margin else ""
             rule = f"at least {self.chance_name()}{plus} = {bar:.3f}"
-        return GateCheck(passed, value, bar, f"{self.metric} {value:.4g} (needs {rule})")
+        text = f"{self.metric} {value:.4g} (needs {rule})"
+        return GateCheck(passed, value, bar, text, at_most)
 
-    def check_untrained(self, value: float, untrained: float, twin: str) -> GateCheck:
+    def check_untrained(self, value: float, untrained: float, twin: str) -> GateCheck | None:
         """Whether `value` clears the same metric of the model's untrained twin (its initial
         weights fine-tuned the same way) by the gate's margin: pretraining must show in the
-        score. Perplexity-like gates (`factor`) have no such bar: always passed."""
+        score. Perplexity-like gates (`factor`) have no such bar: None, and the check against
+        chance stands."""
         if self.factor is not None:
-            return GateCheck(True, value, untrained, "")
+            return None
         bar = untrained + self.margin
         plus = f" + {self.margin:g}" if self.margin else ""
         rule = f"at least its untrained twin {twin}'s {untrained:.3f}{plus} = {bar:.3f}"

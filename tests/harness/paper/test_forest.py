@@ -13,6 +13,7 @@ import pytest
 from harness.paper.document import FIGURE, render, render_html, write_reproduction
 from harness.paper.findings import findings
 from harness.paper.forest import EDGE, forest_svg, left_out, panels, point, write_forest
+from harness.paper.gate_margins import GATES_FIGURE
 from tests.harness.paper.rows import by_key, decoder_rows, encoder_rows
 from zoo.errors import UserError
 
@@ -83,7 +84,8 @@ def test_no_judged_claim_no_figure_and_no_link(tmp_path) -> None:
 def test_the_page_links_the_figure_it_writes_beside_it(tmp_path) -> None:
     root = encoder_rows(tmp_path / "lb", sst2_ce=0.78, gain=0.02)
     doc = tmp_path / "docs" / "REPRODUCTION.md"
-    assert write_reproduction(root, doc, None) == [doc, doc.parent / FIGURE]
+    written = [doc, doc.parent / FIGURE, doc.parent / GATES_FIGURE]
+    assert write_reproduction(root, doc, None) == written
     assert f"]({FIGURE.as_posix()})" in doc.read_text()
     assert (doc.parent / FIGURE).read_bytes() == forest_svg(findings(root))
 

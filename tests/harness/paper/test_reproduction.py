@@ -277,8 +277,8 @@ def test_the_readme_headline_is_rewritten_between_its_markers(tmp_path) -> None:
     plots.mkdir(parents=True)
     (plots / "curves-glue_average-average.png").write_bytes(b"")
     (plots / "bars-synonyms.png").write_bytes(b"")  # a task no GLUE finding reads
-    figure = doc.parent / "figures" / "verdicts.svg"
-    assert write_reproduction(root, doc, readme) == [doc, figure, readme]
+    figures = [doc.parent / "figures" / name for name in ("verdicts.svg", "gates.svg")]
+    assert write_reproduction(root, doc, readme) == [doc, *figures, readme]
     text = readme.read_text()
     assert "old" not in text and "24.0" not in text and "reproduced" in text
     assert doc.read_text() == render(findings(root), root)
@@ -295,14 +295,15 @@ def _rounded(svg: str) -> str:
 
 
 def test_reproduction_doc_is_generated_from_the_committed_leaderboards(tmp_path) -> None:
-    """docs/REPRODUCTION.md, its figure and the README headline: `hlm report --paper`
+    """docs/REPRODUCTION.md, its figures and the README headline: `hlm report --paper`
     output, unedited."""
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     doc = tmp_path / "REPRODUCTION.md"
     write_reproduction(ROOT / "leaderboards", doc, tmp_path / "README.md")
     assert doc.read_text() == (ROOT / "docs" / "REPRODUCTION.md").read_text()
-    drawn, committed = (d / "figures" / "verdicts.svg" for d in (tmp_path, ROOT / "docs"))
-    assert _rounded(drawn.read_text()) == _rounded(committed.read_text())
+    for name in ("verdicts.svg", "gates.svg"):
+        drawn, committed = (d / "figures" / name for d in (tmp_path, ROOT / "docs"))
+        assert _rounded(drawn.read_text()) == _rounded(committed.read_text()), name
     match = HEADLINE.search((ROOT / "README.md").read_text())
     assert match is not None, "README.md lacks the reproduction-headline markers"
     assert (tmp_path / "README.md").read_text() == (ROOT / "README.md").read_text()

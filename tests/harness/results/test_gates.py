@@ -99,7 +99,15 @@ def test_a_model_must_beat_its_untrained_twin_by_the_margin() -> None:
     tied = acc.check_untrained(0.76, 0.747, "bert-mini-untrained")
     assert not tied.passed
     assert "untrained twin bert-mini-untrained's 0.747 + 0.05 = 0.797" in tied.text
-    assert VALIDATION.check_untrained(500.0, 16000.0, "x").passed  # no such bar on perplexity
+    assert VALIDATION.check_untrained(500.0, 16000.0, "x") is None  # no such bar on perplexity
+
+
+def test_the_margin_is_in_the_metrics_unit_or_orders_of_magnitude_for_perplexity() -> None:
+    acc = Gate("accuracy", "majority", 0.05).check(0.76, lambda _: 0.75)
+    assert not acc.passed and acc.margin == pytest.approx(-0.04)
+    ppl = VALIDATION.check(50.0, lambda _: 1000.0)  # the bar: half the unigram's, 500
+    assert ppl.passed and ppl.at_most and ppl.margin == pytest.approx(1.0)
+    assert VALIDATION.check(5000.0, lambda _: 1000.0).margin == pytest.approx(-1.0)
 
 
 def _row(model: str, metric: str, value: float, tokens: int, seed: int = 0) -> dict:
@@ -132,3 +140,27 @@ def test_a_check_reads_the_untrained_twin_from_the_rows() -> None:
     assert "glue/sst2 accuracy 0.76 (needs at least its untrained twin untrained's" in failed.text
     strong = pd.DataFrame([*rows, *twin, _row("untrained", "accuracy", 0.60, 0)])
     assert check.run(strong, "ce").passed
+    assert failed.name == "glue/sst2 accuracy"
+
+
+def test_a_perplexity_gate_keeps_its_unigram_bar_beside_an_untrained_twin() -> None:
+    """The twin sets no bar on perplexity: the check against the unigram model stands, its
+    text and bar with it."""
+    import pandas as pd
+
+    from harness.paper.sources import Check
+
+    def val(model: str, metric: str, value: float, tokens: int) -> dict:
+        return {**_row(model, metric, value, tokens), "task": "validation"}
+
+    rows = pd.DataFrame(
+        [
+            val("ce", "val_ppl", 300.0, 4096),
+            val("ce", "unigram_ppl", 1000.0, 4096),
+            val("untrained", "val_ppl", 16000.0, 0),
+            val("untrained", "unigram_ppl", 1000.0, 0),
+        ]
+    )
+    found = Check("validation", VALIDATION).run(rows, "ce")
+    assert found.passed and found.bar == pytest.approx(500.0) and found.at_most
+    assert found.text == "validation val_ppl 300 (needs at most 0.5 x unigram_ppl = 500)"
