@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import math
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,8 +126,7 @@ def forest_svg(found: list[Finding]) -> bytes | None:
     if not drawn:
         return None
     sizes = [len(points) + 1.2 for _, points in drawn]
-    # text kept as text, ids salted: the same rows give the same bytes
-    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "headless-zoo", "font.size": 8}):
+    with svg_style(font_size=8):
         fig, axes = plt.subplots(
             len(drawn),
             1,
@@ -144,17 +144,34 @@ def forest_svg(found: list[Finding]) -> bytes | None:
             "its value written)"
         )
         fig.suptitle("The paper's claims with a verdict: our effect in units of the paper's")
-        out = io.BytesIO()
-        fig.savefig(out, format="svg", metadata={"Date": None})
-        plt.close(fig)
+        return svg_bytes(fig)
+
+
+def svg_style(font_size: float) -> AbstractContextManager[None]:
+    """Matplotlib's settings for the page's figures: text kept as text, element ids salted,
+    so that (with `svg_bytes`) the same rows give the same bytes."""
+    return plt.rc_context(
+        {"svg.fonttype": "none", "svg.hashsalt": "headless-zoo", "font.size": font_size}
+    )
+
+
+def svg_bytes(fig: Figure) -> bytes:
+    """`fig` as SVG with no date, closed after (drawn under `svg_style`)."""
+    out = io.BytesIO()
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    plt.close(fig)
     return out.getvalue()
 
 
-def write_forest(found: list[Finding], path: Path) -> Path | None:
-    """`forest_svg` into `path`; None, and nothing written, where no claim can be drawn."""
-    svg = forest_svg(found)
+def write_svg(svg: bytes | None, path: Path) -> Path | None:
+    """`svg` into `path`; None, and nothing written, where there is no figure."""
     if svg is None:
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(svg)
     return path
+
+
+def write_forest(found: list[Finding], path: Path) -> Path | None:
+    """`forest_svg` into `path`; None, and nothing written, where no claim can be drawn."""
+    return write_svg(forest_svg(found), path)

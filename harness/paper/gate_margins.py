@@ -18,7 +18,6 @@ same bytes.
 
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from harness.paper.findings import Finding
+from harness.paper.forest import svg_bytes, svg_style, write_svg
 from harness.paper.scales import SCALES
 from harness.paper.tables import num, table
 from harness.results.gates import GateCheck
@@ -168,8 +168,7 @@ def gates_svg(found: list[Finding]) -> bytes | None:
     colours = _colours(points)
     rows = math.ceil(len(names) / PANEL_COLUMNS)
     cols = min(PANEL_COLUMNS, len(names))
-    # text kept as text, ids salted: the same rows give the same bytes
-    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "headless-zoo", "font.size": 7}):
+    with svg_style(font_size=7):
         fig, axes = plt.subplots(
             rows,
             cols,
@@ -194,17 +193,9 @@ def gates_svg(found: list[Finding]) -> bytes | None:
             "The baselines' margins to their gates (0: the bar; below: failed), by the tokens "
             "each pretrained on (log axis)"
         )
-        out = io.BytesIO()
-        fig.savefig(out, format="svg", metadata={"Date": None})
-        plt.close(fig)
-    return out.getvalue()
+        return svg_bytes(fig)
 
 
 def write_gate_figure(found: list[Finding], path: Path) -> Path | None:
     """`gates_svg` into `path`; None, and nothing written, where there is no gate to draw."""
-    svg = gates_svg(found)
-    if svg is None:
-        return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(svg)
-    return path
+    return write_svg(gates_svg(found), path)
