@@ -375,14 +375,14 @@ def add_report(p: argparse.ArgumentParser) -> None:
         "--paper",
         action="store_true",
         help="instead: the paper's figures beside ours, from the paper-* leaderboards, "
-        "into docs/REPRODUCTION.md, with the judged claims' figure in docs/figures/verdicts.svg "
-        "(and the headline sentence of ./README.md)",
+        "into docs/REPRODUCTION.md, its figures in docs/figures/ (verdicts.svg: the judged "
+        "claims; gates.svg: the baselines' gates) and the headline sentence of ./README.md",
     )
     p.add_argument(
         "--out",
         help="the page's path (default: leaderboards/<suite>/report.html; with --paper "
         "docs/REPRODUCTION.md, whose headline sentence is also written into README.md; "
-        "with --out, only the page and its figures/verdicts.svg beside it)",
+        "with --out, only the page and its figures/ beside it)",
     )
     add_leaderboards(p)
     p.set_defaults(func="harness.commands:cmd_report")
