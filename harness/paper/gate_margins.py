@@ -6,11 +6,11 @@
 A claim is tested only where its baseline (the vanilla model; for a comparison of two headless
 variants, the paper's) passes the gates its task declares (`harness.results.gates`). Each
 claim's row says which failed; this puts them side by side: each baseline's gates once per
-suite (its final checkpoint, the mean over its seeds), with the
-tokens that checkpoint pretrained on and the margin (`GateCheck.margin`: the value minus the
-bar in the metric's unit; for a perplexity, log10 of the bar over the value). Drawn one
-panel per gate, tokens on a log axis, it shows whether a larger pretraining has moved a model
-toward its bar: what the next scale must buy.
+suite (its final checkpoint, the mean over its seeds), with the tokens that checkpoint
+pretrained on and the margin (`GateCheck.margin`: the value minus the bar in the metric's
+unit; for a perplexity, log10 of the bar over the value). Drawn one panel per gate, tokens
+on a log axis, it shows whether a larger pretraining has moved a model toward its bar: what
+the next scale must buy.
 
 The SVG keeps its text as text and carries no date, so a rerun over the same rows writes the
 same bytes.
@@ -109,8 +109,8 @@ def gate_section(found: list[Finding]) -> list[str]:
         "where they pass. The margin is the value minus the bar in the metric's unit (for a "
         "perplexity, log10 of the bar over the value: orders of magnitude); below 0 the gate "
         "fails. "
-        f"{failed} of {len(points)} fail. A twin's bar (an untrained twin's score plus the "
-        "margin) is that scale's own, so bars differ between scales."
+        f"{failed} of {len(points)} fail. A bar set by an untrained twin (its score plus the "
+        "margin) is that suite's own, so bars differ between suites."
     )
     alt = "Each baseline's margin to its gates, by pretraining tokens"
     return [
