@@ -168,8 +168,13 @@ def _pretrain_config(
         update={"save_steps": sorted(wanted | set(cfg.save_steps)), "save_at": marks}
     )
     key = digest({**cfg.key_fields(), "plugins": plugin_digests(plugins)})
-    out = str(runs_dir() / "pretrain" / key)
+    out = str(pretraining_folder(key))
     return cfg.model_copy(update={"output_dir": out, "pretrain_key": key}), key
+
+
+def pretraining_folder(pretrain_key: str) -> Path:
+    """That pretraining's folder in the runs cache (its output folder)."""
+    return runs_dir() / "pretrain" / pretrain_key
 
 
 def _keyed_where_set(

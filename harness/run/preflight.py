@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.run.cells import Cell, missing_data, runs_dir
+from harness.run.cells import Cell, missing_data, pretraining_folder
 from harness.suite import Suite, overrides
 from harness.tasks import TASKS
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
@@ -37,11 +37,6 @@ def preflight(suite: Suite, todo: list[Cell]) -> None:
         )
     if problems := library_problems(suite, todo):
         raise UserError("\n".join([*problems, _none_started(todo)]))
-
-
-def pretraining_folder(pretrain_key: str) -> Path:
-    """That pretraining's folder in the runs cache."""
-    return runs_dir() / "pretrain" / pretrain_key
 
 
 def pretraining_cached(pretrain_key: str) -> bool:

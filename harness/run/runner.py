@@ -33,6 +33,7 @@ from harness.run.cells import (
     Selection,
     expand,
     moved_shared_data,
+    pretraining_folder,
 )
 from harness.run.claims import claimed
 from harness.run.points import (
@@ -44,7 +45,7 @@ from harness.run.points import (
     pretraining_elsewhere,
     reads_pretraining,
 )
-from harness.run.preflight import preflight, pretraining_cached, pretraining_folder
+from harness.run.preflight import preflight, pretraining_cached
 from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
 from harness.suite.record import write_suite_record
