@@ -15,22 +15,21 @@ exit with status 2; no traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import types
 import typing
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from harness.exits import dispatch
+from harness.flags import add_trust
 from harness.logs import VerbParser, configure, verbosity
-from harness.parsers import VERBS, add_verbs, command
+from harness.parsers import VERBS, add_verbs
 from zoo.errors import UserError
-from zoo.registry import load_installed_plugins
-from zoo.train.interrupt import TrainingInterrupted
+from zoo.registry import load_installed_plugins, plugins_trusted
 from zoo.train.roles import flag_of
 
 LOSS_DEST = "loss__"  # argparse dest prefix of the --loss.NAME flags
@@ -108,58 +107,34 @@ def loss_option_fields() -> dict[str, Any]:
 
 
 def preload_plugins(argv: Sequence[str]) -> None:
-    """`hlm pretrain`'s plugins (`--plugins`, or `plugins:` in its `--config` file) are
-    imported before its flags are made, so that a plugin objective's options are flags too
-    (`--loss.temperature`). Nothing is imported for other verbs."""
+    """`hlm pretrain --plugins FILE...` imports the files typed there before its flags are
+    made, so that a plugin objective's options are flags too (`--loss.temperature`). A
+    `--config` file's own `plugins:` are imported only after the config validates, and only
+    with --trust-plugins (`zoo.train.config.load_config`); nothing is imported for other
+    verbs."""
     if not argv or argv[0] != "pretrain":
         return
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--plugins", nargs="+", default=[])
-    pre.add_argument("--config")
     known, _ = pre.parse_known_args(list(argv[1:]))
     from zoo.registry import load_plugin
 
     try:
         load_installed_plugins()
-    except UserError as exc:
-        print(f"hlm pretrain: error: {exc}", file=sys.stderr)
+        for plugin in known.plugins:  # typed by the user: their choice
+            load_plugin(plugin, trusted=True)
+    except UserError as exc:  # as argparse ends on a bad flag: one line, status 2
+        print(f"hlm pretrain: error: --plugins: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-
-    for plugin in known.plugins:
-        try:
-            load_plugin(plugin)
-        except UserError as exc:  # as argparse ends on a bad flag: one line, status 2
-            print(f"hlm pretrain: error: --plugins: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-    for plugin in _config_plugins(known.config):
-        with contextlib.suppress(UserError):  # reported with the file and key by validation
-            load_plugin(plugin)
-
-
-def _config_plugins(path: str | None) -> list[str]:
-    """The `plugins:` of a --config file, where it reads as a list of paths (any problem with
-    the file is reported, naming it, when the config is validated)."""
-    from zoo.settings import listed
-    from zoo.yaml_files import read_yaml_mapping
-
-    if path is None or not Path(path).is_file():
-        return []
-    try:
-        data = read_yaml_mapping(Path(path), "config keys")
-    except UserError:
-        return []
-    plugins = listed(data["plugins"]) if "plugins" in data else []
-    return [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
     from zoo.models import PRESETS
     from zoo.objectives import OBJECTIVES
+    from zoo.registry import load_plugin
 
-    for plugin in args.plugins or []:
-        from zoo.registry import load_plugin
-
-        load_plugin(plugin)
+    for plugin in args.plugins or []:  # typed by the user: their choice
+        load_plugin(plugin, trusted=True)
     print("objectives:")
     for name, obj in OBJECTIVES.items():
         tag = "headless" if obj.headless else "vocab head"
@@ -200,7 +175,7 @@ def cmd_pretrain(args: argparse.Namespace) -> int:
     }
     if verbosity(args) < 0:
         overrides["progress"] = False
-    cfg = load_config(args.config, overrides)
+    cfg = load_config(args.config, overrides, trust_plugins=args.trust_plugins or plugins_trusted())
     final = pretrain(cfg, resume=args.resume)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, once
         print(f"checkpoint: {final}")
@@ -239,6 +214,7 @@ def add_pretrain(p: argparse.ArgumentParser) -> None:
         "(Appendix D). Flags override the YAML config given with --config."
     )
     p.add_argument("--config", help="YAML file with any of the flags below as keys")
+    add_trust(p)
     p.add_argument(
         "--resume",
         nargs="?",
@@ -302,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(args, int):
         return args
     configure(verbosity(args))
-    return _dispatch(args)
+    return dispatch(args)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace | int:
@@ -320,32 +296,6 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     return _unknown_flags(parser, args.verb, unknown) if unknown else args
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    """Run the verb (the installed `hlm.plugins` imported first); a user error, a signal or a
-    closed pipe ends it with its own status."""
-    try:
-        load_installed_plugins()
-        return int(command(args)(args))
-    except UserError as exc:
-        for line in str(exc).splitlines():
-            print(f"hlm {args.verb}: error: {line}", file=sys.stderr)
-        return 2
-    except TrainingInterrupted as exc:  # a signal, answered with a checkpoint
-        print(f"hlm {args.verb}: {exc}", file=sys.stderr)
-        return exc.exit_status
-    except KeyboardInterrupt:
-        print(f"hlm {args.verb}: interrupted; finished work is kept", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # `hlm leaderboard | head`: the reader left, as with any tool
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
-    except OSError as exc:  # a path the system refuses: read-only, too long, not a folder
-        if exc.filename is None:
-            raise  # not about a path the user gave: a bug, shown as one
-        print(f"hlm {args.verb}: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-
-
 # flags other tools give a meaning ours name otherwise: the names to use here
 FALSE_FRIENDS = {
     "--save-steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save-steps) "
@@ -356,6 +306,12 @@ FALSE_FRIENDS = {
     "--dry-run": "--write-to DIR (hlm publish writes the files it would upload there); "
     "--dry-run is hlm run's plan",
 }
+
+
+PLUGIN_LOSS_FLAG = (
+    "--plugins FILE (a plugin objective's loss options are flags once its file is named "
+    "there; a --config file's plugins are imported only after the flags are read)"
+)
 
 
 def _unknown_flags(parser: argparse.ArgumentParser, verb: str, unknown: list[str]) -> int:
@@ -374,6 +330,8 @@ def _unknown_flags(parser: argparse.ArgumentParser, verb: str, unknown: list[str
             if flag.startswith("-")
             else ""
         )
+        if not hint and flag.startswith("--loss."):
+            hint = PLUGIN_LOSS_FLAG
         print(
             f"hlm {verb}: error: unrecognized argument {arg!r}"
             + (f"; did you mean {hint}?" if hint else ""),

@@ -143,7 +143,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     df = read_leaderboard(directory)
     if df.empty:
         raise no_results(directory, args.suite)
-    out = Path(args.out) if args.out else directory / "_plots"
+    from zoo.writer import inside
+
+    out = Path(args.out) if args.out else inside(directory, "_plots")
     from harness.results.leaderboard import current_cells
     from harness.results.samples import read_samples
 

@@ -52,14 +52,16 @@ def add_leaderboards(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_trust(p: argparse.ArgumentParser) -> None:
-    """--trust-plugins: the one way a suite runs code from outside its folder: plugin
-    files, and lm-eval task folders (`include_path`), whose YAMLs run code (`!function`)."""
+def add_trust(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--trust-plugins: the one way code that a file names runs (`zoo.registry.may_run_code`):
+    a suite's or a run config's plugin files, lm-eval task folders (`include_path`), whose
+    YAMLs run code (`!function`). Installed `hlm.plugins` packages need no flag."""
     p.add_argument(
         "--trust-plugins",
         action="store_true",
-        help="let a suite import plugin files, and read lm-eval task folders (include_path), "
-        "from outside its own folder (absolute paths, ../): their code runs in this process",
+        help="let the files this command reads (a suite, a --config, a leaderboard's "
+        "_suite.yaml) import the plugin files and lm-eval task folders they name: their code "
+        "runs in this process. Without it they are refused, wherever they lie",
     )
 
 

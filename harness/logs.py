@@ -48,6 +48,11 @@ class VerbParser(argparse.ArgumentParser):
         group.add_argument(
             "-q", "--quiet", action="store_true", help="warnings and errors only; no progress bar"
         )
+        group.add_argument(
+            "--debug",
+            action="store_true",
+            help="an internal error shows its traceback here (else it goes to a file, named)",
+        )
 
 
 def verbosity(args: argparse.Namespace) -> int:

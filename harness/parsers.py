@@ -229,9 +229,9 @@ def add_validate(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Load and validate suites: every key, registry name, path and sweep value. "
         "Prints one line per problem (FILE: KEY: message); exit status 2 if any. Validating "
-        "imports the suite's plugin files, which runs their code: only those in the suite's "
-        "own folder unless --trust-plugins (which also lets an lm_eval task's include_path "
-        "reach outside that folder: task YAMLs run code through their !function hooks)."
+        "imports the suite's plugin files, which runs their code: only with --trust-plugins "
+        "(which also lets an lm_eval task folder's YAMLs run code through their !function "
+        "hooks); a suite with neither needs no flag."
     )
     p.add_argument(
         "suites", nargs="+", metavar="SUITE", help="suite YAML paths or names under suites/"

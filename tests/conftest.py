@@ -32,6 +32,14 @@ def data_root() -> Path:
 
 
 @pytest.fixture
+def trust_plugins(monkeypatch):
+    """Code the suites and configs of a test name may run (`--trust-plugins`)."""
+    from zoo.registry import TRUST_ENV
+
+    monkeypatch.setenv(TRUST_ENV, "1")
+
+
+@pytest.fixture
 def isolated(tmp_path, monkeypatch):
     """Runs and leaderboards under tmp_path."""
     monkeypatch.setenv("HLM_RUNS_DIR", str(tmp_path / "runs"))

@@ -104,10 +104,52 @@ def check_name(kind: str, name: str, known: list[str]) -> str:
 
 _IMPORTED: dict[Path, str] = {}  # each plugin file imported -> the module of its code then
 
+TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": files may name code to run (`--trust-plugins`)
 
-def load_plugin(path: str | Path) -> None:
+# The project's own suites folder: its lm-eval task folders ship with the code (a source
+# checkout; an installed wheel has none, and then nothing matches it).
+SHIPPED_SUITES = Path(__file__).resolve().parent.parent / "suites"
+
+
+def plugins_trusted() -> bool:
+    """Whether the user said that files may name code to run: `--trust-plugins` on the
+    command line, or HLM_TRUST_PLUGINS=1."""
+    return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
+
+
+def may_run_code(path: Path) -> bool:
+    """The one trust rule, for code a *file* names (a suite's or a run config's `plugins:`, a
+    leaderboard's `_plugins/`, an lm-eval task folder whose YAMLs hold `!function` hooks):
+    it runs only when it ships with the project (the installed `hlm.plugins` entry points, the
+    project's own suites folder) or when the user trusts plugins (`plugins_trusted`). Where
+    the file lies (beside the suite, inside a received leaderboard) grants nothing."""
+    return path.resolve().is_relative_to(SHIPPED_SUITES) or plugins_trusted()
+
+
+def untrusted_message(path: Path | str) -> str:
+    """Why code a file named was not run, and how to run it."""
+    return (
+        f"{path} holds code that would run in this process: pass --trust-plugins (or set "
+        "HLM_TRUST_PLUGINS=1) if you trust it, or install it as a package with an "
+        "`hlm.plugins` entry point"
+    )
+
+
+def resolve_named(path: str | Path, named_in: Path | None) -> Path:
+    """`path` as named by file `named_in`: relative to that file's folder (to the working
+    folder for a path typed on the command line, `named_in` None); `~` expanded."""
+    p = Path(path).expanduser()
+    if named_in is not None and not p.is_absolute():
+        p = named_in.parent / p
+    return p.resolve()
+
+
+def load_plugin(path: str | Path, *, trusted: bool) -> None:
     """Import a user's Python file so that its `@REGISTRY.register(...)` calls run.
 
+    `trusted` says whether its code may run: True for a file the user typed on the command
+    line (their choice, as `lm_eval --include_path` runs the folder it is given), else
+    `may_run_code` for the file's path. Code already imported runs nothing and needs no trust.
     The file is imported under a private module name derived from its contents: loading the
     same code twice is a no-op, from the same file or a copy (a suite's and its leaderboard's
     record of it, `harness.suite.record`), while a file whose code differs registers anew.
@@ -124,6 +166,8 @@ def load_plugin(path: str | Path) -> None:
     if mod_name in sys.modules:  # this code, imported already (from here or a copy)
         _IMPORTED[p] = mod_name
         return
+    if not trusted:
+        raise UserError(untrusted_message(path))
     spec = importlib.util.spec_from_file_location(mod_name, p)
     if spec is None or spec.loader is None:
         raise UserError(f"cannot import plugin {path}: not a Python file")
@@ -138,18 +182,6 @@ def load_plugin(path: str | Path) -> None:
         del sys.modules[mod_name]
         raise UserError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from exc
     _IMPORTED[p] = mod_name
-
-
-TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": a suite may run code from files outside its folder
-
-
-def may_run_code(path: Path, home: Path) -> bool:
-    """Whether code in `path` (a plugin file, a task folder whose YAMLs import Python) may run
-    for a suite whose folder is `home`: inside that folder, or anywhere once the user says so
-    (`--trust-plugins`, or HLM_TRUST_PLUGINS=1)."""
-    if path.resolve().is_relative_to(home.resolve()):
-        return True
-    return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
 
 
 def trusting() -> contextlib.AbstractContextManager[None]:

@@ -22,6 +22,7 @@ from tokenizers import (
     trainers,
 )
 
+from zoo.checkpoint_files import check_tokenizer_files
 from zoo.errors import UserError
 
 if TYPE_CHECKING:
@@ -130,6 +131,8 @@ def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
         raise UserError(
             f"tokenizer: {name_or_path} is a file; give the folder that holds tokenizer.json"
         )
+    if p.is_dir():
+        check_tokenizer_files(p)
     try:
         return AutoTokenizer.from_pretrained(str(p) if p.exists() else name_or_path)
     except (OSError, ValueError) as exc:

@@ -85,8 +85,8 @@ def main() -> None:
 
     from zoo.registry import load_plugin
 
-    for plugin in args["plugins"]:
-        load_plugin(plugin)
+    for plugin in args["plugins"]:  # the parent process's, which decided their trust
+        load_plugin(plugin, trusted=True)
     torch.set_flush_denormal(True)
     if kind == "speedup":
         print(json.dumps(_speedup(args)))

@@ -24,11 +24,11 @@ from torch import Tensor
 from transformers import (
     AutoModelForMultipleChoice,
     AutoModelForSequenceClassification,
-    AutoTokenizer,
 )
 
 from harness.downstream.data import Example, Kind, TaskData
 from harness.results.metrics import METRICS
+from zoo.tokenizers import load_tokenizer
 from zoo.train.checkpoint import load_under_new_head
 
 log = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ def finetune(
     """Train, evaluating every epoch; returns [epoch] -> {eval set -> {metric -> value}}."""
     torch.manual_seed(cfg.seed)
     rng = random.Random(cfg.seed)
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    tokenizer = load_tokenizer(str(checkpoint))
     head = HEADS[task.kind]
     model = head.load(checkpoint, task).to(cfg.device)
     enc_train = _encode(tokenizer, train, cfg.max_length)

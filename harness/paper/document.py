@@ -38,6 +38,7 @@ from harness.report.page import embedded_figure
 from harness.results.leaderboard import SUPERSEDED, result_files
 from harness.results.stats import ALPHA, POWER
 from zoo.errors import UserError
+from zoo.writer import write_text
 
 TITLES = {
     "table1-tokens": "Table 1: GLUE at equal tokens",
@@ -321,8 +322,7 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
             f"{root}: no rows of the paper's suites ({', '.join(boards)}) here; "
             f"{doc} is left as it was"
         )
-    doc.parent.mkdir(parents=True, exist_ok=True)
-    doc.write_text(render(found, root), encoding="utf-8")
+    write_text(doc, render(found, root))
     written = [doc]
     for figure in (
         write_forest(found, doc.parent / FIGURE),
@@ -333,6 +333,6 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
         text = readme.read_text(encoding="utf-8")
         new, n = HEADLINE.subn(lambda m: m.group(1) + headline(found) + m.group(3), text)
         if n:
-            readme.write_text(new, encoding="utf-8")
+            write_text(readme, new)
             written.append(readme)
     return written

@@ -32,6 +32,7 @@ from matplotlib.lines import Line2D
 
 from harness.paper.findings import Finding
 from harness.paper.scales import SCALES
+from zoo.writer import write_bytes
 
 EDGE = 5.0  # ratios beyond ±EDGE are drawn on the edge, their value written
 COLOURS = {"reproduced": "#1b7837", "contradicted": "#b2182b", "inconclusive": "#7f7f7f"}
@@ -167,9 +168,7 @@ def write_svg(svg: bytes | None, path: Path) -> Path | None:
     """`svg` into `path`; None, and nothing written, where there is no figure."""
     if svg is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(svg)
-    return path
+    return write_bytes(path, svg)
 
 
 def write_forest(found: list[Finding], path: Path) -> Path | None:

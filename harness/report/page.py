@@ -37,6 +37,7 @@ from harness.results.samples import read_samples
 from harness.results.significance import family_size
 from harness.suite import last_suite
 from zoo.hardware import host
+from zoo.writer import write_text
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
@@ -218,8 +219,4 @@ def write_report(
     """Write the page (default `directory/report.html`, atomically); its path."""
     target = out if out is not None else directory / "report.html"
     page = build_report(directory, name, sections)  # an unknown suite fails here: no folder made
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".tmp-{target.name}")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)
-    return target
+    return write_text(target, page)

@@ -33,6 +33,7 @@ from PIL import Image
 
 from harness.results.leaderboard import aggregate, final_rows, preset_kind
 from harness.results.metrics import METRICS, direction, metric_info
+from zoo.writer import inside, replacing
 
 
 def _save(fig: Figure, title: str, path: Path) -> Path:
@@ -44,9 +45,16 @@ def _save(fig: Figure, title: str, path: Path) -> Path:
     rgba = io.BytesIO()
     fig.savefig(rgba, format="png", dpi=110)
     plt.close(fig)
-    with Image.open(rgba) as image:  # lines and text on white: 256 colours draw them
-        image.convert("RGB").quantize(256).save(path, format="PNG", optimize=True)
+    with Image.open(rgba) as image, replacing(path) as tmp:  # on white: 256 colours do
+        image.convert("RGB").quantize(256).save(tmp, format="PNG", optimize=True)
     return path
+
+
+def _png(out: Path, kind: str, *names: object) -> Path:
+    """The figure's file in `out`: `KIND-NAME-...png`, its names (a task, a metric, a sweep
+    key: data) with '/' as '_', one file name that stays in `out` (`zoo.writer.inside`)."""
+    name = "-".join([kind, *(str(n).replace("/", "_") for n in names)]) + ".png"
+    return inside(out, name, what="plot")
 
 
 def _label(metric: str) -> str:
@@ -120,7 +128,7 @@ def plot_curves(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
             _save(
                 fig,
                 f"{task}: {metric} along pretraining",
-                out / f"curves-{str(task).replace('/', '_')}-{metric}.png",
+                _png(out, "curves", task, metric),
             )
         )
     return files
@@ -218,7 +226,7 @@ def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
                 )
             _finish_axis(ax, metric, key, title)
             ax.legend(fontsize=8)
-        files.append(_save(fig, f"sweep over {key}", out / f"sweep-{key}.png"))
+        files.append(_save(fig, f"sweep over {key}", _png(out, "sweep", key)))
     return files
 
 
@@ -245,7 +253,7 @@ def plot_bars(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None)
                 group,
                 colors,
             )
-        files.append(_save(fig, f"{task}", out / f"bars-{str(task).replace('/', '_')}.png"))
+        files.append(_save(fig, f"{task}", _png(out, "bars", task)))
     return files
 
 
@@ -297,7 +305,7 @@ def plot_distributions(
             _save(
                 fig,
                 f"{task}: distribution of {metric}",
-                out / f"dist-{str(task).replace('/', '_')}-{metric}.png",
+                _png(out, "dist", task, metric),
             )
         )
     return files

@@ -16,7 +16,6 @@ import json
 import math
 import os
 import subprocess
-import uuid
 import warnings
 from datetime import UTC, datetime
 from functools import cache
@@ -30,7 +29,9 @@ import pyarrow.parquet as pq
 from harness.results.metrics import direction
 from harness.results.schema import COLUMNS, SCHEMA, checked_rows
 from zoo.errors import UserError, ZooWarning, did_you_mean
+from zoo.reader import read_json
 from zoo.train.atomic import pid_alive, temporary_pid
+from zoo.writer import inside, replacing, write_text
 
 
 def git_sha() -> str:
@@ -55,12 +56,10 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
     """Atomically write one cell's rows, each validated against `harness.results.schema.Row`
     first (a ValueError naming the row and column; nothing is written)."""
     checked = checked_rows(rows, f"{directory / cell_id}.parquet")
-    directory.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(checked, schema=SCHEMA)
-    final = directory / f"{cell_id}.parquet"
-    tmp = directory / f".tmp-{cell_id}-pid{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
-    pq.write_table(table, tmp)
-    os.replace(tmp, final)
+    final = inside(directory, f"{cell_id}.parquet", what="cell id")
+    with replacing(final) as tmp:
+        pq.write_table(table, tmp)
     return final
 
 
@@ -99,9 +98,7 @@ def done_cells(directory: Path) -> set[str]:
 def write_current_cells(directory: Path, cell_ids: list[str]) -> list[Path]:
     """Record the suite's current cells (atomically), and file the result files of the
     others away (`file_superseded`); the files filed away."""
-    tmp = directory / f".tmp-cells-pid{os.getpid()}.json"
-    tmp.write_text(json.dumps(sorted(set(cell_ids))))
-    os.replace(tmp, directory / CURRENT)
+    write_text(directory / CURRENT, json.dumps(sorted(set(cell_ids))))
     return file_superseded(directory, set(cell_ids))
 
 
@@ -132,14 +129,12 @@ def file_superseded(directory: Path, current: set[str]) -> list[Path]:
 def current_cells(directory: Path) -> set[str] | None:
     """The suite's current cell ids, or None for a folder no run has recorded them in."""
     f = directory / CURRENT
-    if not f.is_file():
+    if not f.exists() and not f.is_symlink():
         return None
     try:
-        cells = json.loads(f.read_text())
-    except (OSError, ValueError) as exc:
-        raise UserError(
-            f"{f}: does not read ({exc}); `hlm run` of the suite writes it anew"
-        ) from None
+        cells = read_json(f, "the current cells")
+    except UserError as exc:
+        raise UserError(f"{exc}; `hlm run` of the suite writes it anew") from None
     if not isinstance(cells, list) or not all(isinstance(c, str) for c in cells):
         raise UserError(f"{f}: expected a list of cell ids; `hlm run` of the suite writes it anew")
     return set(cells)

@@ -13,8 +13,6 @@ again), about half the bytes of Parquet's defaults. Values stay float64, as comp
 
 from __future__ import annotations
 
-import os
-import uuid
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from zoo.errors import ZooWarning
+from zoo.writer import inside, replacing
 
 SAMPLES = "_samples"
 SAMPLE_SCHEMA = pa.schema(
@@ -52,15 +51,12 @@ def write_samples(directory: Path, result_id: str, rows: list[dict[str, Any]]) -
     """Atomically write one evaluated point's samples (SAMPLE_SCHEMA columns); none: no file."""
     if not rows:
         return None
-    folder = directory / SAMPLES
-    folder.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(
         [{c: r[c] for c in SAMPLE_SCHEMA.names} for r in rows], SAMPLE_SCHEMA
     )
-    tmp = folder / f".tmp-{result_id}-pid{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
-    write_table(table, tmp)
-    final = folder / f"{result_id}.parquet"
-    os.replace(tmp, final)
+    final = inside(directory, SAMPLES, f"{result_id}.parquet", what="result id")
+    with replacing(final) as tmp:
+        write_table(table, tmp)
     return final
 
 

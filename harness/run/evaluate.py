@@ -18,7 +18,6 @@ there, which stays current); without it nothing is kept but what `--output_path`
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import tempfile
 from pathlib import Path
@@ -33,6 +32,7 @@ from harness.suite import Suite, SuiteError
 from harness.suite.checks import semantic_problems
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError, validation_problems
+from zoo.reader import read_json
 from zoo.registry import trusting
 from zoo.train.names import resolve_checkpoint
 
@@ -164,7 +164,7 @@ def _evaluate_into(suite: Suite, out: Path) -> list[dict[str, Any]]:
     before = current_cells(out)
     write_current_cells(out, [*(before or []), cell.cell_id])
     kept = sorted(out.glob(f"{ARTIFACTS}/{cell.cell_id}*/lm_eval_results.json"))
-    return [json.loads(f.read_text()) for f in kept]
+    return [read_json(f, "lm-eval's results") for f in kept]
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

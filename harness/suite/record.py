@@ -16,12 +16,12 @@ of such a suite names files beside the original suite.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import yaml
 
 from harness.suite.schema import Suite
+from zoo.writer import inside, write_bytes, write_text
 
 SUITE_FILE = "_suite.yaml"
 PLUGINS = "_plugins"
@@ -37,13 +37,13 @@ def write_suite_record(out: Path, suite: Suite) -> None:
     if sources:
         kept.mkdir(parents=True, exist_ok=True)
     for source in sources:
-        target = kept / source.name
+        target = inside(out, PLUGINS, source.name, what="plugin file")
         if not (target.exists() and target.resolve() == source.resolve()):  # run from the record
-            shutil.copy2(source, target)
+            write_bytes(target, source.read_bytes())
     names = {s.name for s in sources}
-    if kept.is_dir():
+    if kept.is_dir() and not kept.is_symlink():
         for f in kept.iterdir():
             if f.name not in names:
                 f.unlink()
     data["plugins"] = [f"{PLUGINS}/{s.name}" for s in sources]
-    (out / SUITE_FILE).write_text(yaml.safe_dump(data, sort_keys=False))
+    write_text(out / SUITE_FILE, yaml.safe_dump(data, sort_keys=False))

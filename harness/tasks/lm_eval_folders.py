@@ -10,10 +10,10 @@
 - `unknown_tasks`: any task name lm-eval, the shipped folder and the suite's folders do not
   give, for `hlm run` before it pretrains anything (lm-eval imported).
 - `folder_problems`: the folders a suite names that do not exist, or that would run code
-  from outside the suite's folder unless trusted, for `hlm validate`. A task YAML runs code:
-  its `!function` hooks import a Python file beside it (or any importable module) and call
-  it. So a folder outside the suite's, or a YAML of the folder that includes one from
-  outside (`include:`, which lm-eval follows), needs `--trust-plugins`, as a plugin does.
+  untrusted, for `hlm validate`. A task YAML runs code: its `!function` hooks import a
+  Python file beside it (or any importable module) and call it. So a suite's task folder,
+  and any YAML it includes (`include:`, which lm-eval follows), needs `--trust-plugins`, as
+  a plugin does, unless it ships with the project (`zoo.registry.may_run_code`).
 - `shipped_moved`: the shipped files that the tasks a cell names read and that differ from
   the contents first keyed (`harness.tasks.keyed_defaults.PINNED_SHIPPED`): they join the
   cell id, so an edited shipped task is computed anew while an unedited one keeps its ids.
@@ -99,23 +99,21 @@ def _where(manager: Any, name: str) -> str:
 
 def folder_problems(include_path: list[str], suite_dir: Path) -> list[tuple[str, str]]:
     """(key, message) for each folder of `include_path` that does not exist, or whose tasks
-    would run code from outside the suite's folder (`may_run_code`) untrusted."""
+    would run code untrusted (`may_run_code`)."""
     problems = []
     for i, d in enumerate(include_path):
         folder = suite_dir / d
         if not folder.is_dir():
             problems.append((f"include_path[{i}]", f"folder not found: {folder}"))
             continue
-        outside = [
-            p for p in [folder, *referenced_outside(folder)] if not may_run_code(p, suite_dir)
-        ]
-        if outside:
+        refused = [p for p in code_hooks(folder) if not may_run_code(p)]
+        if refused:
             problems.append(
                 (
                     f"include_path[{i}]",
-                    f"{outside[0].resolve()} is outside the suite's folder {suite_dir.resolve()}; "
-                    "its task YAMLs run code (`!function` hooks): pass --trust-plugins (or "
-                    "set HLM_TRUST_PLUGINS=1) if you trust it",
+                    f"{refused[0]}: a task YAML lm-eval would read that runs code (a "
+                    "`!function` hook, or a tag a safe YAML reader refuses): pass "
+                    "--trust-plugins (or set HLM_TRUST_PLUGINS=1) if you trust it",
                 )
             )
     return problems
@@ -199,6 +197,36 @@ def referenced_outside(folder: Path) -> list[Path]:
                 seen.add(ref)
                 todo += [ref] if ref.suffix != ".py" else []
     return sorted(f for f in seen if not f.is_relative_to(home))
+
+
+def code_hooks(folder: Path) -> list[Path]:
+    """The task YAMLs lm-eval would read for `folder` (its own, and those they include,
+    wherever they lie) that run code: a `!function` hook, or a tag a safe reader refuses
+    (lm-eval's own reader takes tags such as `!!python/name`, which import a module)."""
+    home = folder.resolve()
+    todo = sorted(f.resolve() for f in home.rglob("*.yaml"))
+    seen, hooks = set(todo), []
+    while todo:
+        f = todo.pop()
+        cfg = _task_yaml(f)
+        if (cfg is not None and _functions(cfg)) or (cfg is None and _refused_tag(f)):
+            hooks.append(f)
+        new = [r for r in _references(f) if r not in seen]
+        seen.update(new)
+        todo += [r for r in new if r.suffix != ".py"]
+    return sorted(hooks)
+
+
+def _refused_tag(path: Path) -> bool:
+    """Whether `path` holds a tag the safe reader refuses (`!!python/name:os.system`): lm-eval's
+    reader may take it, and import a module. A file that is not YAML at all runs nothing."""
+    try:
+        yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYaml)
+    except yaml.constructor.ConstructorError:
+        return True
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return False
 
 
 def _task_yaml(path: Path) -> dict[str, Any] | None:

@@ -44,6 +44,7 @@ from zoo.env import env_set
 from zoo.errors import UserError
 from zoo.registry import check_name
 from zoo.settings import Settings
+from zoo.writer import write_text
 
 AUTO = r"auto(:[1-9][0-9]*)?"  # lm-eval's batch sizes it finds itself
 
@@ -142,12 +143,11 @@ def keep_outputs(results: dict[str, Any], folder: Path | None, log_samples: bool
         return
     kept = {k: v for k, v in results.items() if k != "samples"}
     kept["lm_eval_version"] = lm_eval.__version__
-    (folder / "lm_eval_results.json").write_text(json.dumps(kept, indent=2, default=str))
+    write_text(folder / "lm_eval_results.json", json.dumps(kept, indent=2, default=str))
     if log_samples and "samples" in results:
-        with (folder / "lm_eval_samples.jsonl").open("w") as f:
-            for task, rows in results["samples"].items():
-                for row in rows:
-                    f.write(json.dumps({"task": task, **row}, default=str) + "\n")
+        rows = [{"task": t, **r} for t, rs in results["samples"].items() for r in rs]
+        lines = (json.dumps(r, default=str) + "\n" for r in rows)
+        write_text(folder / "lm_eval_samples.jsonl", "".join(lines))
 
 
 # metrics lm-eval averages over examples: their per-example values are kept as samples, for

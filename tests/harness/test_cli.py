@@ -337,3 +337,26 @@ def test_a_view_of_the_leaderboard_changes_no_mark(tmp_path: Path, capsys) -> No
     line = next(x for x in shown.splitlines() if x.startswith("| m "))
     assert "0.5700" in line and "†" not in line  # a † alone would be family 1's
     assert "over the leaderboard's 5 comparisons" in shown
+
+
+def test_a_bug_is_one_line_naming_its_traceback_file(monkeypatch, capsys, tmp_path) -> None:
+    """An unexpected exception is one line (the verb, the cause, where its traceback went),
+    status 3 (bad input is 2); --debug shows the traceback itself."""
+    import harness.cli as cli
+    import harness.exits
+
+    def broken(args):  # a verb with a bug
+        return 1 / 0
+
+    monkeypatch.setattr(harness.exits, "command", lambda args: broken)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert cli.main(["leaderboard", "x"]) == 3
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("hlm leaderboard: internal error: ZeroDivisionError: division by zero")
+    (kept,) = tmp_path.glob("hlm-leaderboard-*.traceback.txt")
+    assert str(kept) in line and "1 / 0" in kept.read_text()
+    assert cli.main(["leaderboard", "x", "--debug"]) == 3
+    assert "Traceback (most recent call last)" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 from zoo.errors import TrainingDiverged
+from zoo.registry import load_plugin
 from zoo.train.config import PretrainConfig
 from zoo.train.layout import list_checkpoints
 from zoo.train.metadata import read_metadata
@@ -46,6 +47,7 @@ OBJECTIVES.add("{NAME}", Objective("{NAME}", loss, needs_head=False, flops=contr
 def _plugin(tmp_path: Path, name: str, bad: set[int]) -> str:
     f = tmp_path / f"{name}.py"
     f.write_text(PLUGIN.replace("{BAD}", repr(bad)).replace("{NAME}", name))
+    load_plugin(f, trusted=True)  # as the user's --plugins: a config names code it imported
     return str(f)
 
 

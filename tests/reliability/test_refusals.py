@@ -248,24 +248,26 @@ def test_publish_leaves_out_stale_result_files_and_refuses_damaged_ones(tmp_path
         publishable_files(board)
 
 
-def test_plugin_code_from_outside_the_suites_folder_is_an_explicit_choice(
-    tmp_path: Path, capsys, monkeypatch
+@pytest.mark.parametrize("where", ["../elsewhere/p.py", "p.py", "_plugins/p.py"])
+def test_plugin_code_a_suite_names_is_an_explicit_choice(
+    tmp_path: Path, capsys, monkeypatch, where: str
 ) -> None:
+    """Outside the suite's folder, beside it, in a received leaderboard's `_plugins/`: where
+    the file lies grants nothing; its code runs only with --trust-plugins."""
     monkeypatch.setenv("HLM_TRUST_PLUGINS", "0")  # restored after the test, whatever --trust sets
     marker = tmp_path / "ran"
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (elsewhere / "p.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     suites = tmp_path / "suites"
-    suites.mkdir()
-    (suites / "s.yaml").write_text(
-        "name: s\nplugins: [../elsewhere/p.py]\n"
+    plugin = suites / where
+    plugin.parent.mkdir(parents=True, exist_ok=True)
+    plugin.write_text(f"open({str(marker)!r}, 'w').close()\n# {where}\n")
+    (suites / "_suite.yaml").write_text(
+        f"name: s\nplugins: [{where}]\n"
         "models: [{preset: bert-tiny, objective: cwt}]\ntasks: [{type: validation}]\n"
     )
-    assert hlm(["validate", str(suites / "s.yaml")]) == 2
-    assert "is outside the suite's folder" in capsys.readouterr().err
+    assert hlm(["validate", str(suites / "_suite.yaml")]) == 2
+    assert "holds code that would run in this process" in capsys.readouterr().err
     assert not marker.exists()  # refused before any of its code ran
-    assert hlm(["validate", "--trust-plugins", str(suites / "s.yaml")]) == 0
+    assert hlm(["validate", "--trust-plugins", str(suites / "_suite.yaml")]) == 0
     assert marker.exists()
 
 
@@ -327,3 +329,46 @@ def test_an_odd_commit_marker_is_a_damaged_checkpoint_not_a_traceback(
 
     (tmp_path / COMMIT).write_bytes(marker.encode("latin-1"))
     assert "does not read" in (checkpoint_problem(tmp_path) or "")
+
+
+@pytest.mark.parametrize(
+    "reads", [{"init_from": "final"}, {"tokenizer": "tokenizer"}], ids=["init-from", "tokenizer"]
+)
+def test_overwrite_never_clears_what_the_run_reads(run, tmp_path: Path, reads) -> None:
+    """`--init-from r/final --output-dir r --overwrite` cleared r, then failed: "checkpoint
+    not found: r/final". Every input is checked against the output before anything goes."""
+    out = tmp_path / "r"
+    shutil.copytree(run.output_dir, out)
+    before = _files(out)
+    (flag, name), *_ = reads.items()
+    update = {"output_dir": str(out), "overwrite": True, flag: str(out / name)}
+    if flag == "init_from":
+        update["vocab_size"] = None
+    with pytest.raises(UserError, match=rf"the run reads --{flag.replace('_', '-')} .*nothing"):
+        pretrain(run.model_copy(update=update))
+    assert _files(out) == before
+
+
+def test_a_fine_tuning_never_writes_among_its_input_runs_files(run, tmp_path: Path) -> None:
+    """`hlm finetune-causal r/final r/checkpoints` wrote a second run inside the input run;
+    a fine-tuning's own folder beside the run's files (as a suite keeps it) stays allowed."""
+    from zoo.train.layout import FINETUNED, inputs_at_risk
+
+    out = tmp_path / "r"
+    shutil.copytree(run.output_dir, out)
+    before = _files(out)
+    for target in ("checkpoints", "final/x", "."):
+        assert hlm(["finetune-causal", str(out / "final"), str(out / target)]) == 2
+    assert _files(out) == before
+    assert inputs_at_risk(out / f"{FINETUNED}abc", {"--init-from": str(out / "final")}) == []
+
+
+def test_overwrite_clears_no_folder_through_a_link(run, tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    shutil.copytree(run.output_dir, real)
+    before = _files(real)
+    (tmp_path / "link").symlink_to(real)
+    cfg = run.model_copy(update={"output_dir": str(tmp_path / "link"), "overwrite": True})
+    with pytest.raises(UserError, match=r"link: is a link; --overwrite clears no folder"):
+        pretrain(cfg)
+    assert _files(real) == before

@@ -6,7 +6,15 @@ import pytest
 
 from zoo.errors import UserError
 from zoo.objectives import OBJECTIVES, DeferredLoss
-from zoo.registry import TRUST_ENV, Registry, load_plugin, may_run_code, trusting
+from zoo.registry import (
+    SHIPPED_SUITES,
+    TRUST_ENV,
+    Registry,
+    load_plugin,
+    may_run_code,
+    plugins_trusted,
+    trusting,
+)
 
 
 def test_register_get_and_duplicates() -> None:
@@ -41,29 +49,29 @@ def test_plugin_registers_objective_from_user_file(tmp_path) -> None:
         "OBJECTIVES.add('test-l2', Objective('test-l2', loss, needs_head=False, "
         "flops=contrastive_flops))\n"
     )
-    load_plugin(plugin)
-    load_plugin(plugin)  # idempotent
+    load_plugin(plugin, trusted=True)
+    load_plugin(plugin, trusted=True)  # idempotent
     assert OBJECTIVES.get("test-l2").headless
     copy = tmp_path / "kept" / "my_obj.py"  # as a leaderboard keeps it: the same code
     copy.parent.mkdir()
     copy.write_bytes(plugin.read_bytes())
-    load_plugin(copy)  # no second registration
+    load_plugin(copy, trusted=True)  # no second registration
     copy.write_text(copy.read_text() + "# edited\n")
     with pytest.raises(UserError, match=r"my_obj.py changed since this process imported it"):
-        load_plugin(copy)
+        load_plugin(copy, trusted=True)
     other = tmp_path / "other.py"  # other code under a name taken: refused by name
     other.write_text(plugin.read_text() + "# another\n")
     with pytest.raises(UserError, match="objective 'test-l2' is already registered"):
-        load_plugin(other)
+        load_plugin(other, trusted=True)
 
 
 def test_plugin_errors_are_user_errors(tmp_path) -> None:
     with pytest.raises(UserError, match="not found"):
-        load_plugin(tmp_path / "missing.py")
+        load_plugin(tmp_path / "missing.py", trusted=True)
     bad = tmp_path / "bad.py"
     bad.write_text("raise RuntimeError('boom')\n")
     with pytest.raises(UserError, match="boom"):
-        load_plugin(bad)
+        load_plugin(bad, trusted=True)
 
 
 def test_builtin_objectives_are_declared_without_torch() -> None:
@@ -94,11 +102,28 @@ def test_a_deferred_loss_that_cannot_be_imported_names_itself() -> None:
         DeferredLoss("no_such_module:loss").resolve()
 
 
-def test_code_runs_from_outside_a_folder_only_while_trusted(tmp_path, monkeypatch) -> None:
-    home, outside = tmp_path / "suites", tmp_path / "elsewhere" / "p.py"
+def test_code_a_file_names_runs_only_while_trusted(tmp_path, monkeypatch) -> None:
+    """Where the file lies grants nothing (beside a suite, in a received leaderboard); the
+    project's own suites folder ships with the code; trust lasts as long as its block."""
+    beside, shipped = tmp_path / "suites" / "p.py", SHIPPED_SUITES / "lm_eval_tasks"
     monkeypatch.delenv(TRUST_ENV, raising=False)
-    assert may_run_code(home / "sub" / "p.py", home) and not may_run_code(outside, home)
+    assert not may_run_code(beside) and may_run_code(shipped) and not plugins_trusted()
     with pytest.raises(RuntimeError), trusting():
-        assert may_run_code(outside, home)
+        assert may_run_code(beside) and plugins_trusted()
         raise RuntimeError("the trust ends with the block, however it ends")
-    assert TRUST_ENV not in os.environ and not may_run_code(outside, home)
+    assert TRUST_ENV not in os.environ and not may_run_code(beside)
+
+
+def test_an_untrusted_plugin_runs_nothing(tmp_path) -> None:
+    """Untrusted, a plugin file is refused before its first line runs; code imported
+    already (the same bytes) needs no second decision."""
+    marker = tmp_path / "ran"
+    plugin = tmp_path / "evil.py"
+    plugin.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    with pytest.raises(UserError, match=r"evil.py holds code .* --trust-plugins"):
+        load_plugin(plugin, trusted=False)
+    assert not marker.exists()
+    load_plugin(plugin, trusted=True)
+    marker.unlink()
+    load_plugin(plugin, trusted=False)  # imported already: nothing runs again
+    assert not marker.exists()

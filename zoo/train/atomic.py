@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from zoo.checksums import sha256_of
+from zoo.errors import UserError
+from zoo.reader import read_json
+from zoo.writer import disk_full, full_disk_error
 
 COMMIT = "hlm_commit.json"  # written last: every other file's size and checksum
 
@@ -41,8 +44,10 @@ def atomic_dir_write(path: Path, write: Callable[[Path], None], tmp: Path | None
     tmp.mkdir(exist_ok=True)
     try:
         write(tmp)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if disk_full(exc):  # torch and safetensors wrap the OSError: said in one line here
+            raise full_disk_error(path) from None
         raise
     old = path.parent / f".old-{path.name}-pid{os.getpid()}"
     if path.exists():
@@ -100,8 +105,8 @@ def _marker_files(marker: Path) -> dict[str, dict[str, Any]] | None:
     """The commit marker's {file: {bytes, sha256}}, or None where it is not that (damaged,
     odd, or naming a path outside its folder)."""
     try:
-        files = json.loads(marker.read_text(encoding="utf-8"))["files"]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        files = read_json(marker, "a commit marker")["files"]
+    except (UserError, KeyError, TypeError):
         return None
     if not isinstance(files, dict):
         return None

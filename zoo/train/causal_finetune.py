@@ -22,6 +22,7 @@ from zoo.errors import UserError, format_validation_error
 from zoo.train.checkpoint import not_found
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
+from zoo.train.layout import inputs_at_risk
 from zoo.train.metadata import CheckpointMetadata, read_metadata
 from zoo.train.pretrain import pretrain
 
@@ -33,11 +34,12 @@ def finetune_causal(
     s = settings or CausalFinetuneConfig()
     if not Path(checkpoint).is_dir():
         raise not_found(checkpoint)
-    source, target = Path(checkpoint).resolve(), Path(output_dir).resolve()
-    if source == target or source.is_relative_to(target):
+    risky = inputs_at_risk(Path(output_dir), {"the checkpoint": checkpoint})
+    if risky:
         raise UserError(
-            f"output folder {output_dir}: is or holds the checkpoint {checkpoint} being "
-            "fine-tuned; writing there would destroy the input: choose another folder"
+            f"output folder {output_dir}: is, holds or lies among the files of the run of the "
+            f"checkpoint {checkpoint} being fine-tuned; writing there would destroy or mix "
+            "into the input: choose another folder"
         )
     meta = read_metadata(checkpoint)
     if meta.kind != "decoder":

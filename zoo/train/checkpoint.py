@@ -21,6 +21,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 from transformers import AutoConfig, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
+from zoo.checkpoint_files import check_model_config
 from zoo.errors import UserError, did_you_mean
 from zoo.models import family_of
 from zoo.train.atomic import COMMIT, atomic_dir_write, checkpoint_problem, write_commit
@@ -115,6 +116,8 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
         raise not_found(name_or_path)
     if p.is_dir() and (p / COMMIT).is_file():  # one of ours: its files as they were written
         verify_checkpoint(p, name_or_path)
+    if p.is_dir():  # a folder someone may have sent: its shapes, before any model is built
+        check_model_config(p)
     if not p.exists():  # the Hub's retries take a while where it is unreachable
         from huggingface_hub import constants
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from zoo.errors import UserError, format_validation_error
+from zoo.registry import load_plugin, resolve_named
 from zoo.train.roles import names_with_role
 from zoo.train.sections import (
     DataSettings,
@@ -93,10 +94,21 @@ class PretrainConfig(*reversed(SECTIONS)):  # type: ignore[misc]  # pydantic ord
         return self.model_dump(mode="json")
 
 
-def load_config(path: str | None, overrides: dict[str, Any]) -> PretrainConfig:
+# The keys whose values name registry entries a plugin may add: before the plugins are
+# imported, a problem there may be one the plugins resolve, so it waits for them.
+NAMED_BY_PLUGINS = frozenset({"objective", "loss", "preset", "report_to"})
+
+
+def load_config(
+    path: str | None, overrides: dict[str, Any], *, trust_plugins: bool = False
+) -> PretrainConfig:
     """A config from an optional YAML file, with CLI `overrides` (non-None values) on top.
 
-    `overrides` may hold a ``loss`` mapping; its keys are merged into the file's ``loss:``."""
+    `overrides` may hold a ``loss`` mapping; its keys are merged into the file's ``loss:``.
+    Plugins are imported only once every other key has validated, and a file's own
+    ``plugins:`` (read from the file's folder) only with `trust_plugins`: a config someone
+    sent runs no code of theirs unless the user says so. ``--plugins`` typed on the command
+    line is the user's own choice, as ``lm_eval --include_path`` is."""
     data: dict[str, Any] = read_yaml_mapping(Path(path), "config keys") if path is not None else {}
     if "loss" in data and not isinstance(data["loss"], dict):  # else `--loss.*` would drop it
         raise UserError(
@@ -105,12 +117,44 @@ def load_config(path: str | None, overrides: dict[str, Any]) -> PretrainConfig:
         )
     loss = {**(data["loss"] if "loss" in data else {})}
     loss.update({k: v for k, v in overrides.pop("loss", {}).items() if v is not None})
+    typed = overrides.pop("plugins", None)
     data.update({k: v for k, v in overrides.items() if v is not None})
     if loss:
         data["loss"] = loss
+    if typed:  # the command line's replace the file's, read from the working folder
+        data["plugins"], trusted = [str(resolve_named(p, None)) for p in typed], True
+    else:
+        data["plugins"], trusted = _file_plugins(data, path), trust_plugins
+    source = path or "command line"
+    if data["plugins"]:
+        _import_after_validation(data, source, trusted)
     try:
         return PretrainConfig.model_validate(data)
     except ValidationError as exc:
-        raise UserError(
-            format_validation_error(exc, path or "command line", model=PretrainConfig)
-        ) from None
+        raise UserError(format_validation_error(exc, source, model=PretrainConfig)) from None
+
+
+def _file_plugins(data: dict[str, Any], path: str | None) -> Any:
+    """The file's ``plugins:``, each read from the file's folder (a value that is not a list
+    of paths as given, for validation to name)."""
+    plugins = data["plugins"] if "plugins" in data else []
+    plugins = [plugins] if isinstance(plugins, str) else plugins  # one path, as `listed` reads
+    if path is None or not isinstance(plugins, list):
+        return plugins
+    return [str(resolve_named(p, Path(path))) if isinstance(p, str) else p for p in plugins]
+
+
+def _import_after_validation(data: dict[str, Any], source: str, trusted: bool) -> None:
+    """Validate `data`; if nothing is wrong but what plugins may register, import them."""
+    try:
+        PretrainConfig.model_validate(data)
+        problems: list[Any] = []
+    except ValidationError as exc:
+        problems = [e for e in exc.errors() if not e["loc"] or e["loc"][0] not in NAMED_BY_PLUGINS]
+        if problems:
+            raise UserError(format_validation_error(exc, source, model=PretrainConfig)) from None
+    for i, plugin in enumerate(data["plugins"]):
+        try:
+            load_plugin(plugin, trusted=trusted)
+        except UserError as exc:
+            raise UserError(f"{source}: plugins[{i}]: {exc}") from None

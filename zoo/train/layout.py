@@ -44,3 +44,44 @@ def list_checkpoints(output_dir: Path) -> list[Path]:
 def checkpoint_step(path: Path) -> int:
     """The step of an intermediate checkpoint folder `step-0000100`."""
     return int(path.name.removeprefix("step-"))
+
+
+def run_holding(path: Path) -> Path | None:
+    """The run folder that holds `path` (a checkpoint, a tokenizer of a run): the nearest
+    folder at or above it that holds a run's files (`RUN_FILES`); None if there is none."""
+    for folder in [path, *path.parents]:
+        if folder.is_dir() and any((folder / name).exists() for name in RUN_FILES):
+            return folder
+    return None
+
+
+def inputs_at_risk(out: Path, inputs: dict[str, str | None]) -> list[str]:
+    """`--flag PATH` for each input of `inputs` (flag -> path, None for unset) that lies in
+    `out`, holds it, or whose run `out` would write into (`writes_into_run`): what clearing
+    or writing `out` would destroy or mix into."""
+    target = out.resolve()
+    risky = []
+    for flag, given in inputs.items():
+        if not given:
+            continue
+        source = Path(given).expanduser().resolve()
+        if not source.exists():
+            continue
+        run = run_holding(source)
+        if (
+            source.is_relative_to(target)
+            or target.is_relative_to(source)
+            or (run is not None and writes_into_run(target, run.resolve()))
+        ):
+            risky.append(f"{flag} {given}")
+    return risky
+
+
+def writes_into_run(target: Path, run: Path) -> bool:
+    """Whether output folder `target` lies in run folder `run` where the run's own files are
+    (`run/checkpoints/x`, `run/final`): only a fine-tuning's own folder (`FINETUNED`) may lie
+    there."""
+    if not target.is_relative_to(run):
+        return False
+    parts = target.relative_to(run).parts
+    return not parts or not parts[0].startswith(FINETUNED)

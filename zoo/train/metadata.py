@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from zoo.errors import UserError, format_validation_error
 from zoo.models.spec import Kind
 from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.reader import read_json
 from zoo.train.recipe import ResolvedRecipe
+from zoo.writer import write_text
 
 METADATA = "hlm_metadata.json"
 SCHEMA_VERSION = 1
@@ -150,7 +152,7 @@ def versions() -> dict[str, str]:
 
 def write_metadata(folder: Path, meta: CheckpointMetadata) -> None:
     data = meta.model_copy(update={"versions": versions()}).model_dump(mode="json")
-    (folder / METADATA).write_text(json.dumps(data, indent=2))
+    write_text(folder / METADATA, json.dumps(data, indent=2, allow_nan=False))
 
 
 def read_metadata(folder: str | Path) -> CheckpointMetadata:
@@ -161,10 +163,7 @@ def read_metadata(folder: str | Path) -> CheckpointMetadata:
             f"{f}: not found: {folder} is not a headless-zoo checkpoint (written by hlm pretrain "
             "or hlm finetune-causal)"
         )
-    try:
-        data = json.loads(f.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{f}: not valid JSON ({exc})") from None
+    data = read_json(f, "checkpoint metadata")
     if not isinstance(data, dict) or "schema_version" not in data:
         raise UserError(f"{f}: no schema_version: written by an older or foreign tool")
     if data["schema_version"] != SCHEMA_VERSION:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from zoo.reader import check_regular
 from zoo.train.atomic import temporary_dir
 from zoo.train.checkpoint import save_checkpoint
 from zoo.train.guard import NonFiniteGuard
@@ -20,6 +21,7 @@ from zoo.train.run import Run, StopRule, checkpoint_metadata
 from zoo.train.sharded import SHARDED, full_model_state, save_sharded
 from zoo.train.step import head_from_embeddings
 from zoo.train.trackers import Tracker
+from zoo.writer import write_text
 
 
 def _step_of(line: str, resumed_at: int) -> bool:
@@ -51,8 +53,9 @@ class MetricsLog:
         if resumed_at is None:
             path.unlink()
             return
+        check_regular(path, "the metrics log")  # a FIFO there would block the resume forever
         keep = [ln for ln in path.read_text().splitlines() if _step_of(ln, resumed_at)]
-        path.write_text("".join(ln + "\n" for ln in keep))
+        write_text(path, "".join(ln + "\n" for ln in keep))
 
     def write(self, row: dict[str, Any]) -> None:
         if self.enabled:

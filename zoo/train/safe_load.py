@@ -25,7 +25,9 @@ from torch.distributed.checkpoint import FileSystemReader
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 
 from zoo.errors import UserError
+from zoo.reader import read_json
 from zoo.train.layout import LEGACY_STATE, STATE
+from zoo.writer import write_text
 
 # the globals a DCP `.metadata` pickle may name: DCP's own types and the torch values in them
 _ALLOWED_MODULES = ("torch.distributed.checkpoint.metadata",)
@@ -95,16 +97,13 @@ class SafeReader(FileSystemReader):
 
 def write_state(folder: Path, state: dict[str, Any]) -> None:
     """The training state (plain numbers and lists) as JSON: floats round-trip exactly."""
-    (folder / STATE).write_text(json.dumps(state, indent=1))
+    write_text(folder / STATE, json.dumps(state, indent=1, allow_nan=False))
 
 
 def read_state(checkpoint: Path) -> dict[str, Any]:
     """A checkpoint's training state: JSON, or the older `.pt` read with weights_only."""
-    if (checkpoint / STATE).is_file():
-        try:
-            state = json.loads((checkpoint / STATE).read_text())
-        except (OSError, ValueError) as exc:
-            raise UserError(f"{checkpoint / STATE}: does not read ({exc})") from None
+    if (checkpoint / STATE).exists():
+        state = read_json(checkpoint / STATE, "the training state")
     elif (checkpoint / LEGACY_STATE).is_file():
         try:
             state = torch.load(checkpoint / LEGACY_STATE, weights_only=True)

@@ -28,13 +28,13 @@ from zoo.models.spec import ModelSpec
 from zoo.models.xformers_attention import check_xformers, use_xformers
 from zoo.objectives import OBJECTIVES, Objective
 from zoo.objectives.kernels import KERNELS
-from zoo.registry import load_plugin
+from zoo.registry import load_plugin, plugins_trusted
 from zoo.tokenizers import complete_specials, load_tokenizer, special_ids
 from zoo.train.atomic import atomic_dir_write
 from zoo.train.checkpoint import load_model
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
-from zoo.train.layout import RUN_FILES, run_written
+from zoo.train.layout import RUN_FILES, inputs_at_risk, run_written
 from zoo.train.metadata import find_metadata, read_metadata
 from zoo.train.optim import make_optimizer
 from zoo.train.recipe import ResolvedRecipe, resolve_recipe, unreached_peak
@@ -42,6 +42,7 @@ from zoo.train.resume import check_same_text, restore, resume_changes, resume_po
 from zoo.train.run import Counters, Lineage, Run
 from zoo.train.schedule import make_scheduler
 from zoo.train.step import TrainModule, prepare_for_objective
+from zoo.writer import write_text
 
 
 def check_kernels(cfg: PretrainConfig, device: str) -> None:
@@ -247,7 +248,7 @@ def write_resolved_config(run: Run) -> None:
     run.out.mkdir(parents=True, exist_ok=True)
     for name, data in (("config.yaml", run.cfg.as_given()), ("resolved.yaml", resolved)):
         text = yaml.safe_dump(json.loads(json.dumps(data)), sort_keys=False)
-        (run.out / name).write_text(text, encoding="utf-8")
+        write_text(run.out / name, text)
 
     def write_tokenizer(folder: Path) -> None:
         run.tokenizer.save_pretrained(folder)
@@ -258,13 +259,29 @@ def write_resolved_config(run: Run) -> None:
 log = logging.getLogger(__name__)
 
 
-def check_output_dir(out: Path, overwrite: bool) -> None:
+def run_inputs(cfg: PretrainConfig) -> dict[str, str | None]:
+    """The paths a run reads, by flag: what its output folder must not hold."""
+    sources = [*cfg.corpus, *(cfg.validation or [])]
+    local = {f"--corpus/--validation {s}": s for s in sources if Path(s).expanduser().exists()}
+    return {"--init-from": cfg.init_from, "--tokenizer": cfg.tokenizer, **local}
+
+
+def check_output_dir(out: Path, overwrite: bool, inputs: dict[str, str | None]) -> None:
     """A fresh run needs a folder with no run in it: one that holds a run is refused (its
     checkpoints would mix with the new run's on a later --resume), or with `overwrite`
     cleared whole, where it holds nothing a run does not write (`layout.run_written`). A path
-    that is a file is refused."""
+    that is a file is refused, and so is a folder where an input of the run lies (`inputs`,
+    flag -> path): the run would clear or write into what it reads."""
     if out.exists() and not out.is_dir():
         raise UserError(f"--output-dir {out}: is a file, not a folder")
+    if out.is_symlink() and overwrite:
+        raise UserError(f"--output-dir {out}: is a link; --overwrite clears no folder through one")
+    risky = inputs_at_risk(out, inputs)
+    if risky:
+        raise UserError(
+            f"--output-dir {out}: the run reads {', '.join(risky)}, which lies in that folder "
+            "or its run: choose another --output-dir (nothing was removed)"
+        )
     held = [name for name in RUN_FILES if (out / name).exists()]
     if not held:
         return
@@ -293,14 +310,14 @@ def setup(
     With `until` (a step of a run already in its folder), the run restarts from its newest
     checkpoint before that step, or from its initialisation, and leaves its files as they are."""
     check_kernels(cfg, ctx.device.type)
-    for plugin in cfg.plugins:
-        load_plugin(plugin)
+    for plugin in cfg.plugins:  # imported by load_config or the suite, where trust was decided
+        load_plugin(plugin, trusted=plugins_trusted())
     objective = OBJECTIVES.get(cfg.objective)
     if not cfg.output_dir.strip():
         raise UserError("--output-dir: empty; name the folder the run writes to")
     out = Path(cfg.output_dir)
     if not resume and until is None:
-        check_output_dir(out, cfg.overwrite)
+        check_output_dir(out, cfg.overwrite, run_inputs(cfg))
     checkpoint = resume_point(out, resume if until is None else True, until)
     # the settings first: a changed seed or corpus is named as such, not as changed text
     changes = resume_changes(cfg, out, checkpoint) if checkpoint is not None else {}

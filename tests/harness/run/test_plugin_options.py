@@ -94,7 +94,7 @@ def test_a_suite_sweeps_a_plugin_option_into_rows_and_cards(isolated: Path, monk
 
 
 def test_the_memory_probe_loads_plugins() -> None:
-    load_plugin(PLUGIN)
+    load_plugin(PLUGIN, trusted=True)
     options = OBJECTIVES.get("cosine-cwt").options.model_validate({"margin": 0.1})
     kw = dict(preset="bert-tiny", vocab=300, batch=2, seq=16, steps=1)
     got = probe("step", plugins=[PLUGIN], variant=Variant("cosine-cwt", options), **kw)
@@ -112,14 +112,3 @@ def test_a_misspelt_plugin_option_in_a_config_names_the_option_meant(tmp_path: P
     rc, _, err = hlm("pretrain", "--config", str(cfg), "--output-dir", str(tmp_path / "r"))
     assert rc == 2
     assert f"{cfg}: loss: temperatur: unknown key; did you mean 'temperature'?" in err
-
-
-@pytest.mark.parametrize("given", [f"[{PLUGIN}]", PLUGIN])
-def test_a_configs_plugins_load_before_its_flags_are_made(tmp_path: Path, given: str) -> None:
-    """A --config file's plugins (a list, or one path as `Settings` reads it) are imported
-    before the flags are made, so that their objectives' `--loss.*` flags exist."""
-    from harness.cli import _config_plugins
-
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"plugins: {given}\nobjective: cosine-cwt\npreset: bert-tiny\n")
-    assert _config_plugins(str(cfg)) == [PLUGIN]

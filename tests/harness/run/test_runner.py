@@ -238,6 +238,7 @@ def test_quickstart_suite_end_to_end(isolated) -> None:
     assert (thr > 0).all()
 
 
+@pytest.mark.usefixtures("trust_plugins")
 def test_editing_a_plugin_changes_every_key(tmp_path) -> None:
     plugin = tmp_path / "obj.py"
     plugin.write_text(

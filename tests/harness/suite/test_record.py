@@ -35,6 +35,7 @@ def plugin_suite(folder: Path, plugins: list[str]) -> Path:
     return f
 
 
+@pytest.mark.usefixtures("trust_plugins")
 def test_the_record_keeps_the_plugins_and_runs_to_the_same_cells(tmp_path) -> None:
     shutil.copy(PLUGIN, tmp_path / "cosine_cwt.py")
     suite = load_suite(plugin_suite(tmp_path, ["cosine_cwt.py"]))
@@ -50,6 +51,7 @@ def test_the_record_keeps_the_plugins_and_runs_to_the_same_cells(tmp_path) -> No
     assert (out / "_plugins" / "cosine_cwt.py").read_bytes() == PLUGIN.read_bytes()
 
 
+@pytest.mark.usefixtures("trust_plugins")
 def test_a_plugin_the_suite_no_longer_loads_leaves_the_record(tmp_path) -> None:
     shutil.copy(PLUGIN, tmp_path / "cosine_cwt.py")
     out = tmp_path / "lb"
@@ -63,6 +65,7 @@ def test_a_plugin_the_suite_no_longer_loads_leaves_the_record(tmp_path) -> None:
     assert yaml.safe_load((out / "_suite.yaml").read_text())["plugins"] == []
 
 
+@pytest.mark.usefixtures("trust_plugins")
 def test_two_plugin_files_of_one_name_are_refused(tmp_path) -> None:
     for sub in ("a", "b"):
         (tmp_path / sub).mkdir()
@@ -75,6 +78,7 @@ def test_two_plugin_files_of_one_name_are_refused(tmp_path) -> None:
     ]
 
 
+@pytest.mark.usefixtures("trust_plugins")
 def test_a_published_leaderboard_carries_its_plugins(tmp_path) -> None:
     shutil.copy(PLUGIN, tmp_path / "cosine_cwt.py")
     suite = load_suite(plugin_suite(tmp_path, ["cosine_cwt.py"]))

@@ -50,13 +50,22 @@ def test_the_files_a_folder_reaches_outside_itself(layout: Path) -> None:
     assert referenced_outside(layout.parent / "shared") == []
 
 
-def test_a_folder_reaching_outside_the_suites_folder_needs_trust(layout: Path, monkeypatch) -> None:
+def test_a_folder_whose_yamls_run_code_needs_trust(layout: Path, monkeypatch) -> None:
+    """Code a task YAML runs, however reached (an include from outside, a tag that lm-eval's
+    own reader might take), needs trust; a folder of plain tasks does not."""
     (problem,) = folder_problems(["tasks"], layout)
     assert problem[0] == "include_path[0]"
-    assert "shared/base.yaml is outside the suite's folder" in problem[1]
+    assert problem[1].startswith(f"{(layout.parent / 'shared' / 'base.yaml').resolve()}: a task")
     assert "--trust-plugins" in problem[1]
     (problem,) = folder_problems(["../shared", "tasks", "nowhere"], layout)[:1]
-    assert problem[0] == "include_path[0]" and "shared is outside" in problem[1]
+    assert problem[0] == "include_path[0]" and "shared/base.yaml: a task YAML" in problem[1]
+    (layout / "plain").mkdir()
+    (layout / "plain" / "t.yaml").write_text(TASK)
+    evil = layout / "plain" / "evil.yaml"
+    evil.write_text("task: x\nf: !!python/name:os.system\n")
+    assert "evil.yaml: a task YAML" in folder_problems(["plain"], layout)[0][1]
+    evil.unlink()
+    assert folder_problems(["plain"], layout) == []
     assert folder_problems(["nowhere"], layout) == [
         ("include_path[0]", f"folder not found: {layout / 'nowhere'}")
     ]
@@ -77,7 +86,7 @@ def test_the_files_outside_join_the_cell_id(layout: Path, monkeypatch) -> None:
         "name: s\nmodels: [{preset: pythia-tiny, objective: ce}]\n"
         "tasks: [{type: lm_eval, params: {tasks: [mine], include_path: [tasks]}}]\n"
     )
-    with pytest.raises(SuiteError, match=r"tasks\[0\]\.params\.include_path\[0\]: .*outside"):
+    with pytest.raises(SuiteError, match=r"tasks\[0\]\.params\.include_path\[0\]: .*runs code"):
         load_suite(suite)
     monkeypatch.setenv(TRUST_ENV, "1")
     (before,) = expand(load_suite(suite))
@@ -139,6 +148,7 @@ def test_a_cell_running_lm_evals_own_task_is_keyed_by_its_release(
     Cells running only shipped tasks or the suite's own folder's keep their ids."""
     import importlib.metadata
 
+    monkeypatch.setenv(TRUST_ENV, "1")  # a copy of the shipped folder, whose hooks run code
     shutil.copytree(SHIPPED.parents[1] / "suites" / "lm_eval_tasks", tmp_path / "tasks")
     suite = tmp_path / "s.yaml"
     suite.write_text(

@@ -22,7 +22,7 @@ def test_readme_example_is_examples_file() -> None:
 
 
 def test_plugin_objective_pretrains(tmp_path) -> None:
-    load_plugin(ROOT / "examples" / "cosine_cwt.py")
+    load_plugin(ROOT / "examples" / "cosine_cwt.py", trusted=True)
     assert OBJECTIVES.get("cosine-cwt").headless
     cfg = PretrainConfig(
         preset="bert-tiny",

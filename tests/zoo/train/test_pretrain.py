@@ -17,6 +17,7 @@ from torch.testing import assert_close
 from harness.cli import main as hlm
 from tests.tiny import TINY_RUN
 from zoo.errors import TrainingDiverged, UserError
+from zoo.registry import load_plugin
 from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
 from zoo.train.config import PretrainConfig
 from zoo.train.metadata import read_metadata
@@ -71,6 +72,7 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
         "OBJECTIVES.add('test-nan-after-6', Objective('test-nan-after-6', loss, needs_head=False, "
         "flops=contrastive_flops))\n"
     )
+    load_plugin(plugin, trusted=True)  # as the user's --plugins: a config names code it imported
     cfg = PretrainConfig(
         preset="pythia-tiny",
         objective="test-nan-after-6",

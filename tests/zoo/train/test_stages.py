@@ -89,6 +89,7 @@ def test_loss_options_are_one_nested_typed_model(tmp_path: Path) -> None:
         load_config(str(f), {})
 
 
+@pytest.mark.usefixtures("trust_plugins")
 def test_a_plugin_objective_takes_its_own_options_from_the_config(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     plugin = ROOT / "examples" / "cosine_cwt.py"
@@ -114,7 +115,7 @@ def test_an_objective_declares_its_flop_cost() -> None:
     def free(s: LossShape) -> float:
         return 7.0
 
-    load_plugin(ROOT / "examples" / "cosine_cwt.py")
+    load_plugin(ROOT / "examples" / "cosine_cwt.py", trusted=True)
     spec = get_spec("bert-tiny", 1000)
     obj = Objective("free", OBJECTIVES.get("cwt").loss, needs_head=False, flops=free)
     assert loss_forward_flops(spec, obj, 64) == 7.0  # was charged 2 K^2 D for every non-ce name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
@@ -13,9 +14,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from zoo.errors import UserError, error_message, key_path
+from zoo.errors import error_message, key_path
 from zoo.objectives import OBJECTIVES, LossOptions
-from zoo.registry import load_plugin
 from zoo.settings import Settings
 from zoo.train.limits import MAX_VOCAB
 from zoo.train.roles import role
@@ -29,8 +29,8 @@ class ObjectiveSettings(Settings):
 
     plugins: list[str] = Field(
         default_factory=list,
-        description="Python files that register objectives (imported when the config is "
-        "validated, before the objective is looked up)",
+        description="Python files that register objectives (a file's own are imported only "
+        "with --trust-plugins; relative paths are read from the config file's folder)",
         json_schema_extra=role("runtime", recipe=False),
     )
     objective: str = Field(
@@ -53,12 +53,13 @@ class ObjectiveSettings(Settings):
 
     @field_validator("plugins")
     @classmethod
-    def _import_plugins(cls, v: list[str]) -> list[str]:
+    def _plugin_files(cls, v: list[str]) -> list[str]:
+        """Each a Python file; imported by `zoo.train.config.load_config` once the rest of the
+        config has validated, and only as `zoo.registry.load_plugin` allows."""
         for plugin in v:
-            try:
-                load_plugin(plugin)
-            except UserError as exc:  # reported with the key, like every other value
-                raise ValueError(str(exc)) from None
+            path = Path(plugin).expanduser()
+            if not path.is_file() or path.suffix != ".py":
+                raise ValueError(f"{plugin}: not a Python file (.py) that exists")
         return v
 
     @field_validator("objective")

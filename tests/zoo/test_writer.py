@@ -1,0 +1,89 @@
+"""The one writer's three rules: a name from data stays inside its root, nothing is written
+through a link or over what is not a regular file, and a write is all or nothing (a full
+disk is one line and leaves the old file)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.report.plots import make_plots
+from tests.harness.results.test_leaderboard import row
+from zoo.errors import UserError
+from zoo.train.atomic import atomic_dir_write
+from zoo.writer import WriteRefused, component, inside, replacing, write_text
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "x/../../out", "a\\b", "nul\0", "é" * 200])
+def test_a_name_made_from_data_is_one_component(name: str) -> None:
+    with pytest.raises(WriteRefused, match="cannot name a file"):
+        component(name, "metric")
+    assert component("curves-val_ppl.png", "metric") == "curves-val_ppl.png"
+
+
+def test_a_folder_on_the_way_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "board").mkdir()
+    (tmp_path / "board" / "_plots").symlink_to(elsewhere)
+    with pytest.raises(WriteRefused, match="_plots: is a link"):
+        inside(tmp_path / "board", "_plots", "x.png")
+
+
+def test_never_through_a_link_nor_over_a_device_fifo_or_folder(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own")
+    link = tmp_path / "report.html"
+    link.symlink_to(victim)
+    with pytest.raises(WriteRefused, match="is a link"):
+        write_text(link, "page")
+    assert victim.read_text() == "the user's own" and link.is_symlink()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "folder").mkdir()
+    for target in (fifo, tmp_path / "folder", Path("/dev/null")):
+        with pytest.raises(WriteRefused, match="not a regular file"):
+            write_text(target, "x")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
+def test_a_write_is_all_or_nothing_and_a_full_disk_is_one_line(tmp_path: Path) -> None:
+    target = tmp_path / "rows.json"
+    write_text(target, "old")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    full = pytest.raises(WriteRefused, match=r"rows.json: no space left on the device")
+    with full, replacing(target) as tmp:
+        tmp.write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.json"]
+
+
+def test_a_checkpoint_save_on_a_full_disk_is_one_line_and_keeps_nothing(tmp_path: Path) -> None:
+    def save(folder: Path) -> None:  # as safetensors says it: another type, the cause in words
+        (folder / "model.safetensors").write_bytes(b"half")
+        raise RuntimeError(
+            "Error while serializing: IoError(No space left on device (os error 28))"
+        )
+
+    with pytest.raises(UserError, match=r"step-3: no space left on the device"):
+        atomic_dir_write(tmp_path / "step-3", save)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_metric_named_to_leave_the_folder_draws_inside_it(tmp_path: Path) -> None:
+    rows = pd.DataFrame(
+        [row("cwt", "x/../../../../out/ESCAPED", v, step=s) for s, v in ((1, 2.0), (2, 1.0))]
+    )
+    out = tmp_path / "board" / "_plots"
+    files = make_plots(rows, out)
+    assert files and all(f.parent == out for f in files)
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(
+        f.name for f in files
+    )

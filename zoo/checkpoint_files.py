@@ -1,0 +1,149 @@
+"""The files of a checkpoint folder someone may have sent, read strictly before transformers
+acts on them (`zoo.reader` bounds each file; here each field is typed and range-checked).
+
+    check_checkpoint_files(Path("received/final"))   # UserError naming the file and field
+
+Transformers trusts `config.json`: `num_attention_heads: 0` divides by zero, `hidden_size:
+"64"` fails deep in a layer, `num_hidden_layers: 1000000` builds for minutes before it fails.
+The shapes here are checked, and the model's size estimated, before any model is built. The
+tokenizer's files likewise: a vocabulary of one entry, a token id past any vocabulary, a
+`model_max_length` that is no number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
+from zoo.errors import UserError
+from zoo.reader import read_model
+from zoo.train.limits import MAX_POSITIONS, MAX_VOCAB
+
+MAX_LAYERS = 1024
+MAX_WIDTH = 2**16
+MAX_PARAMETERS = 2 * 10**11  # past the largest open models: a config that says more lies
+
+# each dimension under the names the model families give it
+ALIASES = {
+    "hidden_size": ("hidden_size", "n_embd", "d_model"),
+    "num_attention_heads": ("num_attention_heads", "n_head"),
+    "num_hidden_layers": ("num_hidden_layers", "n_layer"),
+    "max_position_embeddings": ("max_position_embeddings", "n_positions"),
+}
+
+
+class ModelShape(BaseModel):
+    """The dimensions of a `config.json` that size a model (others pass as they are)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    vocab_size: StrictInt = Field(ge=2, le=MAX_VOCAB)
+    hidden_size: StrictInt = Field(ge=1, le=MAX_WIDTH)
+    num_attention_heads: StrictInt = Field(ge=1, le=MAX_WIDTH)
+    num_hidden_layers: StrictInt = Field(ge=1, le=MAX_LAYERS)
+    max_position_embeddings: StrictInt | None = Field(None, ge=8, le=MAX_POSITIONS)
+    intermediate_size: StrictInt | None = Field(None, ge=1, le=MAX_WIDTH * 16)
+    bos_token_id: StrictInt | None = Field(None, ge=0)
+    eos_token_id: StrictInt | list[StrictInt] | None = None
+    pad_token_id: StrictInt | None = Field(None, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_each(cls, data: Any) -> Any:
+        """A family's own names (`n_embd`) read as the common ones."""
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for name, spellings in ALIASES.items():
+            given = [s for s in spellings if s in data and data[s] is not None]
+            if given and name not in out:
+                out[name] = data[given[0]]
+        return out
+
+    @field_validator("bos_token_id", "pad_token_id")
+    @classmethod
+    def _an_id_of_the_vocabulary(cls, v: int | None, info: Any) -> int | None:
+        if v is not None and "vocab_size" in info.data and v >= info.data["vocab_size"]:
+            raise ValueError(f"token id {v} is past the vocabulary of {info.data['vocab_size']}")
+        return v
+
+    @model_validator(mode="after")
+    def _heads_divide_and_size_is_sane(self) -> ModelShape:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size {self.hidden_size} is not a multiple of num_attention_heads "
+                f"{self.num_attention_heads}"
+            )
+        inner = self.intermediate_size or 4 * self.hidden_size
+        params = self.num_hidden_layers * (4 * self.hidden_size**2 + 2 * self.hidden_size * inner)
+        params += self.vocab_size * self.hidden_size
+        if params > MAX_PARAMETERS:
+            raise ValueError(f"about {params:.3g} parameters, more than {MAX_PARAMETERS:.0e}")
+        return self
+
+
+class AddedToken(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: StrictInt = Field(ge=0, lt=MAX_VOCAB)
+    content: str
+
+
+class TokenizerModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    vocab: dict[str, StrictInt] | list[Any] | None = None
+
+    @field_validator("vocab")
+    @classmethod
+    def _ids_in_range(
+        cls, v: dict[str, int] | list[Any] | None
+    ) -> dict[str, int] | list[Any] | None:
+        if v is None:
+            return v
+        if len(v) < 2:
+            raise ValueError(f"a vocabulary of {len(v)} entries; a tokenizer needs at least 2")
+        if isinstance(v, dict) and max(v.values()) >= MAX_VOCAB:
+            raise ValueError(f"token id {max(v.values())} is past any vocabulary ({MAX_VOCAB})")
+        return v
+
+
+class TokenizerFile(BaseModel):
+    """`tokenizer.json`: its added tokens and its model's vocabulary."""
+
+    model_config = ConfigDict(extra="allow")
+
+    added_tokens: list[AddedToken]
+    model: TokenizerModel
+
+
+class TokenizerSettings(BaseModel):
+    """`tokenizer_config.json`: the settings transformers reads as numbers."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model_max_length: float | None = Field(None, gt=0, strict=True)
+
+
+def check_model_config(folder: Path) -> ModelShape | None:
+    """The `config.json` of a local checkpoint folder, typed; None where there is none."""
+    f = folder / "config.json"
+    return read_model(f, ModelShape, "a model's config") if f.exists() else None
+
+
+def check_tokenizer_files(folder: Path) -> None:
+    """The tokenizer files of a local folder, where present, typed."""
+    if (folder / "tokenizer.json").exists():
+        read_model(folder / "tokenizer.json", TokenizerFile, "a tokenizer")
+    if (folder / "tokenizer_config.json").exists():
+        read_model(folder / "tokenizer_config.json", TokenizerSettings, "a tokenizer's settings")
+
+
+def check_checkpoint_files(folder: Path) -> None:
+    """Every JSON file transformers would read from a local checkpoint folder."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: not a checkpoint folder")
+    check_model_config(folder)
+    check_tokenizer_files(folder)
