@@ -35,7 +35,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     problems: list[str] = []
     for path in expand_suite_refs(args.suites):
         try:
-            suite = load_suite(path)
+            suite = load_suite(path, args.max_cells)
             cells = expand(suite)
             sizes = {"model": len(suite.models), "task": len(suite.tasks), "cell": len(cells)}
             said = ", ".join(f"{n} {w}" + "s" * (n != 1) for w, n in sizes.items())
@@ -69,6 +69,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             Path(args.leaderboards),
             args.force,
             _selection(args),
+            args.max_cells,
         )
         print(plan.table())
         return 0
@@ -80,6 +81,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress=not args.no_progress and verbosity(args) >= 0,
         select=_selection(args),
         publish=args.publish,
+        max_cells=args.max_cells,
     )
     print(
         f"{summary.total} cells: {summary.skipped} already done, {summary.computed} computed, "
@@ -97,7 +99,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from harness.report.tables import WIDTH, render
     from harness.report.view import leaderboard_view
-    from harness.results.leaderboard import current_cells, no_results, read_leaderboard
+    from harness.results.leaderboard import (
+        current_cells,
+        known_model,
+        no_results,
+        read_leaderboard,
+    )
     from harness.results.samples import read_samples
 
     name = suite_name(args.suite)
@@ -108,7 +115,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.at:
         df = _at_budget(df, args.at)
     suite = last_suite(directory)
-    baseline = args.baseline or (suite.baseline if suite is not None else None)
+    baseline = known_model(df, args.baseline) or (suite.baseline if suite is not None else None)
     samples = read_samples(directory, current_cells(directory))
     readable = args.format == "md" and not args.all
     agg, notes = leaderboard_view(df, baseline, samples, args.task, readable)

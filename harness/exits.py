@@ -19,6 +19,12 @@ from zoo.errors import UserError
 from zoo.registry import load_installed_plugins
 from zoo.train.interrupt import TrainingInterrupted
 
+# what pathlib (< 3.13) raises as RuntimeError for a path the user gave
+PATH_ERRORS = {
+    "Symlink": "a path given leads into a link loop",
+    "Could": "a path given starts with ~NAME, and there is no user NAME",
+}
+
 
 def dispatch(args: argparse.Namespace) -> int:
     """Run the verb; bad input ends it with status 2 and one line (`_run_verb`), a bug with
@@ -26,8 +32,11 @@ def dispatch(args: argparse.Namespace) -> int:
     try:
         return _run_verb(args)
     except Exception as exc:
-        if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop"):
-            print(f"hlm {args.verb}: error: {exc}", file=sys.stderr)  # pathlib's (< 3.13)
+        if isinstance(exc, RuntimeError) and str(exc).startswith(tuple(PATH_ERRORS)):
+            print(
+                f"hlm {args.verb}: error: {PATH_ERRORS[str(exc).split()[0]]}: {exc}",
+                file=sys.stderr,
+            )
             return 2
         return _internal_error(args, exc)
 

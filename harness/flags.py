@@ -1,7 +1,8 @@
 """The value types of `hlm`'s flags and the flags several verbs share, from argparse alone.
 
     p.add_argument("--width", type=int_at_least(1))   # "0 is below 1": status 2, no traceback
-    p.add_argument("--effect", type=finite)           # "'nan' is not a finite number"
+    p.add_argument("--effect", type=positive)         # "'-1' is not above 0"
+    p.add_argument("--task")                          # `text`: "empty; give a value"
     add_leaderboards(p)                               # --leaderboards ROOT
     lm_eval_flag(p, "num_fewshot", "-f")              # --num_fewshot, --num-fewshot and -f
 
@@ -17,8 +18,27 @@ from collections.abc import Callable
 from typing import Any
 
 
-def int_at_least(low: int) -> Callable[[str], int]:
-    """A count flag's type: a whole number of at least `low`."""
+def text(value: str) -> str:
+    """Every flag's value unless it says otherwise (`harness.logs.VerbParser` makes it the
+    default type): a word, never empty (`--task ''` matched every task; `--leaderboards ''`
+    wrote into the working folder), never holding NUL."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("empty; give a value")
+    if "\0" in value:
+        raise argparse.ArgumentTypeError(f"{value!r} holds a NUL character")
+    return value
+
+
+def positive(value: str) -> float:
+    """A size flag's value: a finite number above 0."""
+    number = finite(value)
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not above 0")
+    return number
+
+
+def int_at_least(low: int, most: int | None = None) -> Callable[[str], int]:
+    """A count flag's type: a whole number of at least `low` (and at most `most`)."""
 
     def parse(text: str) -> int:
         try:
@@ -27,6 +47,8 @@ def int_at_least(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"{value} is above {most}")
         return value
 
     return parse
@@ -49,6 +71,17 @@ def add_leaderboards(p: argparse.ArgumentParser) -> None:
         "--leaderboards",
         default="leaderboards",
         help="leaderboard root folder (default: leaderboards)",
+    )
+
+
+def add_max_cells(p: argparse.ArgumentParser) -> None:
+    """--max-cells: the most cells a suite may expand to, counted before anything expands."""
+    p.add_argument(
+        "--max-cells",
+        type=int_at_least(1),
+        default=10_000,
+        help="refuse a suite of more cells than this (sweep points x models x seeds x tasks, "
+        "counted before expanding; default: 10000)",
     )
 
 

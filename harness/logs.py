@@ -18,6 +18,7 @@ import sys
 import warnings
 from typing import Any
 
+from harness.flags import text
 from zoo.errors import ZooWarning
 
 OURS = ("zoo", "harness")
@@ -33,10 +34,12 @@ THIRD_PARTY = (
 
 
 class VerbParser(argparse.ArgumentParser):
-    """An argument parser whose every verb takes -v / -q."""
+    """An argument parser whose every verb takes -v / -q / --debug, and whose flags of no
+    other type take a non-empty word (`harness.flags.text`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.register("type", None, text)  # a flag of no other type: a word, never empty
         group = self.add_argument_group("output")
         group.add_argument(
             "-v",

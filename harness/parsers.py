@@ -13,8 +13,17 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from harness.flags import add_leaderboards, add_trust, finite, int_at_least, lm_eval_flag
+from harness.flags import (
+    add_leaderboards,
+    add_max_cells,
+    add_trust,
+    int_at_least,
+    lm_eval_flag,
+    positive,
+)
 from zoo.registry import resolve_target
+
+MAX_FEWSHOT = 1000  # past any task's examples: lm-eval fails deep inside past its own
 
 # verb: (one-line help, its parser's builder); the order is `hlm --help`'s
 VERBS: dict[str, tuple[str, str]] = {
@@ -94,7 +103,7 @@ def add_power(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", help="model compared against (default: the suite's baseline)")
     p.add_argument(
         "--effect",
-        type=finite,
+        type=positive,
         help="the |Δ| to size for, in the metric's unit, decided before looking (the paper's "
         "Δ, or the smallest that would matter); unset: no power column",
     )
@@ -151,7 +160,11 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     )
     lm_eval_flag(p, "limit", "-L", help="examples per task, or a fraction of them below 1")
     lm_eval_flag(
-        p, "num_fewshot", "-f", type=int_at_least(0), help="few-shot examples (default: 0)"
+        p,
+        "num_fewshot",
+        "-f",
+        type=int_at_least(0, MAX_FEWSHOT),
+        help=f"few-shot examples (default: 0; at most {MAX_FEWSHOT})",
     )
     lm_eval_flag(p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)")
     lm_eval_flag(
@@ -237,6 +250,7 @@ def add_validate(p: argparse.ArgumentParser) -> None:
         "suites", nargs="+", metavar="SUITE", help="suite YAML paths or names under suites/"
     )
     add_trust(p)
+    add_max_cells(p)
     p.set_defaults(func="harness.commands:cmd_validate")
 
 
@@ -248,6 +262,7 @@ def add_run(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("suite", help="suite YAML path or name under suites/")
     add_trust(p)
+    add_max_cells(p)
     p.add_argument(
         "--force", action="store_true", help="recompute cells already in the leaderboard"
     )

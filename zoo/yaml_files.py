@@ -52,6 +52,17 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def _refuse_tag(loader: _StrictLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None, None, f"{node.tag}: not a value a config holds (bytes, a set)", node.start_mark
+    )
+
+
+# bytes and sets read as no setting does: refused where they stand, not met deep inside
+for _tag in ("tag:yaml.org,2002:binary", "tag:yaml.org,2002:set", "tag:yaml.org,2002:omap"):
+    _StrictLoader.add_constructor(_tag, _refuse_tag)
+
+
 def parse_yaml(text: str, path: Path) -> Any:
     """The YAML document in `text` (read from `path`, named in errors)."""
     try:

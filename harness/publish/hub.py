@@ -24,7 +24,8 @@ from typing import Any
 import pandas as pd
 
 from harness.publish.cards import CardOptions, dataset_card, model_card
-from harness.results.leaderboard import read_leaderboard
+from harness.publish.hub_names import PublishTarget
+from harness.results.leaderboard import known_model, no_results, read_leaderboard, result_files
 from harness.results.schema import COLUMNS
 from harness.suite import suite_name
 from harness.suite.record import PLUGINS, SUITE_FILE
@@ -61,7 +62,9 @@ def rows_for_checkpoint(
     checkpoint: Path, leaderboards: Path, suite: str | None = None, label: str | None = None
 ) -> pd.DataFrame:
     """Leaderboard rows of this checkpoint: cells whose pretraining key (and fine-tuning) match
-    its folder under runs/pretrain/, or the rows of `label` in `suite` when given."""
+    its folder under runs/pretrain/ (in `suite` and of model `label` where given). A card
+    carries no other checkpoint's scores: rows of `label` from another pretraining (another
+    seed, another run) are refused, never shown as this checkpoint's."""
     frames = []
     dirs = (
         [leaderboards / suite] if suite else sorted(p for p in leaderboards.glob("*") if p.is_dir())
@@ -74,12 +77,18 @@ def rows_for_checkpoint(
         return pd.DataFrame(columns=COLUMNS)
     df = pd.concat(frames, ignore_index=True)
     if label is not None:
-        return df[df["model"] == label]
+        df = df[df["model"] == known_model(df, label, "--model")]
     cp = checkpoint.resolve()
     finetuned = cp.parent.name.startswith(FINETUNED)
     key = (cp.parent.parent if finetuned else cp.parent).name
     cfg = df["config"].map(json.loads)
     mask = cfg.map(lambda c: c["pretrain_key"] == key and bool(c["finetune_causal"]) == finetuned)
+    if label is not None and not mask.any():
+        raise UserError(
+            f"--model {label}: its rows in {suite} come from other pretrainings than "
+            f"{checkpoint} (pretraining key {key}): a card carries only its own checkpoint's "
+            "scores; publish the checkpoint those rows were computed on"
+        )
     return df[mask]
 
 
@@ -254,7 +263,18 @@ def _publish(
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    PublishTarget.from_flags(
+        repo=args.repo,
+        revision=args.revision if "revision" in vars(args) else None,
+        license=args.license,
+        endpoint=args.endpoint,
+        repository_url=args.repository_url if "repository_url" in vars(args) else None,
+    )
     if args.what == "model":
+        if args.model is not None and args.suite is None:
+            raise UserError("--model: names a model of --suite; give --suite too")
+        if args.suite is not None and not result_files(Path(args.leaderboards) / args.suite):
+            raise no_results(Path(args.leaderboards) / args.suite, args.suite)
         card = CardOptions(
             license=args.license,
             language=args.language,

@@ -35,6 +35,7 @@ from harness.report.tables import point_order, row_label, select_task
 from harness.results.leaderboard import (
     aggregate,
     current_cells,
+    known_model,
     no_results,
     read_leaderboard,
 )
@@ -150,7 +151,7 @@ def cmd_power(args: argparse.Namespace) -> int:
     if df.empty:
         raise no_results(directory, args.suite)
     suite = last_suite(directory)
-    baseline = args.baseline or (suite.baseline if suite is not None else None)
+    baseline = known_model(df, args.baseline) or (suite.baseline if suite is not None else None)
     if baseline is None:
         raise UserError(
             f"hlm power {args.suite}: the suite names no baseline; pass --baseline MODEL"

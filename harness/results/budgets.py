@@ -3,6 +3,8 @@ checkpoint whose steps, tokens, FLOPs or seconds reached a value, evaluated ther
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from harness.results.leaderboard import FINAL, GROUP
@@ -25,8 +27,8 @@ def parse_budget(text: str) -> tuple[str, float]:
         number = float(value)
     except ValueError:
         raise UserError(f"--at {text}: expected NAME=NUMBER, e.g. tokens=2e6") from None
-    if not number > 0:
-        raise UserError(f"--at {text}: the budget must be > 0")
+    if not (number > 0 and math.isfinite(number)):
+        raise UserError(f"--at {text}: the budget must be a finite number > 0")
     return name, number
 
 

@@ -30,6 +30,7 @@ from harness.results.metrics import direction
 from harness.results.schema import COLUMNS, SCHEMA, checked_rows
 from zoo.errors import UserError, ZooWarning, did_you_mean
 from zoo.reader import read_json
+from zoo.registry import unknown_name_message
 from zoo.train.atomic import pid_alive, temporary_pid
 from zoo.writer import inside, replacing, write_text
 
@@ -273,6 +274,15 @@ def no_results(directory: Path, suite: str) -> UserError:
     known = sorted(d.name for d in directory.parent.glob("*") if d.is_dir() and result_files(d))
     hint = did_you_mean(directory.name, known)
     return UserError(f"no results in {directory} (run `hlm run {suite}` first){hint}")
+
+
+def known_model(df: pd.DataFrame, name: str | None, flag: str = "--baseline") -> str | None:
+    """`name` if it is a model of the rows (or None), else a close-match error: a baseline
+    that names no model would drop every mark without a word."""
+    if name is not None and name not in set(df["model"]):
+        known = sorted(str(m) for m in df["model"].unique())
+        raise UserError(f"{flag}: {unknown_name_message('model', name, known)}")
+    return name
 
 
 def read_cell_file(path: Path) -> pa.Table:

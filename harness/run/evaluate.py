@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,10 @@ def model_args(args: argparse.Namespace) -> dict[str, str]:
     out: dict[str, str] = {}
     for token in (t for arg in args.model_args for t in arg.split(",") if t):
         key, sep, value = token.partition("=")
-        if not sep or not key:
-            raise SuiteError([f"--model_args: {token!r} is not key=value"])
+        if not sep or not key or not value.strip():
+            raise SuiteError([f"--model_args: {token!r} is not key=value (a value not empty)"])
+        if key in out:
+            raise SuiteError([f"--model_args: {key!r} given twice ({out[key]!r}, {value!r})"])
         if key not in MODEL_ARGS:
             raise SuiteError(
                 [
@@ -89,6 +92,32 @@ def _limit(text: str | None) -> float | int | None:
             raise SuiteError([f"--limit: {text!r} is neither a count nor a fraction"]) from None
 
 
+def _output_path(given: str | None) -> str | None:
+    """lm-eval's --output_path, resolved: a folder, or a `.json` path whose folder lm-eval
+    writes into (as lm-eval reads it); a file or a device where that folder goes is refused
+    (lm-eval would log a warning, write nothing and exit 0)."""
+    if given is None:
+        return None
+    path = Path(given).expanduser().resolve()
+    folder = path.parent if path.suffix == ".json" else path
+    if folder.exists() and not folder.is_dir():
+        raise SuiteError(
+            [
+                f"--output_path: {folder} exists and is not a folder; lm-eval writes its results "
+                "into a folder (FOLDER, or FOLDER/name.json)"
+            ]
+        )
+    return str(path)
+
+
+def results_written(output_path: str, since: float) -> list[Path]:
+    """The results files lm-eval wrote under `output_path` since `since` (a time stamp)."""
+    path = Path(output_path)
+    folder = path.parent if path.suffix == ".json" else path
+    found = [f for f in folder.glob("*/results_*.json") if f.stat().st_mtime >= since]
+    return sorted(found)
+
+
 def _batch_size(text: str) -> int | str:
     return int(text) if text.isdigit() else text
 
@@ -106,7 +135,7 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
         "device": args.device or margs.get("device"),
         "dtype": args.dtype or margs.get("dtype"),
         "log_samples": args.log_samples,
-        "output_path": str(Path(args.output_path).resolve()) if args.output_path else None,
+        "output_path": _output_path(args.output_path),
         "progress": verbosity(args) >= 0,
     }
     data = {
@@ -172,13 +201,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     name = args.leaderboard or "evaluate"
     suite = adhoc_suite(args, name)  # the name is checked as a suite's: a safe folder name
+    began = time.time() - 1
     with tempfile.TemporaryDirectory(prefix="hlm-evaluate-") as tmp:
         out = Path(args.leaderboards) / name if args.leaderboard else Path(tmp) / name
         results = _evaluate_into(suite, out)
         for r in results:
             print(make_table(r))
         if args.output_path:
-            print(f"lm-eval's results: {args.output_path}")
+            written = results_written(suite.tasks[0].params["output_path"], began)
+            if not written:
+                raise UserError(f"--output_path {args.output_path}: lm-eval wrote no results there")
+            for f in written:
+                print(f"lm-eval's results: {f}")
     if args.leaderboard:
         print(f"rows added to {out} (hlm leaderboard {name})")
     return 0

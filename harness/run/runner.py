@@ -48,6 +48,7 @@ from harness.run.points import (
 from harness.run.preflight import preflight, pretraining_cached
 from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.suite import Suite, load_suite, overrides
+from harness.suite.loading import MAX_CELLS
 from harness.suite.record import write_suite_record
 from harness.tasks import TASKS, TaskContext
 from zoo.errors import UserError
@@ -206,11 +207,12 @@ def run_suite(
     progress: bool = True,
     select: Selection = EVERY_CELL,
     publish: bool = False,
+    max_cells: int = MAX_CELLS,
 ) -> RunSummary:
-    """Validate, expand and run a suite (only the `select`ed cells); finished cells are
-    skipped unless `force`; the suite's `publish:` step runs if it is enabled or `publish` is
-    set."""
-    suite = load_suite(path)
+    """Validate, expand and run a suite (only the `select`ed cells; at most `max_cells` in
+    all); finished cells are skipped unless `force`; the suite's `publish:` step runs if it
+    is enabled or `publish` is set."""
+    suite = load_suite(path, max_cells)
     if publish and suite.publish is None:
         raise UserError(f"{suite.path}: publish: --publish needs a `publish:` section in the suite")
     all_cells = expand(suite)
@@ -312,9 +314,10 @@ def plan_suite(
     root: Path = Path("leaderboards"),
     force: bool = False,
     select: Selection = EVERY_CELL,
+    max_cells: int = MAX_CELLS,
 ) -> Plan:
     """The plan of `hlm run` (`--dry-run`), reading only: nothing is written or computed."""
-    suite = load_suite(path)
+    suite = load_suite(path, max_cells)
     cells = select.apply(expand(suite))
     out = leaderboard_dir(suite.name, root)
     done = set() if force or not out.is_dir() else done_cells(out)

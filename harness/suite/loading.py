@@ -10,6 +10,7 @@ are overridden. Plugin files are imported here, explicitly, before the semantic 
 from __future__ import annotations
 
 import glob
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -112,15 +113,33 @@ def load_plugins(suite: Suite) -> list[str]:
     return problems
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Parse a suite, import its plugins, and check every registry name, path, task parameter
-    and sweep value; a SuiteError lists every problem."""
+MAX_CELLS = 10_000  # a suite's cells at most, unless --max-cells says more
+
+
+def cell_bound(suite: Suite) -> int:
+    """The most cells `suite` expands to (sweep points x models x seeds x tasks), counted
+    without expanding anything."""
+    points = math.prod(len(values) for values in suite.sweep.values())
+    return points * len(suite.models) * len(suite.seeds) * len(suite.tasks)
+
+
+def load_suite(path: str | Path, max_cells: int = MAX_CELLS) -> Suite:
+    """Parse a suite, count its cells (at most `max_cells`), import its plugins, and check
+    every registry name, path, task parameter and sweep value; a SuiteError lists every
+    problem."""
     p = Path(path)
     raw = read_raw(p)
     try:
         suite = Suite.model_validate({**raw, "path": str(p)})
     except ValidationError as exc:
         raise SuiteError(validation_problems(exc, str(p), model=Suite)) from None
+    if (n := cell_bound(suite)) > max_cells:
+        raise SuiteError(
+            [
+                f"{p}: up to {n} cells (sweep points x models x seeds x tasks), more than "
+                f"{max_cells}: shrink the sweep or the seeds, or pass --max-cells {n}"
+            ]
+        )
     problems = load_plugins(suite)
     if problems:
         raise SuiteError(problems)
@@ -180,7 +199,10 @@ def expand_suite_refs(refs: list[str]) -> list[Path]:
     for ref in refs:
         p = Path(ref)
         if p.is_dir():
-            out += sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+            found = sorted(f for f in [*p.glob("*.yaml"), *p.glob("*.yml")] if f.is_file())
+            if not found:
+                raise UserError(f"{ref}: a folder that holds no suite (*.yaml): nothing to check")
+            out += found
         elif glob.has_magic(ref):
             matches = sorted(Path(m) for m in glob.glob(ref))
             out += matches if matches else [p]  # reported as not found

@@ -13,7 +13,15 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, create_model, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    StrictInt,
+    ValidationInfo,
+    create_model,
+    field_validator,
+)
 from pydantic.fields import FieldInfo
 
 from zoo.objectives import OBJECTIVES
@@ -21,6 +29,7 @@ from zoo.settings import Settings
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
+from zoo.train.limits import MAX_STEPS
 from zoo.train.roles import recipe_names
 
 # Pretraining keys a suite may set (in `recipe`, per model, or in a sweep): read from the fields.
@@ -139,11 +148,14 @@ class ModelEntry(Settings):
 
 class TaskEntry(Settings):
     type: str
-    name: str | None = None
+    name: str | None = Field(None, pattern=SAFE_NAME)
     params: dict[str, Any] = Field(default_factory=dict)
     metrics: list[str] | None = None
-    every: int | None = Field(
-        None, gt=0, description="also evaluate the checkpoints of every N pretraining steps"
+    every: StrictInt | None = Field(
+        None,
+        gt=0,
+        le=MAX_STEPS,
+        description="also evaluate the checkpoints of every N pretraining steps",
     )
     at: list[Annotated[float, Field(gt=0, le=1)]] | None = Field(
         None, description="also evaluate the checkpoints at these fractions of the step budget"
@@ -180,7 +192,9 @@ class PublishStep(Settings):
 
 class Suite(Settings):
     name: str = Field(pattern=SAFE_NAME, description="leaderboard folder name: a safe identifier")
-    version: int = Field(1, ge=0, le=2**31 - 1, description="the suite's version, in its rows")
+    version: StrictInt = Field(
+        1, ge=0, le=2**31 - 1, description="the suite's version, in its rows"
+    )
     description: str = ""
     include: list[str] = Field(default_factory=list)
     plugins: list[str] = Field(default_factory=list)
@@ -188,9 +202,9 @@ class Suite(Settings):
     models: list[ModelEntry] = Field(min_length=1)
     recipe: RecipeOverrides = Field(default_factory=RecipeOverrides)
     tasks: list[TaskEntry] = Field(min_length=1)
-    seeds: Annotated[list[Annotated[int, Field(ge=0, le=2**32 - 1)]], AfterValidator(_distinct)] = (
-        Field(default_factory=lambda: [0], min_length=1)
-    )
+    seeds: Annotated[
+        list[Annotated[StrictInt, Field(ge=0, le=2**32 - 1)]], AfterValidator(_distinct)
+    ] = Field(default_factory=lambda: [0], min_length=1)
     sweep: dict[str, Annotated[list[Any], AfterValidator(_distinct)]] = Field(default_factory=dict)
     compare_at: BudgetMarks | None = Field(
         None,

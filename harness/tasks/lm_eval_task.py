@@ -56,7 +56,7 @@ class LMEvalParams(Settings):
     include_path: list[str] = Field(
         default_factory=list, description="folders of your own task YAMLs"
     )
-    num_fewshot: int = Field(0, ge=0)
+    num_fewshot: int = Field(0, ge=0, le=1000)
     limit: int | float | None = Field(
         None,
         description="examples per task (fast runs), or a fraction of them below 1, as lm-eval's",

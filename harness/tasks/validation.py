@@ -39,11 +39,14 @@ if TYPE_CHECKING:
     from zoo.data.cache import CorpusSpec, Part
 
 
+MAX_EVAL_BATCHES = 100_000  # 10^5 batches: hours on a CPU, any validation text's end
+
+
 class ValidationParams(Settings):
     corpus: list[str] | None = Field(
         None, description="held-out sources (default: the pretraining hold-out)"
     )
-    batches: int = Field(8, gt=0)
+    batches: int = Field(8, gt=0, le=MAX_EVAL_BATCHES)
     batch_size: int | None = Field(
         None, gt=0, description="sequences per batch; default: the pretraining micro-batch"
     )

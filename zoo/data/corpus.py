@@ -53,6 +53,10 @@ def resolve_local(source: str) -> list[Path]:
     source names nothing."""
     if not source.strip():
         return []
+    try:
+        Path(source).expanduser()
+    except RuntimeError:  # ~nosuchuser/x
+        return []  # named by `_local_problem` as a path that matches no file
     for base in (Path("."), data_root()):
         pattern = (
             str(base / Path(source).expanduser()) if not Path(source).is_absolute() else source
@@ -153,7 +157,7 @@ def _remote_revision(name: str, revision: str | None = None) -> str:
 
 def _synthetic_problem(source: str) -> str | None:
     n = source.partition(":")[2]
-    ok = not n or (n.isascii() and n.isdecimal() and 0 < int(n) <= 10**9)
+    ok = source == "synthetic" or (n.isascii() and n.isdecimal() and 0 < int(n) <= 10**9)
     return None if ok else f"{source!r}: expected synthetic:N_DOCS (1 to 10^9)"
 
 
