@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from zoo.errors import UserError
-from zoo.reader import read_model
+from zoo.reader import check_regular, parse_json, read_model
 from zoo.train.limits import MAX_POSITIONS, MAX_VOCAB
 
 MAX_LAYERS = 1024
@@ -147,3 +147,54 @@ def check_checkpoint_files(folder: Path) -> None:
         raise UserError(f"{folder}: not a checkpoint folder")
     check_model_config(folder)
     check_tokenizer_files(folder)
+
+
+MAX_HEADER = 100 * 2**20  # safetensors' own bound on a header
+
+
+def check_weights_file(path: Path) -> dict[str, Any]:
+    """A `.safetensors` file's header, checked against the file before any reader maps it: a
+    regular file (not a link to a device), a header length the file holds, tensor extents
+    inside the data; the header's tensors by name."""
+    st = check_regular(path, "weights")
+    with open(path, "rb") as f:
+        head = f.read(8)
+        size = int.from_bytes(head, "little") if len(head) == 8 else -1
+        if not 0 < size <= min(MAX_HEADER, st.st_size - 8):
+            raise UserError(f"{path}: a header of {size} bytes in a file of {st.st_size}: damaged")
+        header = parse_json(f.read(size).decode("utf-8", "replace"), str(path))
+    if not isinstance(header, dict):
+        raise UserError(f"{path}: the header is not a JSON object: damaged")
+    data = st.st_size - 8 - size
+    tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+    for name, entry in tensors.items():
+        offsets = (
+            entry["data_offsets"] if isinstance(entry, dict) and "data_offsets" in entry else None
+        )
+        if not (isinstance(offsets, list) and len(offsets) == 2) or not (
+            0 <= offsets[0] <= offsets[1] <= data
+        ):
+            raise UserError(f"{path}: tensor {name} lies outside the file's data: damaged")
+    return tensors
+
+
+def check_weights(folder: Path) -> None:
+    """Every `.safetensors` file of a local checkpoint: its header (`check_weights_file`),
+    then every tensor finite (a NaN model scored "acc 1" on a multiple-choice task)."""
+    from safetensors import safe_open
+
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise UserError(f"{folder}: no .safetensors weights (the only weights read here)")
+    for path in files:
+        check_weights_file(path)
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                for name in f.keys():  # noqa: SIM118  (a safe_open handle, not a dict)
+                    tensor = f.get_tensor(name)
+                    if tensor.is_floating_point() and not bool(tensor.isfinite().all()):
+                        raise UserError(f"{path}: tensor {name} holds NaN or infinite values")
+        except UserError:
+            raise
+        except Exception as exc:  # the reader's own refusal of a damaged file
+            raise UserError(f"{path}: does not read as safetensors ({exc})") from None

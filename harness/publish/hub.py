@@ -21,16 +21,24 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from harness.publish.cards import CardOptions, dataset_card, model_card
 from harness.publish.hub_names import PublishTarget
-from harness.results.leaderboard import known_model, no_results, read_leaderboard, result_files
+from harness.results.leaderboard import (
+    known_model,
+    no_results,
+    read_cell_file,
+    read_leaderboard,
+    result_files,
+)
 from harness.results.schema import COLUMNS
 from harness.suite import suite_name
 from harness.suite.record import PLUGINS, SUITE_FILE
+from zoo.checkpoint_files import check_weights
 from zoo.errors import UserError
-from zoo.train.checkpoint import hf_config
+from zoo.train.checkpoint import hf_config, load_model
 from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
 from zoo.train.names import resolve_checkpoint
@@ -154,7 +162,10 @@ def publish_model(
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
     hf_config(str(ckpt))  # its files as written (commit marker) and a config that reads
     read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
+    check_weights(ckpt)  # headers that tell the truth, every weight finite
+    load_model(str(ckpt))  # weights that fit the architecture its config names
     rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
+    refuse_unpublishable(rows, str(ckpt))
     text = model_card(ckpt, repo, rows, card or CardOptions())
 
     def stage(d: Path) -> None:
@@ -186,7 +197,30 @@ def publishable_files(directory: Path) -> list[Path]:
     unread = unread_files(directory)
     if unread:
         raise damaged_error(unread)
-    return current_files(directory)
+    files = current_files(directory)
+    for f in files:
+        refuse_unpublishable(read_cell_file(f).to_pandas(), str(f))
+    return files
+
+
+def refuse_unpublishable(rows: pd.DataFrame, source: str) -> None:
+    """Rows a repo may not get: a value that is not finite, or one measurement twice (the
+    same cell, seed, task, metric and step) in one file."""
+    if rows.empty:
+        return
+    values = pd.to_numeric(rows["value"], errors="coerce").astype(float)
+    bad = rows[~np.isfinite(values.to_numpy())]
+    if not bad.empty:
+        r = bad.iloc[0]
+        raise UserError(f"{source}: {r['task']}/{r['metric']} is {r['value']}: not a finite number")
+    same = ["cell_id", "seed", "task", "metric", "step"]
+    twice = rows[rows.duplicated(same, keep=False)]
+    if not twice.empty:
+        r = twice.iloc[0]
+        raise UserError(
+            f"{source}: {r['task']}/{r['metric']} at step {r['step']} of cell {r['cell_id']} "
+            f"holds {len(twice)} rows for one measurement"
+        )
 
 
 def publish_leaderboard(
