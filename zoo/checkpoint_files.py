@@ -12,6 +12,7 @@ tokenizer's files likewise: a vocabulary of one entry, a token id past any vocab
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -130,14 +131,14 @@ class TokenizerSettings(BaseModel):
 def check_model_config(folder: Path) -> ModelShape | None:
     """The `config.json` of a local checkpoint folder, typed; None where there is none."""
     f = folder / "config.json"
-    return read_model(f, ModelShape, "a model's config") if f.exists() else None
+    return read_model(f, ModelShape, "a model's config") if os.path.lexists(f) else None
 
 
 def check_tokenizer_files(folder: Path) -> None:
     """The tokenizer files of a local folder, where present, typed."""
-    if (folder / "tokenizer.json").exists():
+    if os.path.lexists(folder / "tokenizer.json"):
         read_model(folder / "tokenizer.json", TokenizerFile, "a tokenizer")
-    if (folder / "tokenizer_config.json").exists():
+    if os.path.lexists(folder / "tokenizer_config.json"):
         read_model(folder / "tokenizer_config.json", TokenizerSettings, "a tokenizer's settings")
 
 

@@ -115,5 +115,6 @@ def read_state(checkpoint: Path) -> dict[str, Any]:
     else:
         raise UserError(f"{checkpoint}: no {STATE} (not a checkpoint with training state)")
     if not isinstance(state, dict):
-        raise UserError(f"{checkpoint}: the training state is not a mapping")
+        where = checkpoint / (STATE if (checkpoint / STATE).exists() else LEGACY_STATE)
+        raise UserError(f"{where}: the training state is not a mapping")
     return state
