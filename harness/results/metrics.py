@@ -190,7 +190,16 @@ BUILTIN_METRICS = (
     Metric("likelihood_diff", False, "", "CrowS-Pairs: mean |log-likelihood difference|"),
     Metric("pct_stereotype", False, "", "CrowS-Pairs: share of stereotyped sentences preferred"),
     Metric("exact_match", True, "", "lm-eval exact match"),
-    # representation analysis (Appendix A)
+    Metric(
+        "jaccard",
+        None,
+        "",
+        "the probe's metric on token overlap alone (Jaccard of the two texts' words)",
+        baseline=True,
+    ),
+    # representation analysis (Appendix A), and the collapse of token states (probe)
+    Metric("token_cosine", None, "", "mean cosine between distinct last-layer token states"),
+    Metric("effective_rank", None, "", "effective rank of the last-layer token states"),
     Metric("synonym_cosine", True, "", "mean cosine of WordNet synonyms' input embeddings"),
     Metric("synonym_pairs", None, "", "WordNet synonym pairs whose words are single tokens"),
     Metric(

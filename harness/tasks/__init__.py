@@ -10,6 +10,7 @@ from a plugin file:
 from harness.tasks import (  # noqa: F401  # each file registers its task types
     encoder_benchmarks,
     lm_eval_task,
+    probe,
     synonyms,
     throughput,
     validation,

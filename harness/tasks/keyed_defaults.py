@@ -82,6 +82,13 @@ PINNED: dict[str, dict[str, Any]] = {
         "progress": False,
     },
     "synonyms": {"wordnet": None, "pos": ["noun", "verb", "adj", "adv"]},
+    "probe": {
+        "tasks": ["sst2", "mrpc", "stsb"],
+        "features": ["mean", "static"],
+        "max_examples": None,
+        "max_length": 128,
+        "batch_size": 64,
+    },
     "throughput": {
         "steps": 5,
         "warmup": 2,

@@ -1,0 +1,68 @@
+"""The probe task end to end on a tiny checkpoint and the real GLUE files: a row for every
+probe and feature, the trivial baselines beside them, the diagnostics, all finite."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from harness.tasks.base import TASKS, TaskContext
+from harness.tasks.probe import ProbeParams, run_probe
+from tests.tiny import TINY_RUN
+from zoo.errors import UserError
+from zoo.models import PRESETS
+from zoo.train.config import PretrainConfig
+from zoo.train.pretrain import pretrain
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> tuple[PretrainConfig, Path]:
+    out = tmp_path_factory.mktemp("probe") / "r"
+    cfg = PretrainConfig(preset="bert-tiny", objective="ce", output_dir=str(out), steps=1)
+    cfg = cfg.model_copy(update=TINY_RUN)
+    return cfg, pretrain(cfg)
+
+
+def _ctx(tiny: tuple[PretrainConfig, Path], **params: object) -> TaskContext:
+    cfg, final = tiny
+    return TaskContext(
+        spec=PRESETS.get("bert-tiny")(),
+        objective="ce",
+        pretrain=cfg,
+        params=ProbeParams.model_validate({"max_examples": 60, "batch_size": 32, **params}),
+        seed=0,
+        checkpoint=final,
+    )
+
+
+def test_every_probe_and_baseline_is_a_row(tiny, data_root) -> None:
+    rows = {(r.task, r.metric): r.value for r in run_probe(_ctx(tiny))}
+    expected = {
+        ("probe/sst2/mean", "accuracy"),
+        ("probe/sst2/static", "accuracy"),
+        ("probe/sst2", "majority"),
+        ("probe/mrpc/mean", "f1"),
+        ("probe/mrpc/static", "accuracy"),
+        ("probe/mrpc", "jaccard"),
+        ("probe/mrpc", "majority"),
+        ("probe/stsb/mean-cosine", "pearson"),
+        ("probe/stsb/static-ridge", "pearson"),
+        ("probe/stsb", "jaccard"),
+        ("probe/diagnostics", "token_cosine"),
+        ("probe/diagnostics", "effective_rank"),
+    }
+    assert expected <= set(rows)
+    assert all(math.isfinite(v) for v in rows.values())
+    assert 0.5 < rows[("probe/stsb", "jaccard")] < 0.8  # token overlap's known strength
+
+
+def test_last_token_features_are_a_decoders(tiny, data_root) -> None:
+    with pytest.raises(UserError, match="`last` is a decoder's feature"):
+        run_probe(_ctx(tiny, features=["last"], tasks=["sst2"]))
+
+
+def test_the_probe_task_is_registered_with_its_metrics() -> None:
+    probe = TASKS.get("probe")
+    assert {"accuracy", "f1", "pearson", "jaccard", "token_cosine"} <= set(probe.metrics)
