@@ -1,8 +1,10 @@
 """Fine-tuning an encoder checkpoint on a classification, regression or multiple-choice task.
 
-The head sits on the first token ([CLS]) through the model's own AutoModelFor... class, loaded
-from the plain checkpoint. Optimisation follows the paper's Appendix E: AdamW, a constant
-schedule after a linear warm-up over `warmup_ratio` of the steps, evaluation after every epoch.
+By default the head sits on the first token ([CLS]) through the model's own AutoModelFor...
+class, loaded from the plain checkpoint, and optimisation follows the paper's Appendix E:
+AdamW, a constant schedule after a linear warm-up over `warmup_ratio` of the steps,
+evaluation after every epoch. `pooling` (`cls` without the pooler, `mean`) and `schedule`
+(`linear` decay) give a recipe that shows a small pretrained encoder better.
 The loss is plain or *balanced* cross-entropy (Appendix E.1): per-class summed losses divided by
 the class frequency in the batch.
 """
@@ -16,12 +18,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from transformers import (
+    AutoModel,
     AutoModelForMultipleChoice,
     AutoModelForSequenceClassification,
 )
@@ -63,6 +67,49 @@ class FinetuneConfig:
     eval_batch_size: int = 64
     seed: int = 0
     device: str = "cpu"  # "cpu" or "cuda", as `zoo.train.distributed.resolve_device` gives it
+    pooling: Literal["cls-pooler", "cls", "mean"] = "cls-pooler"
+    schedule: Literal["constant", "linear"] = "constant"
+
+
+class PooledHead(torch.nn.Module):
+    """A linear head on the body's [CLS] state (no pooler) or its mean token state, for the
+    `pooling` options the Auto classes do not build; returns `.logits` as they do."""
+
+    def __init__(self, body: Any, num_labels: int, pooling: str) -> None:
+        super().__init__()
+        hidden = int(body.config.hidden_size)
+        self.body, self.pooling = body, pooling
+        self.dropout = torch.nn.Dropout(0.1)  # as the Auto classes' heads on BERT
+        self.out = torch.nn.Linear(hidden, num_labels)
+
+    def forward(self, attention_mask: Tensor, **inputs: Tensor) -> Any:
+        h = self.body(attention_mask=attention_mask, **inputs).last_hidden_state  # (B, T, D)
+        if self.pooling == "cls":
+            pooled = h[:, 0]  # (B, D)
+        else:
+            mask = attention_mask.unsqueeze(-1).to(h.dtype)  # (B, T, 1)
+            pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1)  # (B, D)
+        return SimpleNamespace(logits=self.out(self.dropout(pooled)))  # (B, labels)
+
+
+def load_head(checkpoint: str | Path, task: TaskData, cfg: FinetuneConfig) -> torch.nn.Module:
+    """The checkpoint under the task's head: the Auto class's (its pooler on [CLS]) for
+    `cls-pooler` and multiple choice, else a `PooledHead` on the pretrained body."""
+    head = HEADS[task.kind]
+    if cfg.pooling == "cls-pooler" or head.choices:
+        return head.load(checkpoint, task)
+    body = load_under_new_head(AutoModel, str(checkpoint))
+    return PooledHead(body, task.num_labels, cfg.pooling)
+
+
+def rate_factor(step: int, warmup: int, total: int, schedule: str) -> float:
+    """The learning rate's factor at optimizer step `step` (0-based): a linear warm-up over
+    `warmup` steps, then constant or decaying linearly to 0 at `total`."""
+    if step < warmup:
+        return (step + 1) / warmup
+    if schedule == "constant":
+        return 1.0
+    return max(0.0, (total - step) / max(1, total - warmup))
 
 
 def _encode(tokenizer: Any, examples: list[Example], max_length: int) -> list[dict[str, list[int]]]:
@@ -196,7 +243,7 @@ def finetune(
     rng = random.Random(cfg.seed)
     tokenizer = load_tokenizer(str(checkpoint))
     head = HEADS[task.kind]
-    model = head.load(checkpoint, task).to(cfg.device)
+    model = load_head(checkpoint, task, cfg).to(cfg.device)
     enc_train = _encode(tokenizer, train, cfg.max_length)
     enc_evals = {
         name: (_encode(tokenizer, exs, cfg.max_length), [e.label for e in exs])
@@ -207,7 +254,9 @@ def finetune(
     total = steps_per_epoch * cfg.epochs
     warmup = max(1, int(cfg.warmup_ratio * total))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: rate_factor(s, warmup, total, cfg.schedule)
+    )
     history: list[dict[str, dict[str, float]]] = []
     model.train()
     start = time.perf_counter()

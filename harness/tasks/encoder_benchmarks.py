@@ -9,10 +9,12 @@ imported when a cell runs: checking a suite does not load it.
 
 from __future__ import annotations
 
+import logging
 import random
 import statistics
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +43,8 @@ from zoo.data.corpus import data_root
 if TYPE_CHECKING:
     from harness.downstream.classifier import FinetuneConfig
 
+log = logging.getLogger(__name__)
+
 
 def _cap(examples: list[Example], n: int | None, seed: int = 0) -> list[Example]:
     if n is None or len(examples) <= n:
@@ -65,6 +69,8 @@ def _config(p: FinetuneParams, seed: int) -> FinetuneConfig:
         max_length=p.max_length,
         seed=seed,
         device=resolve_device(p.device),
+        pooling=p.pooling,
+        schedule=p.schedule,
     )
 
 
@@ -95,10 +101,37 @@ def _runs(
 ) -> list[list[dict[str, dict[str, float]]]]:
     from harness.downstream.classifier import finetune
 
+    cfg = _config(p, seed * 1000)
+    if p.lr_grid is not None:
+        cfg = replace(cfg, lr=chosen_rate(ckpt, task, train, p, cfg))
     return [
-        finetune(ckpt, task, train, evals, _config(p, seed * 1000 + r))
+        finetune(ckpt, task, train, evals, replace(cfg, seed=seed * 1000 + r))
         for r in range(p.finetune_seeds)
     ]
+
+
+HELD_OUT = 0.1  # share of the training set a learning rate is chosen on
+
+
+def chosen_rate(
+    ckpt: Path, task: TaskData, train: list[Example], p: FinetuneParams, cfg: FinetuneConfig
+) -> float:
+    """The rate of `p.lr_grid` whose fine-tuning on the training set less a held-out slice
+    scores best on that slice (its last epoch's primary metric; the evaluation set is never
+    read); ties go to the smaller rate."""
+    from harness.downstream.classifier import finetune
+
+    order = list(range(len(train)))
+    random.Random(cfg.seed).shuffle(order)
+    cut = max(1, int(len(train) * HELD_OUT))
+    held, fit = [train[i] for i in order[:cut]], [train[i] for i in order[cut:]]
+    scores = {
+        lr: finetune(ckpt, task, fit, {"held": held}, replace(cfg, lr=lr))[-1]["held"][task.primary]
+        for lr in p.lr_grid or []
+    }
+    best = max(sorted(scores), key=lambda lr: scores[lr])
+    log.info("%s/%s: lr %g chosen on held-out train (%s)", task.benchmark, task.name, best, scores)
+    return best
 
 
 def _best_epoch(history: list[dict[str, dict[str, float]]], eval_name: str, metric: str) -> int:

@@ -53,6 +53,9 @@ _FINETUNE: dict[str, Any] = {
     "max_length": 128,
     "finetune_seeds": 1,
     "device": "auto",
+    "pooling": "cls-pooler",
+    "schedule": "constant",
+    "lr_grid": None,
 }
 # task type -> param -> its default as JSON, as pinned; a param with no default is absent
 PINNED: dict[str, dict[str, Any]] = {
