@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.exits import dispatch
-from harness.flags import add_trust
+from harness.flags import add_leaderboards, add_trust
 from harness.logs import VerbParser, configure, verbosity
 from harness.parsers import VERBS, add_verbs
 from zoo.errors import UserError
@@ -252,6 +252,52 @@ def add_finetune_causal(p: argparse.ArgumentParser) -> None:
     p.add_argument("output_dir", help="where to write the fine-tuned run")
     _add_config_flags(p, CausalFinetuneConfig, skip=set())
     p.set_defaults(func=cmd_finetune_causal)
+
+
+def add_publish(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
+        "or the login cache and is never written anywhere. --write-to DIR writes exactly the "
+        "files that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub."
+    )
+    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
+    pm.description = "A checkpoint as a model repo: its files, and a card with its rows' scores."
+    pm.add_argument("checkpoint", help="a checkpoint folder, or a run's name (`hlm runs`)")
+    pm.add_argument(
+        "--suite",
+        help="take the leaderboard rows of --model in this suite (default: rows whose "
+        "pretraining key matches the checkpoint folder)",
+    )
+    pm.add_argument("--model", help="model label in --suite")
+    pm.add_argument("--revision", help="branch to upload to (created if missing)")
+    pm.add_argument("--license", default="apache-2.0")
+    pm.add_argument(
+        "--language",
+        default="en",
+        help="card metadata (default: en; omitted for a checkpoint trained on the synthetic "
+        "corpus only)",
+    )
+    pm.add_argument(
+        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
+    )
+    pm.add_argument("--repository-url", help="a code repository to link from the card")
+    pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
+    pl.description = "A suite's leaderboard as a dataset repo: its Parquet rows and a card."
+    pl.add_argument("suite", help="suite name or YAML path")
+    pl.add_argument("--license", default="cc-by-4.0")
+    for q in (pm, pl):
+        q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
+        q.add_argument("--private", action="store_true", help="create the repo private")
+        q.add_argument(
+            "--write-to",
+            metavar="DIR",
+            dest="dry_run",
+            help="write the files to DIR instead of uploading (a review before a publish)",
+        )
+        q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
+        add_leaderboards(q)
+    p.set_defaults(func="harness.publish.hub:cmd_publish")
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:

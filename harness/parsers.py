@@ -51,7 +51,7 @@ VERBS: dict[str, tuple[str, str]] = {
     ),
     "publish": (
         "upload a checkpoint (model card) or a leaderboard (dataset card) to the Hub",
-        "harness.parsers:add_publish",
+        "harness.cli:add_publish",
     ),
     "bench": (
         "measure loss kernels and training steps side by side, against targets",
@@ -190,52 +190,6 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
     add_leaderboards(p)
     p.set_defaults(func="harness.run.evaluate:cmd_evaluate")
-
-
-def add_publish(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Upload to the Hugging Face Hub with a generated card. The token comes from HF_TOKEN "
-        "or the login cache and is never written anywhere. --write-to DIR writes exactly the "
-        "files that would be uploaded. HF_ENDPOINT (or --endpoint) selects another Hub."
-    )
-    what = p.add_subparsers(dest="what", required=True, metavar="WHAT")
-    pm = what.add_parser("model", help="a checkpoint folder (e.g. runs/pretrain/<key>/final)")
-    pm.description = "A checkpoint as a model repo: its files, and a card with its rows' scores."
-    pm.add_argument("checkpoint", help="a checkpoint folder, or a run's name (`hlm runs`)")
-    pm.add_argument(
-        "--suite",
-        help="take the leaderboard rows of --model in this suite (default: rows whose "
-        "pretraining key matches the checkpoint folder)",
-    )
-    pm.add_argument("--model", help="model label in --suite")
-    pm.add_argument("--revision", help="branch to upload to (created if missing)")
-    pm.add_argument("--license", default="apache-2.0")
-    pm.add_argument(
-        "--language",
-        default="en",
-        help="card metadata (default: en; omitted for a checkpoint trained on the synthetic "
-        "corpus only)",
-    )
-    pm.add_argument(
-        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
-    )
-    pm.add_argument("--repository-url", help="a code repository to link from the card")
-    pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")
-    pl.description = "A suite's leaderboard as a dataset repo: its Parquet rows and a card."
-    pl.add_argument("suite", help="suite name or YAML path")
-    pl.add_argument("--license", default="cc-by-4.0")
-    for q in (pm, pl):
-        q.add_argument("--repo", required=True, help="OWNER/NAME on the Hub")
-        q.add_argument("--private", action="store_true", help="create the repo private")
-        q.add_argument(
-            "--write-to",
-            metavar="DIR",
-            dest="dry_run",
-            help="write the files to DIR instead of uploading (a review before a publish)",
-        )
-        q.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)")
-        add_leaderboards(q)
-    p.set_defaults(func="harness.publish.hub:cmd_publish")
 
 
 def add_validate(p: argparse.ArgumentParser) -> None:

@@ -95,9 +95,10 @@ def test_no_function_over_100_lines() -> None:
 # that a suite, a run, a report or a publish never depends on the paper
 HARNESS_LAYERS = (
     "results",
-    "logs",
     "flags",
+    "logs",
     "parsers",
+    "exits",
     "lm_eval_tasks",
     "bench",
     "downstream",
@@ -144,7 +145,15 @@ def test_harness_packages_import_only_earlier_layers() -> None:
 
 def test_harness_top_level_holds_only_the_cli() -> None:
     loose = sorted(p.name for p in (ROOT / "harness").glob("*.py"))
-    assert loose == ["__init__.py", "cli.py", "commands.py", "flags.py", "logs.py", "parsers.py"]
+    assert loose == [
+        "__init__.py",
+        "cli.py",
+        "commands.py",
+        "exits.py",
+        "flags.py",
+        "logs.py",
+        "parsers.py",
+    ]
 
 
 def test_tests_mirror_the_packages() -> None:

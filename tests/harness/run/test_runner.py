@@ -265,6 +265,7 @@ def test_editing_a_plugin_changes_every_key(tmp_path) -> None:
     assert before.cell_id != cell_id and before.pretrain_key != pretrain_key
 
 
+@pytest.mark.usefixtures("trust_plugins")
 def test_editing_a_task_folder_changes_its_cells_and_no_other(tmp_path) -> None:
     """The files of a suite's lm-eval task folder join its cells' ids, as plugins do: an
     edited task is computed anew. The pretraining and the other tasks' cells stay."""
