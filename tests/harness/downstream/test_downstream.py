@@ -172,6 +172,7 @@ def test_suite_validation_of_downstream_tasks(tmp_path, data_root) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("trust_plugins")  # a copy of the shipped task folder, hooks and all
 def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root) -> None:
     d = yaml.safe_load(SUITE.read_text())
     shutil.copytree(TASK_FOLDER, tmp_path / "lm_eval_tasks")  # beside the suite written there

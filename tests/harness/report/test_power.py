@@ -73,7 +73,7 @@ def test_the_verb_prints_it_and_refuses_without_a_baseline(tmp_path, capsys) -> 
     assert hlm(args) == 2  # the suite names no baseline: a clear error, not a traceback
     assert "pass --baseline MODEL" in capsys.readouterr().err
     assert hlm([*args, "--baseline", "nobody"]) == 2
-    assert "no rows of the baseline 'nobody'" in capsys.readouterr().err
+    assert "--baseline: unknown model 'nobody' (known: base, new)" in capsys.readouterr().err
     assert hlm([*args, "--baseline", "base", "--metric", "accuracy"]) == 0
     assert "glue/sst2" in capsys.readouterr().out
     assert hlm([*args, "--baseline", "base", "--metric", "val_loss"]) == 2  # only new's rows

@@ -232,8 +232,8 @@ def test_a_matched_budget_reads_the_checkpoint_it_picks_along_pretraining(tmp_pa
     ("text", "error"),
     [
         ("tokens=2e6x", r"--at tokens=2e6x: expected NAME=NUMBER, e.g. tokens=2e6"),
-        ("tokens=0", r"--at tokens=0: the budget must be > 0"),
-        ("seconds=nan", r"--at seconds=nan: the budget must be > 0"),
+        ("tokens=0", r"--at tokens=0: the budget must be a finite number > 0"),
+        ("seconds=nan", r"--at seconds=nan: the budget must be a finite number > 0"),
         ("tokenz=5", r"unknown budget 'tokenz'; did you mean 'tokens'"),
     ],
 )
