@@ -281,19 +281,27 @@ def test_a_model_config_out_of_range_is_refused_before_building(
         check_model_config(tmp_path)
 
 
-NON_FINITE_STATE = [
+GOOD_STATE = {"scheduler": {}, "step": 3, "tokens_seen": 96, "flops": 1.0, "wall_seconds": 2.0}
+BAD_STATES = [
     '{"step": 3, "tokens_seen": NaN}',
     '{"step": 3, "flops": Infinity}',
     '{"step": 3, "tokens_seen": 1e400}',
     '{"step": NaN}',
+    *(json.dumps({k: v for k, v in GOOD_STATE.items() if k != gone}) for gone in GOOD_STATE),
+    *(json.dumps({**GOOD_STATE, k: -1}) for k in ("step", "tokens_seen", "flops", "wall_seconds")),
+    json.dumps({**GOOD_STATE, "scheduler": []}),
+    json.dumps({**GOOD_STATE, "step": "3"}),
 ]
 
 
-@pytest.mark.parametrize("state", cases(NON_FINITE_STATE))
-def test_a_non_finite_counter_never_reads(tmp_path: Path, state: str) -> None:
+@pytest.mark.parametrize("state", cases(BAD_STATES))
+def test_a_training_state_that_lies_never_reads(tmp_path: Path, state: str) -> None:
+    """Non-finite counters, a missing scheduler or counter, a negative or mistyped one."""
     (tmp_path / "training_state.json").write_text(state)
-    with pytest.raises(UserError, match=r"training_state\.json: not valid JSON"):
+    with pytest.raises(UserError, match=r"training_state\.json: "):
         read_state(tmp_path)
+    (tmp_path / "training_state.json").write_text(json.dumps(GOOD_STATE))
+    assert read_state(tmp_path)["step"] == 3
 
 
 # --- rule 3: every verb's arguments -----------------------------------------------------------

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from torch.distributed.checkpoint import FileSystemReader
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 
-from zoo.errors import UserError
+from zoo.errors import UserError, format_validation_error
 from zoo.reader import read_json
 from zoo.train.layout import LEGACY_STATE, STATE
 from zoo.writer import write_text
@@ -114,7 +115,25 @@ def read_state(checkpoint: Path) -> dict[str, Any]:
             ) from None
     else:
         raise UserError(f"{checkpoint}: no {STATE} (not a checkpoint with training state)")
+    where = checkpoint / (STATE if (checkpoint / STATE).exists() else LEGACY_STATE)
     if not isinstance(state, dict):
-        where = checkpoint / (STATE if (checkpoint / STATE).exists() else LEGACY_STATE)
         raise UserError(f"{where}: the training state is not a mapping")
+    try:
+        TrainingState.model_validate(state)
+    except ValidationError as exc:
+        raise UserError(format_validation_error(exc, str(where), model=TrainingState)) from None
     return state
+
+
+class TrainingState(BaseModel):
+    """What a resume reads of a checkpoint's training state, typed: a scheduler's state and
+    finite, non-negative counters (a sender's NaN or missing key is named, not met later)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    scheduler: dict[str, Any]
+    step: int = Field(ge=0)
+    tokens_seen: int = Field(ge=0)
+    flops: float = Field(ge=0, allow_inf_nan=False)
+    wall_seconds: float = Field(ge=0, allow_inf_nan=False)
+    skipped_steps: int = Field(0, ge=0)
