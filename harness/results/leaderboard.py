@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.results.metrics import direction
-from harness.results.schema import COLUMNS, SCHEMA, checked_rows
+from harness.results.schema import COLUMNS, SCHEMA, checked_rows, table_problem
 from zoo.errors import UserError, ZooWarning, did_you_mean
 from zoo.reader import read_json
 from zoo.registry import unknown_name_message
@@ -171,6 +171,8 @@ def _read_result_files(files: list[Path]) -> tuple[list[pa.Table], list[tuple[Pa
             table = read_cell_file(f) if problem is None else None
         except (OSError, pa.ArrowException) as exc:
             table, problem = None, f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
+        if table is not None and (problem := table_problem(table)) is not None:
+            table = None
         if table is None:
             unread.append((f, str(problem)))
         else:

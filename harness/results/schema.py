@@ -11,6 +11,7 @@ missing column, a wrong type or a misspelt name is refused with the column named
 
 from __future__ import annotations
 
+import math
 import types
 from datetime import datetime
 from typing import Any, Union, get_args, get_origin
@@ -18,7 +19,10 @@ from typing import Any, Union, get_args, get_origin
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from zoo.errors import format_validation_error
+from zoo.errors import UserError, format_validation_error
+from zoo.reader import parse_json
+
+MAX_VALUE = 1e100  # past any metric: a value beyond it overflows the means and figures
 
 
 class Row(BaseModel):
@@ -43,7 +47,12 @@ class Row(BaseModel):
     seed: int | None = Field(description="seed")
     task: str = Field(description="task (or sub-task) label")
     metric: str = Field(description="metric name")
-    value: float = Field(allow_inf_nan=False, description="metric value (always finite)")
+    value: float = Field(
+        allow_inf_nan=False,
+        ge=-MAX_VALUE,
+        le=MAX_VALUE,
+        description="metric value (always finite, within +-1e100)",
+    )
     stderr: float | None = Field(
         description="standard error or spread reported by the task, if any"
     )
@@ -110,3 +119,26 @@ def column_table() -> str:
     lines = ["| column | type | meaning |", "|---|---|---|"]
     lines += [f"| `{f.name}` | {f.type} | {COLUMN_DOCS[f.name]} |" for f in SCHEMA]
     return "\n".join(lines)
+
+
+def table_problem(table: pa.Table) -> str | None:
+    """What makes a result file's rows unreadable though its footer reads: a row with no
+    model, a value that is not finite or past `MAX_VALUE`, a `config` that is not a JSON
+    object; None when every row reads."""
+    columns = table.select(["model", "value", "config"]).to_pydict()
+    rows = zip(columns["model"], columns["value"], columns["config"], strict=True)
+    for i, (model, value, config) in enumerate(rows):
+        if not model:
+            return f"row {i}: no model"
+        if value is None or not math.isfinite(value) or abs(value) > MAX_VALUE:
+            return f"row {i}: value {value} is not a finite number within +-{MAX_VALUE:g}"
+        if config is not None and not _json_object(config):
+            return f"row {i}: config is not a JSON object"
+    return None
+
+
+def _json_object(text: str) -> bool:
+    try:
+        return isinstance(parse_json(text, "config"), dict)
+    except UserError:
+        return False

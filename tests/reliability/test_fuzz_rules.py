@@ -373,3 +373,42 @@ def test_every_flag_of_every_verb_takes_a_hostile_value_cleanly(
     assert rc in (0, 2), err
     assert "Traceback" not in err and "internal error" not in err, err
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+HOSTILE_ROWS = {
+    "config not JSON": {"config": "{not json"},
+    "config a list": {"config": "[1]"},
+    "config nested past reason": {"config": "[" * 100_000 + "]" * 100_000},
+    "no model": {"model": None},
+    "an empty model": {"model": ""},
+    "value 1e308": {"value": 1e308},
+    "value -1e308": {"value": -1e308},
+    "value NaN": {"value": float("nan")},
+    "value inf": {"value": float("inf")},
+    "value null": {"value": None},
+}
+
+
+@pytest.mark.parametrize(
+    ("edit", "verb"),
+    cases(list(itertools.product(sorted(HOSTILE_ROWS), ["leaderboard", "power", "plot"]))),
+)
+def test_a_result_file_whose_rows_lie_is_named_and_skipped(
+    tmp_path: Path, edit: str, verb: str
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.results.leaderboard import read_cell_file, write_cell
+    from harness.results.schema import SCHEMA
+    from tests.harness.results.test_leaderboard import row
+
+    board = tmp_path / "s"
+    write_cell(board, "good", [row("m", "accuracy", 0.5), row("b", "accuracy", 0.4)])
+    (first,) = read_cell_file(board / "good.parquet").to_pylist()[:1]
+    bad = {**first, "cell_id": "bad", "model": "x", "seed": 1, **HOSTILE_ROWS[edit]}
+    pq.write_table(pa.Table.from_pylist([bad], schema=SCHEMA), board / "bad.parquet")
+    extra = ["--baseline", "b"] if verb == "power" else []
+    with pytest.warns(UserWarning, match=r"bad\.parquet: skipped, row 0: "):
+        rc, err = hlm(verb, "s", "--leaderboards", str(tmp_path), *extra)
+    assert rc == 0 and "Traceback" not in err, err
