@@ -148,7 +148,8 @@ def _curve_row(
             ax.plot(g[column], g["value"], marker="o", label=name, color=colors[str(model)])
     for ax, (_, xlabel) in zip(row, AXES, strict=True):
         _finish_axis(ax, metric, xlabel, group)
-    row[1].set_xscale("log")
+    if (pd.to_numeric(d["train_flops"], errors="coerce") > 0).any():  # rows may record none
+        row[1].set_xscale("log")
     row[0].legend(fontsize=8)
 
 

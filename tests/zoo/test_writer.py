@@ -87,3 +87,52 @@ def test_a_metric_named_to_leave_the_folder_draws_inside_it(tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == sorted(
         f.name for f in files
     )
+
+
+def _board(tmp_path: Path) -> Path:
+    from harness.results.leaderboard import write_cell
+
+    board = tmp_path / "lb" / "s"
+    rows = [row("m", "val_ppl", v, step=s, task="validation") for s, v in ((1, 9.0), (2, 8.0))]
+    write_cell(board, "c1", rows)
+    return board
+
+
+def test_hlm_plot_never_writes_through_a_link_placed_in_its_folder(tmp_path: Path) -> None:
+    from tests.reliability.test_bad_input import hlm
+
+    board = _board(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own")
+    (board / "_plots").mkdir()
+    (board / "_plots" / "curves-validation-val_ppl.png").symlink_to(victim)
+    rc, err = hlm("plot", "s", "--leaderboards", str(tmp_path / "lb"))
+    assert rc == 2 and "is a link; the project never writes through one" in err, err
+    assert victim.read_text() == "the user's own"
+
+
+def test_hlm_report_never_replaces_a_device(tmp_path: Path) -> None:
+    from tests.reliability.test_bad_input import hlm
+
+    _board(tmp_path)
+    rc, err = hlm("report", "s", "--leaderboards", str(tmp_path / "lb"), "--out", os.devnull)
+    assert rc == 2 and "exists and is not a regular file" in err, err
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_the_suite_record_never_writes_through_a_link(tmp_path: Path) -> None:
+    from harness.suite import load_suite
+    from harness.suite.record import SUITE_FILE, write_suite_record
+
+    victim = tmp_path / "victim.yaml"
+    victim.write_text("the user's own")
+    out = tmp_path / "lb"
+    out.mkdir()
+    (out / SUITE_FILE).symlink_to(victim)
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nmodels: [{preset: bert-tiny, objective: cwt}]\ntasks: [{type: validation}]\n"
+    )
+    with pytest.raises(WriteRefused, match="is a link"):
+        write_suite_record(out, load_suite(suite))
+    assert victim.read_text() == "the user's own"
