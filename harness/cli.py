@@ -308,9 +308,20 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
         description="headless-zoo: pretrain, compare and publish headless language models. "
         "Every verb takes -v (more output) and -q (warnings and errors only).",
     )
+    parser.add_argument("--version", action="version", version=f"hlm {installed_version()}")
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=VerbParser)
     add_verbs(sub, verb)
     return parser
+
+
+def installed_version() -> str:
+    """headless-zoo's installed version, as pip lists it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("headless-zoo")
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -360,3 +360,12 @@ def test_a_bug_is_one_line_naming_its_traceback_file(monkeypatch, capsys, tmp_pa
     assert str(kept) in line and "1 / 0" in kept.read_text()
     assert cli.main(["leaderboard", "x", "--debug"]) == 3
     assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_hlm_says_its_version(capsys) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        hlm(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"hlm {version('headless-zoo')}"

@@ -42,9 +42,15 @@ SYNTHETIC_DOCS = 2000  # documents of a bare `synthetic` source
 SYNTHETIC_VERSION = 1  # bump when the generator's output changes: cached corpora are renamed
 
 
+# the default data root: `shared/data` beside the project's checkout, wherever a command runs
+DEFAULT_DATA_ROOT = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
 def data_root() -> Path:
-    """The local data root: $HLM_DATA_ROOT, default ../shared/data (from the working directory)."""
-    return Path(os.environ.get(DATA_ROOT_ENV, "../shared/data")).expanduser()
+    """The local data root: $HLM_DATA_ROOT, else `DEFAULT_DATA_ROOT` (the checkout's
+    `../shared/data`, the same from any working folder)."""
+    given = os.environ[DATA_ROOT_ENV] if DATA_ROOT_ENV in os.environ else ""
+    return Path(given).expanduser() if given else DEFAULT_DATA_ROOT
 
 
 def resolve_local(source: str) -> list[Path]:

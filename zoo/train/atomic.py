@@ -44,6 +44,7 @@ def atomic_dir_write(path: Path, write: Callable[[Path], None], tmp: Path | None
     tmp.mkdir(exist_ok=True)
     try:
         write(tmp)
+        readable_by_all(tmp)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if disk_full(exc):  # torch and safetensors wrap the OSError: said in one line here
@@ -56,6 +57,17 @@ def atomic_dir_write(path: Path, write: Callable[[Path], None], tmp: Path | None
     if old.exists():
         shutil.rmtree(old)
     return path
+
+
+def readable_by_all(folder: Path) -> None:
+    """Every file under `folder` readable as its other files are (0644 under the usual umask):
+    a writer may create its file 0600 (safetensors' weights were), so another user of a
+    shared run folder could read the config but not the weights."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for f in folder.rglob("*"):
+        if f.is_file() and not f.is_symlink():
+            os.chmod(f, 0o666 & ~umask)
 
 
 def temporary_pid(name: str) -> int | None:

@@ -55,3 +55,25 @@ def test_a_name_in_a_folder_that_is_here_is_not_asked_of_the_hub_and_names_its_n
     ):
         hf_config("runs/pythia-cwtt")
     assert not caplog.messages  # no "looking on the Hub"
+
+
+def test_every_file_of_a_checkpoint_is_readable_as_its_others(tmp_path) -> None:
+    """safetensors wrote model.safetensors 0600 beside 0644 configs: a shared run folder's
+    weights were unreadable to the others who could read its config."""
+    import os
+    import stat
+
+    from zoo.train.atomic import atomic_dir_write
+
+    def write(folder):
+        (folder / "config.json").write_text("{}")
+        fd = os.open(folder / "model.safetensors", os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+
+    umask = os.umask(0o022)
+    try:
+        out = atomic_dir_write(tmp_path / "final", write)
+    finally:
+        os.umask(umask)
+    modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in out.iterdir()}
+    assert modes == {"config.json": 0o644, "model.safetensors": 0o644}
