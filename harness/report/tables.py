@@ -155,11 +155,18 @@ def render(agg: pd.DataFrame, fmt: str, sort_by: str | None = None, width: int =
     if fmt == "md":
         return tables(agg, sort_by, width)
     long = agg.drop(columns=["values"])
-    if fmt == "csv":
-        return str(long.to_csv(index=False))
+    if fmt == "csv":  # a mapping or list cell as JSON, which any reader parses; not a repr
+        return str(long.map(_as_json).to_csv(index=False))
     if fmt == "json":
         return str(long.to_json(orient="records", indent=2))
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def _as_json(value: Any) -> Any:
+    """A dict or list cell as JSON (string keys), any other value as it is."""
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(value, default=str)
+    return value
 
 
 def select_task(tasks: Any, name: str) -> Any:

@@ -59,3 +59,19 @@ def test_sort_orders_rows_of_its_task_and_typos_get_close_matches(tmp_path: Path
     assert order == [f"model-with-a-long-label-{m}" for m in (0, 1, 2)]  # lower loss first
     with pytest.raises(UserError, match="did you mean 'validation/val_loss'"):
         tables(agg, sort_by="validation/val_los")  # type: ignore[arg-type]
+
+
+def test_csv_cells_that_hold_mappings_are_json(tmp_path: Path) -> None:
+    """`--format csv` wrote Python reprs (`{2: 15246.2}`), which no CSV reader parses back."""
+    import csv
+    import io
+    import json
+
+    from harness.report.tables import render
+
+    rows = [row("m", "accuracy", v, seed=s) for s, v in ((0, 0.5), (1, 0.7))]
+    write_cell(tmp_path, "c", rows)
+    text = render(aggregate(read_leaderboard(tmp_path)), "csv")
+    (record,) = csv.DictReader(io.StringIO(text))
+    assert json.loads(record["by_seed"]) == {"0": 0.5, "1": 0.7}
+    assert json.loads(record["sweep"]) == {}
