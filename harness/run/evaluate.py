@@ -39,10 +39,15 @@ from zoo.registry import trusting
 from zoo.train.names import resolve_checkpoint
 
 
-def default_label(checkpoint: str) -> str:
-    """A leaderboard label for a checkpoint: its folder's name, the run's for a `final/`."""
-    path = Path(checkpoint)
-    name = path.parent.name if path.name == "final" and path.parent.name else path.name
+def default_label(checkpoint: str, given: str | None = None) -> str:
+    """A leaderboard label for a checkpoint: the run's name it was given by
+    (`suite/model/seed-0` as `suite-model-seed-0`), else its folder's name, the run's for a
+    `final/` (a cached run's folder is its key: a name says more than a hash)."""
+    if given is not None and not Path(given).exists():
+        name = given
+    else:
+        path = Path(checkpoint)
+        name = path.parent.name if path.name == "final" and path.parent.name else path.name
     return re.sub(r"[^A-Za-z0-9_.-]", "-", name).lstrip(".-_") or "model"
 
 
@@ -130,6 +135,7 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
     """The suite `hlm evaluate` runs: the checkpoint, one lm_eval task, one seed."""
     margs = model_args(args)
     checkpoint = _checkpoint(args, margs)
+    named = args.checkpoint or (margs["pretrained"] if "pretrained" in margs else None)
     params = {
         "tasks": [t for arg in args.tasks for t in arg.split(",") if t],
         "include_path": [str(Path(p).resolve()) for p in args.include_path],
@@ -144,7 +150,9 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
     }
     data = {
         "name": name,
-        "models": [{"checkpoint": checkpoint, "name": args.label or default_label(checkpoint)}],
+        "models": [
+            {"checkpoint": checkpoint, "name": args.label or default_label(checkpoint, named)}
+        ],
         "tasks": [
             {"type": "lm_eval", "params": {k: v for k, v in params.items() if v is not None}}
         ],

@@ -105,6 +105,12 @@ def test_a_default_label_names_the_run() -> None:
     assert default_label("runs/bert-tiny-cwt/final") == "bert-tiny-cwt"
     assert default_label("EleutherAI/pythia-70m") == "pythia-70m"
     assert default_label("/tmp/.hidden dir/final") == "hidden-dir"
+    # given by the run's name, labelled by it, not by the cached folder's key
+    cached = "runs/pretrain/38cb7e30d4111f72/final"
+    assert default_label(cached, "quickstart/pythia-tiny-ce/seed-0") == (
+        "quickstart-pythia-tiny-ce-seed-0"
+    )
+    assert default_label(cached) == "38cb7e30d4111f72"
 
 
 @pytest.mark.slow
