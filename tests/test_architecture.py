@@ -26,9 +26,10 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    """Project modules imported at module level (not inside functions or TYPE_CHECKING)."""
+    """Project modules imported anywhere in the file: at module level, inside functions (a
+    deferred import is still a dependency) and under TYPE_CHECKING."""
     found = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -24,7 +24,7 @@ from zoo.train.distributed import resolve_device
 from zoo.train.recipe import resolve_recipe
 
 if TYPE_CHECKING:
-    from harness.tasks.throughput import ThroughputParams
+    from harness.tasks.throughput_params import ThroughputParams
 
 
 def _variants(

@@ -27,8 +27,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
-from zoo.objectives.declared import ScoreDtype
-from zoo.objectives.kernels import product_dtype
+from zoo.objectives.declared import ScoreDtype, product_dtype
 
 
 class _Buffers(NamedTuple):

@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from zoo.objectives.declared import Duplicates, Impl, Negatives, ScoreDtype
-from zoo.objectives.kernels import KERNELS, product_dtype
+from zoo.objectives.declared import Duplicates, Impl, Negatives, ScoreDtype, product_dtype
+from zoo.objectives.kernels import KERNELS
 
 DUPLICATE_MODES: tuple[str, ...] = get_args(Duplicates)
 IMPLS: tuple[str, ...] = get_args(Impl)

@@ -35,6 +35,7 @@ from zoo.registry import Registry, resolve_target
 from zoo.settings import Settings
 
 if TYPE_CHECKING:
+    import torch
     from torch import Tensor
 
     from zoo.objectives.base import LossInputs
@@ -241,3 +242,15 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
         ),
     ):
         registry.add(obj.name, obj)
+
+
+def product_dtype(device_type: str, score_dtype: ScoreDtype) -> torch.dtype:
+    """The dtype a loss's score products run in on `device_type`: autocast's where autocast
+    is on there and `score_dtype` is "autocast" (16-bit tensor-core products accumulating in
+    fp32, as a Hugging Face head computes its logits), else fp32. Both objectives use it, so a
+    bf16 comparison gives neither loss more precise, or slower, products than the other."""
+    import torch
+
+    if score_dtype == "autocast" and torch.is_autocast_enabled(device_type):
+        return torch.get_autocast_dtype(device_type)
+    return torch.float32

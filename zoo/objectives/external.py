@@ -90,7 +90,7 @@ def _operand_dtype(at_least_16bit: bool, score_dtype: ScoreDtype) -> torch.dtype
     that is fp32 for a kernel whose backward takes 16-bit operands only."""
     import torch
 
-    from zoo.objectives.kernels import product_dtype
+    from zoo.objectives.declared import product_dtype
 
     dtype = product_dtype("cuda", score_dtype)
     return torch.bfloat16 if at_least_16bit and dtype == torch.float32 else dtype

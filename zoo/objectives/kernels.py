@@ -36,7 +36,6 @@ from zoo.objectives.external import (
 from zoo.registry import Registry
 
 if TYPE_CHECKING:
-    import torch
     from torch import Tensor
 
     Exclude = tuple[Tensor, Tensor]  # ([K] row ids, [N] column ids): same-id columns left out
@@ -53,18 +52,6 @@ class KernelArgs:
     chunk: int  # rows per block, for the kernels that do not pick their own
     exclude: Exclude | None  # CWT's duplicates="mask"
     score_dtype: ScoreDtype = "autocast"  # the products' dtype under autocast (`product_dtype`)
-
-
-def product_dtype(device_type: str, score_dtype: ScoreDtype) -> torch.dtype:
-    """The dtype a loss's score products run in on `device_type`: autocast's where autocast
-    is on there and `score_dtype` is "autocast" (16-bit tensor-core products accumulating in
-    fp32, as a Hugging Face head computes its logits), else fp32. Both objectives use it, so a
-    bf16 comparison gives neither loss more precise, or slower, products than the other."""
-    import torch
-
-    if score_dtype == "autocast" and torch.is_autocast_enabled(device_type):
-        return torch.get_autocast_dtype(device_type)
-    return torch.float32
 
 
 @dataclass(frozen=True)
