@@ -22,6 +22,7 @@ a run's leaving the early collapse shows as the cosine falling and the rank risi
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -159,10 +160,28 @@ def _overlap(examples: list[Example]) -> np.ndarray:
     return np.asarray([[jaccard(e.text_a, e.text_b or "")] for e in examples])
 
 
+@dataclass(frozen=True)
+class PairSplits:
+    """A sentence-pair task's training and dev examples, their features and labels."""
+
+    train: list[Example]
+    dev: list[Example]
+    tr: dict[str, tuple[np.ndarray, np.ndarray]]  # feature -> (u, v), each [N, D]
+    dv: dict[str, tuple[np.ndarray, np.ndarray]]
+    y: np.ndarray  # [N]
+    gold: np.ndarray  # [M]
+
+
+def _pair_splits(name: str, enc: Any, p: ProbeParams, seed: int) -> PairSplits:
+    train, dev = _examples(name, "train", p, seed), _examples(name, "eval", p, seed)
+    return PairSplits(
+        train, dev, _pairs(enc, train), _pairs(enc, dev), _labels(train), _labels(dev)
+    )
+
+
 def _mrpc(enc: Any, p: ProbeParams, seed: int) -> list[Result]:
-    train, dev = _examples("mrpc", "train", p, seed), _examples("mrpc", "eval", p, seed)
-    tr, dv = _pairs(enc, train), _pairs(enc, dev)
-    y, gold = _labels(train), _labels(dev)
+    d = _pair_splits("mrpc", enc, p, seed)
+    train, dev, tr, dv, y, gold = d.train, d.dev, d.tr, d.dv, d.y, d.gold
     out: list[Result] = []
     for f in p.features:
         pred = classify(pair_features(*tr[f]), y, pair_features(*dv[f]), seed)
@@ -180,9 +199,8 @@ def _mrpc(enc: Any, p: ProbeParams, seed: int) -> list[Result]:
 
 
 def _stsb(enc: Any, p: ProbeParams, seed: int) -> list[Result]:
-    train, dev = _examples("stsb", "train", p, seed), _examples("stsb", "eval", p, seed)
-    tr, dv = _pairs(enc, train), _pairs(enc, dev)
-    y, gold = _labels(train), _labels(dev)
+    d = _pair_splits("stsb", enc, p, seed)
+    dev, tr, dv, y, gold = d.dev, d.tr, d.dv, d.y, d.gold
     out: list[Result] = []
     for f in p.features:
         ridge = regress(similarity_features(*tr[f]), y, similarity_features(*dv[f]), seed)

@@ -5,26 +5,14 @@ their own choice."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from tests.reliability.test_bad_input import hlm
 from zoo.errors import UserError
 from zoo.registry import TRUST_ENV
 from zoo.train.config import load_config
-
-
-def hlm(*argv: str) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as exc:
-            rc = int(exc.code or 0)
-    return rc, err.getvalue()
 
 
 @pytest.fixture
