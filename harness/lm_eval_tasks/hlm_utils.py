@@ -23,10 +23,7 @@ import datasets
 
 
 def data_root() -> Path:
-    """$HLM_DATA_ROOT, else `shared/data` beside the project's checkout (as `hlm` reads it)."""
-    given = os.environ.get("HLM_DATA_ROOT", "")
-    default = Path(__file__).resolve().parents[3] / "shared" / "data"
-    return (Path(given).expanduser() if given else default).resolve()
+    return Path(os.environ.get("HLM_DATA_ROOT", "../shared/data")).expanduser().resolve()
 
 
 def _data_file(*parts: str) -> Path:

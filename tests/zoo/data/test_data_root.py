@@ -18,9 +18,14 @@ def test_the_default_is_beside_the_checkout_from_any_folder(tmp_path, monkeypatc
     assert data_root() == tmp_path / "mine"
 
 
-def test_lm_evals_loaders_read_the_same_root(tmp_path, monkeypatch) -> None:
-    from harness.lm_eval_tasks import hlm_utils
+def test_hlm_gives_lm_evals_loaders_its_root(tmp_path, monkeypatch) -> None:
+    """The shipped tasks' loader keeps its own default (its bytes key every cell that runs
+    it): `hlm` hands it the root it reads, from any working folder."""
+    from harness.tasks.lm_eval_task import data_root_env
 
     monkeypatch.delenv(DATA_ROOT_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
-    assert hlm_utils.data_root() == DEFAULT_DATA_ROOT.resolve()
+    from harness.lm_eval_tasks import hlm_utils
+
+    with data_root_env(data_root()):
+        assert hlm_utils.data_root() == DEFAULT_DATA_ROOT.resolve()
