@@ -79,8 +79,9 @@ def parse_yaml(text: str, path: Path) -> Any:
 def read_yaml(path: Path) -> Any:
     """The YAML document in the file `path`: a YamlFileError when it is missing, not UTF-8 text
     or not valid YAML (a key given twice included)."""
-    if not path.is_file():
-        raise YamlFileError(path, None, "file not found")
+    if not path.is_file():  # a FIFO or device would block or never end: not read
+        there = path.exists() or path.is_symlink()
+        raise YamlFileError(path, None, "not a regular file" if there else "file not found")
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:

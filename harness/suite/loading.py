@@ -52,6 +52,8 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file() and not path.is_dir():
+        if path.exists() or path.is_symlink():  # a FIFO, a device, a dangling link
+            raise SuiteError([f"{path}: not a regular file"])
         raise SuiteError([f"{path}: file not found{_close_suites(path)}"])
     try:
         return read_yaml_mapping(path, "suite keys")

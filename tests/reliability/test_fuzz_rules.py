@@ -412,3 +412,12 @@ def test_a_result_file_whose_rows_lie_is_named_and_skipped(
     with pytest.warns(UserWarning, match=r"bad\.parquet: skipped, row 0: "):
         rc, err = hlm(verb, "s", "--leaderboards", str(tmp_path), *extra)
     assert rc == 0 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("verb", [["validate"], ["run", "--dry-run"], ["pretrain", "--config"]])
+def test_a_fifo_where_a_yaml_file_goes_is_named_never_read(tmp_path: Path, verb: list[str]) -> None:
+    """A FIFO would block its reader forever; a device would never end."""
+    fifo = tmp_path / "s.yaml"
+    os.mkfifo(fifo)
+    rc, err = hlm(*verb, str(fifo))
+    assert rc == 2 and f"{fifo}: not a regular file" in err, err
