@@ -316,12 +316,9 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 
 def installed_version() -> str:
     """headless-zoo's installed version, as pip lists it."""
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import version
 
-    try:
-        return version("headless-zoo")
-    except PackageNotFoundError:
-        return "(not installed)"
+    return version("headless-zoo")  # `hlm` itself is an entry point of the installed package
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -310,7 +310,7 @@ def test_a_damaged_cells_record_is_named(tmp_path: Path, capsys) -> None:
     write_cell(board, "c", [row("m", "val_loss", 1.0)])
     (board / "_cells.json").write_text('["c", ')
     assert hlm(["leaderboard", "board", "--leaderboards", str(tmp_path)]) == 2
-    assert f"{board / '_cells.json'}: does not read" in capsys.readouterr().err
+    assert f"{board / '_cells.json'}: not valid JSON" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -38,8 +38,8 @@ def finetune_causal(
     if risky:
         raise UserError(
             f"output folder {output_dir}: is, holds or lies among the files of the run of the "
-            f"checkpoint {checkpoint} being fine-tuned; writing there would destroy or mix "
-            "into the input: choose another folder"
+            f"checkpoint {checkpoint} being fine-tuned; writing there would destroy the input "
+            "or mix a second run into it: choose another folder"
         )
     meta = read_metadata(checkpoint)
     if meta.kind != "decoder":
