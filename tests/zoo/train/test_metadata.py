@@ -62,7 +62,7 @@ def test_a_folder_without_metadata_is_refused_by_name(tmp_path: Path) -> None:
     assert find_metadata(tmp_path) is None  # a foreign checkpoint is allowed where optional
     # causal fine-tuning used to assume a pythia-tiny decoder trained on `synthetic`
     with pytest.raises(UserError, match=rf"{tmp_path}/{METADATA}: not found"):
-        finetune_causal(str(tmp_path), str(tmp_path / "ft"))
+        finetune_causal(str(tmp_path), str(tmp_path.parent / f"{tmp_path.name}-ft"))
 
 
 @pytest.mark.parametrize(
