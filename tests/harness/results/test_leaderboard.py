@@ -8,10 +8,11 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from harness.report.tables import pivot
-from harness.results.leaderboard import aggregate, read_leaderboard, write_cell
+from harness.results.leaderboard import aggregate, final_rows, read_leaderboard, write_cell
 from harness.results.schema import COLUMNS
 from harness.results.significance import compare_to_baseline
 
@@ -169,7 +170,6 @@ def test_stale_cells_stay_on_disk_but_are_not_shown(tmp_path) -> None:
 
 
 def test_final_rows_prefer_the_newest_row_of_a_step() -> None:
-    import pandas as pd
 
     from harness.results.leaderboard import final_rows
 
@@ -184,7 +184,7 @@ def test_a_task_cut_off_before_its_final_checkpoint_has_no_final_row(tmp_path) -
     """Rows of a checkpoint along pretraining (`<cell>.step-N.parquet`) never stand in for the
     final one: a cell cut off after step 5 of 10 shows nothing in the aggregate, and
     `unfinished` says which steps it has."""
-    from harness.results.leaderboard import FINAL, final_rows, unfinished
+    from harness.results.leaderboard import FINAL, unfinished
 
     write_cell(tmp_path, "a", [row("a", "val_ppl", 50.0, step=10)])
     write_cell(tmp_path, "a.step-0000005", [row("a", "val_ppl", 80.0, step=5)])

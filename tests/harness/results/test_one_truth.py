@@ -1,6 +1,7 @@
 """One truth in the files: a leaderboard folder read by pandas, pyarrow or duckdb gives the
-rows `hlm leaderboard` shows; an edited suite's old cells move to `_superseded/`, and back
-when the suite has them again."""
+rows of the suite's current cells (and, with leaderboards/README.md's one-line filter, the
+final rows `hlm leaderboard` shows); an edited suite's old cells move to `_superseded/`, and
+back when the suite has them again."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pyarrow.dataset as ds
 
 from harness.results.leaderboard import (
     SUPERSEDED,
+    final_rows,
     read_leaderboard,
     write_cell,
     write_current_cells,
@@ -42,3 +44,23 @@ def test_every_reader_sees_the_current_rows(tmp_path: Path) -> None:
     write_current_cells(board, ["a", "old"])  # the suite edited back: the file returns
     assert all(cells == {"a", "old"} for cells in _cells(board).values())
     assert (board / SUPERSEDED / "b.parquet").is_file()
+
+
+def test_the_documented_filter_reads_the_rows_hlm_leaderboard_shows(tmp_path: Path) -> None:
+    """leaderboards/README.md said a plain reader needs no filter; a folder with rows along
+    pretraining mixes them in. Its one-line filters give the final rows."""
+    import glob
+
+    board = tmp_path / "quickstart"
+    write_cell(board, "c1", [row("m", "val_ppl", 5.0, step=30)])
+    write_cell(board, "c1.step-0000010", [row("m", "val_ppl", 9.0, step=10)])
+    final = final_rows(read_leaderboard(board))
+    files = glob.glob(f"{board}/*.parquet")
+    by_pandas = pd.concat(pd.read_parquet(f) for f in files if ".step-" not in f)
+    by_duckdb = duckdb.sql(
+        f"select * from read_parquet('{board}/*.parquet', filename=true) "
+        "where filename not like '%.step-%'"
+    ).df()
+    assert len(pd.read_parquet(board)) == 2  # unfiltered: both
+    for got in (by_pandas, by_duckdb):
+        assert got["value"].tolist() == final["value"].tolist() == [5.0]
