@@ -25,7 +25,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.exits import dispatch
-from harness.flags import add_leaderboards, add_trust
+from harness.flags import (
+    FALSE_FRIENDS,
+    PLUGIN_LOSS_FLAG,
+    TRAINER_NAMES,
+    add_leaderboards,
+    add_trust,
+)
 from harness.logs import VerbParser, configure, verbosity
 from harness.parsers import VERBS, add_verbs
 from zoo.errors import UserError
@@ -350,24 +356,6 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     return _unknown_flags(parser, args.verb, unknown) if unknown else args
 
 
-# flags other tools give a meaning ours name otherwise: the names to use here
-FALSE_FRIENDS = {
-    "--save-steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save-steps) "
-    "or --save-at-steps N [N ...] (at these steps)",
-    "--save_steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save_steps) "
-    "or --save-at-steps N [N ...] (at these steps)",
-    "--resume_from_checkpoint": "--resume [PATH]",
-    "--dry-run": "--write-to DIR (hlm publish writes the files it would upload there); "
-    "--dry-run is hlm run's plan",
-}
-
-
-PLUGIN_LOSS_FLAG = (
-    "--plugins FILE (a plugin objective's loss options are flags once its file is named "
-    "there; a --config file's plugins are imported only after the flags are read)"
-)
-
-
 def _unknown_flags(parser: argparse.ArgumentParser, verb: str, unknown: list[str]) -> int:
     """One line per unknown argument, with the flag meant where one is close; status 2."""
     import difflib
@@ -377,9 +365,10 @@ def _unknown_flags(parser: argparse.ArgumentParser, verb: str, unknown: list[str
     flags = [a for a in unknown if a.startswith("-")]
     for arg in flags or unknown:  # an unknown flag's value is not named again
         flag = arg.split("=", 1)[0]
+        friends = {**FALSE_FRIENDS, **(TRAINER_NAMES if verb == "pretrain" else {})}
         hint = (
-            FALSE_FRIENDS[flag]
-            if flag in FALSE_FRIENDS
+            friends[flag]
+            if flag in friends
             else ", ".join(difflib.get_close_matches(flag, known, n=2))
             if flag.startswith("-")
             else ""

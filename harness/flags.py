@@ -104,3 +104,36 @@ def lm_eval_flag(p: argparse.ArgumentParser, name: str, *short: str, **kw: Any) 
     dashed = name.replace("_", "-")
     names = [f"--{name}", *([f"--{dashed}"] if dashed != name else []), *short]
     p.add_argument(*names, dest=name, **kw)
+
+
+# flags other tools give a meaning ours name otherwise: the names to use here
+FALSE_FRIENDS = {
+    "--save-steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save-steps) "
+    "or --save-at-steps N [N ...] (at these steps)",
+    "--save_steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save_steps) "
+    "or --save-at-steps N [N ...] (at these steps)",
+    "--resume_from_checkpoint": "--resume [PATH]",
+    "--dry-run": "--write-to DIR (hlm publish writes the files it would upload there); "
+    "--dry-run is hlm run's plan",
+}
+
+# Hugging Face Trainer's flags, where `hlm pretrain` has the same setting under its own name
+TRAINER_NAMES = {
+    "--learning_rate": "--lr (the peak learning rate)",
+    "--per_device_train_batch_size": "--micro-batch-size (sequences per forward pass; "
+    "--batch-size is the global batch, reached by accumulation)",
+    "--gradient_accumulation_steps": "--batch-size B with --micro-batch-size M (B / M / ranks "
+    "accumulation steps)",
+    "--max_grad_norm": "--grad-clip",
+    "--logging_steps": "--log-every",
+    "--max_steps": "--steps",
+    "--warmup_steps": "--warmup-steps",
+    "--weight_decay": "--weight-decay",
+    "--output_dir": "--output-dir",
+}
+
+
+PLUGIN_LOSS_FLAG = (
+    "--plugins FILE (a plugin objective's loss options are flags once its file is named "
+    "there; a --config file's plugins are imported only after the flags are read)"
+)

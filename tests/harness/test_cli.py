@@ -369,3 +369,18 @@ def test_hlm_says_its_version(capsys) -> None:
         hlm(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == f"hlm {version('headless-zoo')}"
+
+
+@pytest.mark.parametrize(
+    ("flag", "ours"),
+    [
+        ("--learning_rate", "--lr"),
+        ("--per_device_train_batch_size", "--micro-batch-size"),
+        ("--gradient_accumulation_steps", "--batch-size B with --micro-batch-size M"),
+        ("--max_grad_norm", "--grad-clip"),
+        ("--logging_steps", "--log-every"),
+    ],
+)
+def test_hugging_face_trainers_names_point_to_ours(capsys, flag: str, ours: str) -> None:
+    assert hlm(["pretrain", flag, "1"]) == 2
+    assert f"unrecognized argument '{flag}'; did you mean {ours}" in capsys.readouterr().err
