@@ -9,7 +9,8 @@
     hlm plot SUITE                  (harness.report.plots)
 
 User errors (unknown names, missing files, bad YAML, NaN loss) print one line per problem and
-exit with status 2; no traceback.
+exit with status 2; no traceback. A bug prints one line naming the file that holds its
+traceback and exits with status 3 (`--debug` shows the traceback; `harness.exits`).
 """
 
 from __future__ import annotations
