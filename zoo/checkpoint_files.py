@@ -1,7 +1,7 @@
 """The files of a checkpoint folder someone may have sent, read strictly before transformers
 acts on them (`zoo.reader` bounds each file; here each field is typed and range-checked).
 
-    check_checkpoint_files(Path("received/final"))   # UserError naming the file and field
+    check_model_config(folder); check_tokenizer_files(folder); check_weights(folder)
 
 Transformers trusts `config.json`: `num_attention_heads: 0` divides by zero, `hidden_size:
 "64"` fails deep in a layer, `num_hidden_layers: 1000000` builds for minutes before it fails.
@@ -140,14 +140,6 @@ def check_tokenizer_files(folder: Path) -> None:
         read_model(folder / "tokenizer.json", TokenizerFile, "a tokenizer")
     if os.path.lexists(folder / "tokenizer_config.json"):
         read_model(folder / "tokenizer_config.json", TokenizerSettings, "a tokenizer's settings")
-
-
-def check_checkpoint_files(folder: Path) -> None:
-    """Every JSON file transformers would read from a local checkpoint folder."""
-    if not folder.is_dir():
-        raise UserError(f"{folder}: not a checkpoint folder")
-    check_model_config(folder)
-    check_tokenizer_files(folder)
 
 
 MAX_HEADER = 100 * 2**20  # safetensors' own bound on a header

@@ -127,17 +127,3 @@ def read_model(path: Path, model: type[M], what: str = "file") -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         raise UserError(format_validation_error(exc, str(path), model=model)) from None
-
-
-def finite_numbers(data: Any, source: str, where: str = "") -> None:
-    """Refuse a non-finite float anywhere in `data` (a value read by another reader, such as
-    a Parquet column), naming the key path."""
-    todo = [(data, where)]
-    while todo:
-        value, at = todo.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            raise UserError(f"{source}: {at or 'value'}: {value} is not a finite number")
-        if isinstance(value, dict):
-            todo += [(v, f"{at}.{k}" if at else str(k)) for k, v in value.items()]
-        elif isinstance(value, list):
-            todo += [(v, f"{at}[{i}]") for i, v in enumerate(value)]

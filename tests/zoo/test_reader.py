@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from zoo.errors import UserError
-from zoo.reader import MAX_DEPTH, finite_numbers, read_json, read_model
+from zoo.reader import MAX_DEPTH, read_json, read_model
 
 
 def test_nesting_past_the_bound_is_named_not_a_recursion_error(tmp_path: Path) -> None:
@@ -62,9 +62,3 @@ def test_a_typed_read_names_the_file_and_field(tmp_path: Path) -> None:
     f.write_text('{"step": 3, "tokens_seen": "many"}')
     with pytest.raises(UserError, match=r"training_state.json: tokens_seen: "):
         read_model(f, Counters)
-
-
-def test_a_non_finite_value_from_another_reader_is_named() -> None:
-    with pytest.raises(UserError, match=r"rows.parquet: config\.lr\[1\]: inf"):
-        finite_numbers({"config": {"lr": [1.0, float("inf")]}}, "rows.parquet")
-    finite_numbers({"a": [1.0, 2]}, "ok")
