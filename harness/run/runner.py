@@ -192,8 +192,8 @@ def record_suite(out: Path, suite: Suite, cells: list[Cell]) -> None:
     gone = write_current_cells(out, [c.cell_id for c in cells])
     if gone:
         log.warning(
-            "%d result files of cells %s no longer has (an edited suite, or a change to what "
-            "cell ids hash: see harness.run.rekey) moved to %s; they are no longer its results",
+            "%d result files of cells %s no longer has (an edited suite) moved to %s; they are "
+            "no longer its results",
             len(gone),
             suite.path,
             out / SUPERSEDED,

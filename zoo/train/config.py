@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from zoo.errors import UserError, format_validation_error
 from zoo.registry import load_plugin, resolve_named
-from zoo.train.roles import names_with_role
+from zoo.train.identity import key_fields
 from zoo.train.sections import (
     DataSettings,
     EvaluationSettings,
@@ -65,18 +65,10 @@ class PretrainConfig(*reversed(SECTIONS)):  # type: ignore[misc]  # pydantic ord
         )
 
     def key_fields(self) -> dict[str, Any]:
-        """The settings that make the pretraining key: those that define the weights and
-        those a resume may change (JSON values; the loss options with the objective's own).
-
-        Without ``bf16`` there is no autocast, so every score product is fp32 whatever
-        ``loss.score_dtype`` says: the key leaves it out there (and an fp32 run keeps the key
-        it had before the option existed)."""
-        keyed = self.model_dump(
-            mode="json", include=set(names_with_role(type(self), "weights", "resume"))
-        )
-        if not self.bf16:
-            keyed["loss"] = {k: v for k, v in keyed["loss"].items() if k != "score_dtype"}
-        return keyed
+        """The settings that make the pretraining key (`zoo.train.identity`: those that
+        define the weights or that a resume may change, each where it differs from its
+        baseline; JSON values, the loss options with the objective's own)."""
+        return key_fields(self)
 
     def multiplies_as_before_score_dtype(self) -> bool:
         """Whether the code before ``loss.score_dtype`` computed this run's score products as
