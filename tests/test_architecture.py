@@ -4,6 +4,7 @@ order its data flows, no loose-dict reads of metadata."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,20 @@ def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
 def test_no_module_over_400_lines() -> None:
     long = {m: n for m, f in _modules().items() if (n := len(f.read_text().splitlines())) > 400}
     assert not long
+
+
+def test_no_production_module_patches_what_it_calls() -> None:
+    """Patching is for tests: the product asks a library through its public options."""
+    patching = [
+        name
+        for name, path in _modules().items()
+        if re.search(
+            r"^\s*(from unittest import mock|import unittest|from unittest\.mock)",
+            path.read_text(),
+            re.M,
+        )
+    ]
+    assert patching == []
 
 
 def test_no_import_cycles() -> None:

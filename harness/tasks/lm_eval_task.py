@@ -13,19 +13,20 @@ them too. Every metric lm-eval returns is stored with its stderr; lm-eval's own 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
-from unittest import mock
 
 from pydantic import Field, field_validator
 
 from harness.results.gates import VALIDATION, Gate
-from harness.results.leaderboard import git_sha
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from harness.tasks.lm_eval_folders import (
     folder_files,
@@ -108,26 +109,43 @@ def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
     return device, dtype
 
 
-# lm-eval's modules that draw progress bars with no switch of their own; its metrics module
-# imports tqdm inside the function that bootstraps a perplexity's stderr: tqdm's own name
-BAR_MODULES = ("lm_eval.api.task", "lm_eval.api.model", "lm_eval.models.huggingface", "tqdm")
-
-
 @contextmanager
 def lm_eval_bars(shown: bool) -> Iterator[None]:
-    """lm-eval's progress bars as asked: hidden, they would nest inside `hlm run`'s cell bar."""
+    """lm-eval's progress bars as asked: hidden, they would nest inside `hlm run`'s cell bar.
+
+    lm-eval has no switch for its bars (it passes tqdm's ``disable=`` itself), so its
+    standard error is read while it runs and every line but the bars' is passed on after."""
     if shown:
         yield
         return
-    from tqdm import tqdm
+    caught = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(caught):
+            yield
+    finally:
+        kept = [line for line in caught.getvalue().split("\n") if line.strip() and "\r" not in line]
+        if kept:
+            sys.stderr.write("\n".join(kept) + "\n")
 
-    def hidden(*args: Any, **kwargs: Any) -> Any:
-        return tqdm(*args, **{**kwargs, "disable": True})  # over lm-eval's own disable=
 
-    with contextlib.ExitStack() as stack:
-        for module in BAR_MODULES:
-            stack.enter_context(mock.patch(f"{module}.tqdm", hidden))
-        yield
+def project_git() -> AbstractContextManager[None]:
+    """lm-eval records `git describe` of the working directory (and git prints "fatal: not a
+    git repository" outside one): within this block, `GIT_DIR` names this project's
+    repository where it is a checkout, so lm-eval records the commit of the code that ran.
+    An installed copy has none: lm-eval then does as it always does."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--absolute-git-dir"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return contextlib.nullcontext()
+    if out.returncode != 0 or not out.stdout.strip():
+        return contextlib.nullcontext()
+    return env_set("GIT_DIR", out.stdout.strip())
 
 
 def data_root_env(root: Path) -> AbstractContextManager[None]:
@@ -264,10 +282,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     check_weights_fit(str(ctx.checkpoint))  # lm-eval would only warn of a weight at random
     root = _data_root(p)
     device, dtype = device_and_dtype(p)
-    # lm-eval records `git describe` of the working directory, printing git's "fatal: not a
-    # git repository" outside one: it records this project's commit instead, quietly
-    quiet_git = mock.patch("lm_eval.evaluator.get_git_commit_hash", git_sha)
-    with data_root_env(root), quiet_git, lm_eval_bars(p.progress):
+    with data_root_env(root), project_git(), lm_eval_bars(p.progress):
         manager = task_manager([ctx.suite_dir / d for d in p.include_path])
         for task in p.tasks:
             check_name("lm-eval task", task, manager.all_tasks)
