@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import torch
+from torch import Tensor
 from tqdm import tqdm
 
 from zoo.data.batches import IGNORE, BatchSampler
@@ -33,7 +34,7 @@ from zoo.train.interrupt import StopSignals, TrainingInterrupted
 from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.records import Checkpointer, MetricsLog
 from zoo.train.run import Run, StopRule
-from zoo.train.step import head_from_embeddings, last_layer_queries
+from zoo.train.step import head_from_embeddings, queries_of
 from zoo.train.trackers import open_trackers
 
 
@@ -77,20 +78,24 @@ def train_step(
     A step whose loss or gradients are not finite is skipped (`guard`)."""
     r, cfg = run.recipe, run.cfg
     run.optimizer.zero_grad(set_to_none=True)
-    logs: dict[str, float] = {}
+    sums: dict[str, Tensor] = {}  # each logged value's sum over micro-batches, on the device
+    counts: list[Tensor] = []  # each micro-batch's (selected positions, longest row's count)
     for inputs, labels in micro_batches(run, sampler):
         with torch.autocast(run.ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             result = module(inputs, labels)
         loss = result["loss"] / r.grad_accum
         loss.backward()  # even when not finite: every rank takes part in DDP's reduction
         selected = labels != IGNORE  # (B, T)
-        queries = last_layer_queries(run.spec, selected, cfg.prune_last_layer)
-        k = int(selected.sum())
+        counts.append(torch.stack([selected.sum(), selected.sum(1).max()]))  # (2,)
+        for name, value in result.items():
+            part = value.detach().float() / r.grad_accum
+            sums[name] = sums[name] + part if name in sums else part
+    logs, per_micro = _on_host(sums, counts)  # the step's one host sync
+    for k, longest in per_micro:
+        queries = queries_of(run.spec, r.micro_batch_size, longest, cfg.prune_last_layer)
         run.counters.flops += run.ctx.world_size * train_step_flops(
             run.spec, run.objective, r.micro_batch_size, r.seq_len, k, queries
         )
-        for name, value in result.items():
-            logs[name] = logs.get(name, 0.0) + float(value.detach()) / r.grad_accum
     logs["loss"] = run.ctx.all_reduce_mean(logs["loss"])  # every rank's mean: one decision
     norm = grad_norm(run.trainable)
     if guard.step_ok(run.counters.step + 1, logs["loss"], norm):
@@ -103,6 +108,17 @@ def train_step(
         logs["skipped"] = 1.0
         _advance_schedule_after_skip(run)
     return logs
+
+
+def _on_host(
+    sums: dict[str, Tensor], counts: list[Tensor]
+) -> tuple[dict[str, float], list[tuple[int, int]]]:
+    """The logged values and the micro-batches' counts, copied to the host at once."""
+    values = torch.cat([torch.stack(list(sums.values())), torch.stack(counts).flatten().float()])
+    host = values.tolist()  # (n + 2 m,)
+    logs = dict(zip(sums, host[: len(sums)], strict=True))
+    rest = [int(x) for x in host[len(sums) :]]
+    return logs, list(zip(rest[::2], rest[1::2], strict=True))
 
 
 def _advance_schedule_after_skip(run: Run) -> None:

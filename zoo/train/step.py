@@ -65,7 +65,17 @@ def last_layer_queries(
     """
     if not (prune_last_layer and spec.kind == "encoder"):
         return None
-    return selected.shape[0] * padded_row_count(selected)
+    return queries_of(spec, selected.shape[0], padded_row_count(selected), prune_last_layer)
+
+
+def queries_of(
+    spec: type[ModelSpec] | ModelSpec, batch_size: int, longest_row: int, prune_last_layer: bool
+) -> int | None:
+    """`last_layer_queries` from counts already on the host: the longest row's count of
+    selected positions (at least 1 row is computed)."""
+    if not (prune_last_layer and spec.kind == "encoder"):
+        return None
+    return batch_size * max(longest_row, 1)
 
 
 class TrainModule(nn.Module):
