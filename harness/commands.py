@@ -208,10 +208,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     from harness.report.page import write_report
     from zoo.errors import UserError
 
+    if sum((args.paper, args.claims is not None, args.suite is not None)) > 1:
+        raise UserError("hlm report: a suite, --paper or --claims FILE, one of them")
     if args.paper:
         return _paper_report(args)
+    if args.claims is not None:
+        from harness.paper.claims_page import write_claims_page
+
+        out = Path(args.out) if args.out else None
+        print(write_claims_page(Path(args.claims), Path(args.leaderboards), out))
+        return 0
     if args.suite is None:
-        raise UserError("hlm report: name a suite, or pass --paper")
+        raise UserError("hlm report: name a suite, or pass --paper or --claims FILE")
     from harness.paper.document import report_section
 
     name = suite_name(args.suite)

@@ -348,6 +348,13 @@ def add_report(p: argparse.ArgumentParser) -> None:
         "claims; gates.svg: the baselines' gates) and the headline sentence of ./README.md",
     )
     p.add_argument(
+        "--claims",
+        metavar="FILE",
+        help="instead: judge the claims a YAML file declares (per scale: suite, arms, task, "
+        "metric, the direction or numbers stated, the design, the gates) from the "
+        "leaderboards, into <leaderboards>/<name>-claims.md (see harness/paper/claims_file.py)",
+    )
+    p.add_argument(
         "--out",
         help="the page's path (default: leaderboards/<suite>/report.html; with --paper "
         "docs/REPRODUCTION.md, whose headline sentence is also written into README.md; "

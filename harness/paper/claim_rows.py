@@ -1,5 +1,5 @@
 """One finding as a row of the reproduction page's tables (`harness.paper.document`): our run
-beside the paper's setting and figure, both Δs, the seeds, the raw and Holm-adjusted p and the
+beside the paper's setting and figure, both Δs, the seeds, the raw and adjusted p and the
 test, the verdict, and why (the reason, the gates passed, where our protocol differs, the
 per-example evidence). `COLUMNS` are a claim's, `MEASURED` those of our own measurements
 where the paper makes no claim (no paper Δ, no verdict).
@@ -19,7 +19,7 @@ COLUMNS = [
     "paper",
     "ours",
     "paper Δ",
-    "our Δ [95 % CI]",
+    "our Δ [CI]",
     "seeds",
     "p → adjusted (test)",
     "verdict",
@@ -35,7 +35,8 @@ def _pair(values: dict[Role, float], role: Role, percent: bool) -> str:
 
 
 def delta_text(f: Finding) -> str:
-    """Our Δ with its 95 % interval, as the page prints it ("-" where there is none)."""
+    """Our Δ with its interval at the corrected level (95 % for an exploratory row), as the
+    page prints it ("-" where there is none)."""
     pct = f.figure.percent
     if math.isnan(f.gain):
         return "-"
@@ -89,7 +90,7 @@ def claim_row(f: Finding) -> list[str]:
         "paper": paper,
         "ours": _pair(f.measured.ours, f.role, fig.percent) if f.measured else "-",
         "paper Δ": num(gain) if (gain := fig.paper_gain(f.role)) is not None else "-",
-        "our Δ [95 % CI]": delta_text(f),
+        "our Δ [CI]": delta_text(f),
         "seeds": str(f.seeds),
         "p → adjusted (test)": _p(f),
         "verdict": f"**{f.verdict}**",

@@ -28,11 +28,12 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
-from harness.paper.figures import Role
+from harness.paper.figures import PaperFigure, Role
 from harness.paper.labels import at_steps, protocol, run_label
-from harness.paper.sources import Source, final_values, waiting
+from harness.paper.sources import Parts, Source, final_values, waiting
 from harness.report.tables import point_order
 from harness.results.leaderboard import final_rows
 from harness.results.metrics import metric_info
@@ -43,6 +44,7 @@ from harness.results.stats import (
     differences,
     magnitude,
     per_example,
+    trend,
 )
 
 MEASUREMENTS = "side-by-side measurements"  # the test's unit where no run is pretrained
@@ -186,19 +188,85 @@ def _points_detail(g: pd.DataFrame, at: str) -> str:
     )
 
 
-def _points(rows: pd.DataFrame, source: Source, role: Role) -> Measured | None:
-    g = _paired_points(rows, source, role)
+def _sweep_value(sweep: str, key: str) -> float | None:
+    point = json.loads(sweep) if sweep else {}
+    return float(point[key]) if key in point else None
+
+
+def _at_condition(g: pd.DataFrame, fig: PaperFigure) -> pd.DataFrame:
+    """The rows at the one condition `fig`'s claim is stated at (all where it names none)."""
+    if fig.condition is None:
+        return g
+    key, value = fig.condition
+    return g[g["sweep"].map(lambda s: _sweep_value(s, key) == value)]
+
+
+def _compare_gaps(g: pd.DataFrame, source: Source) -> Comparison:
+    """Role minus vanilla over `g`'s pairs: each side-by-side measurement one difference,
+    else each seed reduced to its mean over the points first."""
+    if source.unit == "measurement":
+        scale = magnitude(g["mine"], g["base"])
+        return differences(g["gap"].to_numpy(), MEASUREMENTS, scale)
+    per_seed = g.groupby("seed")[["mine", "base"]].mean()
+    return compare_seeds(per_seed["mine"], per_seed["base"])
+
+
+def _sweep_words(sweep: str) -> str:
+    return _point_key(pd.Series({"sweep": sweep}), "sweep")
+
+
+def _weakness(c: Comparison, sign: float) -> tuple[int, float]:
+    """How weak a point's evidence is for "better here": a gap the other way first, then
+    the larger p (no test counts as weakest)."""
+    return (0 if sign * c.delta > 0 else 1, 2.0 if math.isnan(c.p) else c.p)
+
+
+def _every_point(g: pd.DataFrame, source: Source, sign: float) -> tuple[Comparison, str]:
+    """A claim stated at every point: each point compared on its own; the claim holds only
+    where every point does, so the weakest point (the largest p; an intersection-union
+    test) stands for the claim."""
+    tested = [(str(sweep), _compare_gaps(grp, source)) for sweep, grp in g.groupby("sweep")]
+    weakest = max(tested, key=lambda t: _weakness(t[1], sign))
+    said = ", ".join(f"{_sweep_words(k)}: p {c.p:.2g}" for k, c in tested)
+    test = f"every point tested on its own; the weakest ({_sweep_words(weakest[0])}) stands"
+    return replace(weakest[1], test=f"{test}: {weakest[1].test}"), f"per point: {said}"
+
+
+def _trend(g: pd.DataFrame, source: Source) -> Comparison:
+    """The gap's slope on log2 of the sweep's one variable: over the side-by-side
+    measurements (each independent), or one slope per pretraining seed, then those slopes
+    tested across seeds (the seed stays the unit)."""
+    key = next(iter(json.loads(g["sweep"].iloc[0]) or {"": 0}))
+    per = f"gap per doubling of {key}"
+    x = np.log2(g["sweep"].map(lambda s: _sweep_value(s, key)).astype(float).to_numpy())
+    g = g.assign(x=x)
+    if source.unit == "measurement":
+        return trend(list(g["x"]), list(g["gap"]), MEASUREMENTS, per)
+    slopes = [
+        trend(list(d["x"]), list(d["gap"]), "points", per).delta for _, d in g.groupby("seed")
+    ]
+    found = differences([v for v in slopes if not math.isnan(v)], "seeds", magnitude(g["gap"]))
+    return replace(found, test=f"{per}, one slope per seed: {found.test}")
+
+
+def _points(rows: pd.DataFrame, source: Source, role: Role, fig: PaperFigure) -> Measured | None:
+    g = _at_condition(_paired_points(rows, source, role), fig)
     if g.empty:
         return None
     ours: dict[Role, float] = {"vanilla": float(g["base"].mean()), role: float(g["mine"].mean())}
-    if source.unit == "measurement":
-        scale = magnitude(g["mine"], g["base"])
-        comparison = differences(g["gap"].to_numpy(), MEASUREMENTS, scale)
-    else:  # each seed reduced to its mean over the points first
-        per_seed = g.groupby("seed")[["mine", "base"]].mean()
-        comparison = compare_seeds(per_seed["mine"], per_seed["base"])
+    detail = _points_detail(g, source.at)
+    if fig.log_scale:  # compared as log values: the gap is a log ratio
+        g = g.assign(mine=np.log(g["mine"]), base=np.log(g["base"]))
+        g = g.assign(gap=g["mine"] - g["base"])
+    if fig.design == "every" and source.at == "sweep":
+        comparison, per_point = _every_point(g, source, 1.0 if fig.higher_is_better else -1.0)
+        detail = f"{detail}; {per_point}"
+    elif fig.design == "trend" and source.at == "sweep":
+        comparison = _trend(g, source)
+    else:
+        comparison = _compare_gaps(g, source)
     seeds = tuple(int(s) for s in sorted(g["seed"].unique()))
-    return Measured(ours, comparison, _points_detail(g, source.at), seeds=seeds)
+    return Measured(ours, comparison, detail, seeds=seeds)
 
 
 def _rounds(data: SuiteRows, source: Source, role: Role, base: float) -> Comparison | None:
@@ -232,7 +300,7 @@ def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> S
 
 
 def _final(
-    data: SuiteRows, source: Source, role: Role, speed: tuple[float, str] | None
+    data: SuiteRows, source: Source, role: Role, speed: tuple[float, str] | None, log: bool
 ) -> Measured | None:
     rows, detail = data.rows, ""
     if source.at == "equal-time":
@@ -254,6 +322,8 @@ def _final(
     if mine.empty or base.empty:
         return None
     ours: dict[Role, float] = {"vanilla": float(base.mean()), role: float(mine.mean())}
+    if log:  # compared as log values (a perplexity): Δ is the log of the ratio
+        mine, base = np.log(mine), np.log(base)
     measurement = source.unit == "measurement"  # one side-by-side measurement per seed's cell
     comparison = compare_seeds(mine, base, MEASUREMENTS if measurement else "seeds")
     if measurement and math.isnan(comparison.p):
@@ -262,16 +332,43 @@ def _final(
     return Measured(ours, comparison, detail, evidence, seeds=tuple(int(s) for s in shared))
 
 
+def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, float]:
+    d = rows[
+        (rows["model"] == model)
+        & rows["task"].str.startswith(parts.prefix)
+        & (rows["metric"] == parts.metric)
+    ]
+    return {str(k): float(v) for k, v in final_rows(d).groupby("task")["value"].mean().items()}
+
+
+def parts_detail(rows: pd.DataFrame, source: Source, role: Role) -> str:
+    """The gap per part of an average (XNLI's languages), in points, mean over seeds."""
+    parts = source.parts
+    if parts is None:
+        return ""
+    mine, base = (_part_values(rows, source.roles[r], parts) for r in (role, "vanilla"))
+    gaps = [
+        f"{k.removeprefix(parts.prefix)} {100 * (mine[k] - base[k]):+.1f}"
+        for k in sorted(set(mine) & set(base))
+    ]
+    return f"gap per {parts.name.rstrip('s')} (points, mean over seeds): " + ", ".join(gaps)
+
+
 def measure(
-    data: SuiteRows, source: Source, role: Role, speed: tuple[float, str] | None = None
+    data: SuiteRows,
+    source: Source,
+    role: Role,
+    fig: PaperFigure,
+    speed: tuple[float, str] | None = None,
 ) -> Measured | None:
-    """Our values and the comparison of `role` with vanilla; None without rows of both."""
+    """Our values and the comparison of `role` with vanilla, as `fig`'s claim is stated
+    (its design, condition and scale); None without rows of both."""
     if data.rows.empty or source.unavailable:
         return None
     found = (
-        _points(data.rows, source, role)
+        _points(data.rows, source, role, fig)
         if source.at in ("along", "sweep")
-        else _final(data, source, role, speed)
+        else _final(data, source, role, speed, fig.log_scale)
     )
     if found is None:
         return None

@@ -4,8 +4,8 @@
 
 The page is generated, never edited: how a verdict is reached, in words; per claim of the
 paper, a table of our run beside the paper's figure (`harness.paper.findings.findings`, a row
-each by `harness.paper.claim_rows`): Δ with its 95 % interval, the seeds, the raw and
-Holm-adjusted p, one of four verdicts and its reason (the gates checked, where our protocol
+each by `harness.paper.claim_rows`): Δ with its interval at the corrected level, the seeds,
+the raw and adjusted p, one of four verdicts and its reason (the gates checked, where our protocol
 differs); our measurements where the paper
 makes no claim; the power the seeds had; the paper's results not attempted, and why; a
 section per other scale (GPU), or what it waits for; every baseline against its gates across
@@ -26,6 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.paper.claim_rows import COLUMNS, MEASURED, claim_row, delta_text
+from harness.paper.claims_page import answer
 from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS
 from harness.paper.findings import Finding, findings
@@ -67,16 +68,22 @@ HOW = (
     "checkpoints and fine-tuning runs of one pretraining run are never counted as "
     "independent. (2) The two arms are compared across seeds: a paired t-test where they "
     "share their seeds, Welch's otherwise; two-sided; Δ (the role minus vanilla, signed so "
-    "that positive is better) with its 95 % t interval (the test's own, not widened for the "
-    "page's many tests: it can leave out 0 where the adjusted p is above 0.05). Speed and "
+    "that positive is better); a perplexity is compared as its log (Δ is a log ratio). A claim "
+    "is tested as the paper states it: at every point of a sweep (each point tested, the "
+    "weakest standing for the claim), as a trend over a sweep (the gap's slope on log2 of the "
+    "variable, one slope per seed), or at the one condition it names. Speed and "
     "memory involve no pretraining: each side-by-side measurement (vanilla and headless "
-    "alternating in one process) is one paired difference. (3) Every p of the page is "
-    "corrected together with Holm's method; verdicts use the adjusted p. (4) *reproduced*: Δ in "
+    "alternating in one process) is one paired difference. (3) The family is the paper's "
+    "claims at one scale, counted before any row exists; each p is multiplied by that count "
+    "(Bonferroni), and each interval is drawn at the same level, so it leaves out 0 exactly "
+    "where the adjusted p is below 0.05. Rows that test no claim are exploratory: raw p, "
+    "95 % interval, no verdict. (4) *reproduced*: Δ in "
     f"the paper's direction and adjusted p < {ALPHA}; *contradicted*: the opposite direction and "
     f"adjusted p < {ALPHA}; *inconclusive*: neither (not a refutation: the reason gives the "
     f"smallest Δ the seeds could detect at {POWER:.0%} power and the seeds the paper's Δ would "
     "need, both at the corrected level, and says where the interval stops short of the paper's Δ); "
-    "*not comparable*: a gate failed or there are no rows (the reason says which). (5) A gate asks "
+    "*not comparable*: a gate failed, an arm answers one class to every question, the paper "
+    "states no direction, or there are no rows (the reason says which). (5) A gate asks "
     "whether the baseline (the vanilla model; for our comparisons of two headless variants, the "
     "paper's variant) is good enough for a comparison to mean anything: the task's own metric (MCC "
     "for CoLA, F1 for MRPC, Pearson for STS-B, accuracy on balanced sets, perplexity against the "
@@ -170,9 +177,10 @@ def _figure_link(found: list[Finding]) -> list[str]:
         f"![Our Δ in units of the paper's Δ, per judged claim and scale]({FIGURE.as_posix()})",
         "",
         "Every claim with a verdict other than *not comparable* and a Δ in the paper, at every "
-        "scale: our Δ divided by the paper's, with the 95 % interval divided likewise. 1 is the "
-        "paper's effect, 0 none, below 0 the opposite direction; the colour is the verdict, "
-        "which comes from the adjusted p in the tables, not from the interval. An arrow on "
+        "scale: our Δ divided by the paper's, with the corrected interval divided likewise. "
+        "1 is the paper's effect, 0 none, below 0 the opposite direction. Green: our rows favour "
+        "headless; red: vanilla. Filled: significant after correction; hollow: inconclusive. "
+        "An arrow on "
         "the edge is a ratio beyond the axis, its value written: our Δ is on another scale "
         "than the paper's, as differences of perplexities far above the paper's are." + without,
     ]
@@ -253,6 +261,42 @@ def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> lis
     return _section(title, mine, root, "\n".join(tally(mine))) + away + power
 
 
+# the paper's main claims, each with the arm it is about: the page's first table
+MAIN_CLAIMS = (
+    ("table1-tokens: GLUE average", "headless"),
+    ("table1-time: GLUE average", "headless"),
+    ("table3: LAMBADA accuracy", "headless+ft"),
+    ("table4: BoolQ", "headless+ft"),
+    ("table5: XNLI average, fine-tuned on English only", "headless"),
+    ("table6: throughput relative to ce, cwt", "headless"),
+    ("figure6: vocabulary sweep: training speed", "headless"),
+)
+
+
+def _paper_says(f: Finding) -> str:
+    side = f.figure.paper_direction(f.role)
+    values = f.figure.values
+    numbers = (
+        f" ({num(values['vanilla'])} → {num(values[f.role])})"
+        if "vanilla" in values and f.role in values
+        else ""
+    )
+    return f"{f.role} {side or '?'} than vanilla{numbers}"
+
+
+def main_claims(found: list[Finding]) -> list[str]:
+    """One row per main claim: what the paper says, and our answer at each scale in words."""
+    scales = [s.name for s in SCALES if any(f.scale == s.name for f in found)]
+    rows = []
+    for key, role in MAIN_CLAIMS:
+        mine = [f for f in found if f.figure.key.startswith(key) and f.role == role]
+        if not mine:
+            continue
+        at = {f.scale: answer(f) for f in mine}
+        rows.append([mine[0].figure.key, _paper_says(mine[0]), *(at.get(s, "-") for s in scales)])
+    return ["## The main claims", "", table(["claim", "the paper", *scales], rows), ""]
+
+
 def render(found: list[Finding], root: Path | None = None) -> str:
     """The whole page, in Markdown (with links to the plots committed under `root`)."""
     cpu = [f for f in found if f.scale == "CPU"]
@@ -267,6 +311,7 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         "GPU, and their speeds on a second CPU (the scale sections), then the diagnostics' "
         "suites; each row's commit, library versions, machine and configuration are in its file.",
         "",
+        *main_claims(found),
         f"**{headline(found)}**",
         "",
         HOW,

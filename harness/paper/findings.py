@@ -2,9 +2,9 @@
 
 For every figure of `harness.paper.figures.PAPER`, `harness.paper.sources` says where our rows
 are and which gates the vanilla model must pass; `harness.paper.compare.measure` reduces each
-arm to one value per pretraining seed and compares them (Δ with its 95 % interval, a
-two-sided p). `findings()` then corrects every p of the report together (Holm) and gives each
-claim one of four verdicts (`harness.paper.figures.verdict`):
+arm to one value per pretraining seed and compares them as the claim is stated (a two-sided
+p). `findings()` then corrects within each scale's family and gives each claim one of four
+verdicts (`harness.paper.figures.verdict`):
 
 - *reproduced*: our gain in the paper's direction, significant after correction;
 - *contradicted*: the opposite direction, significant after correction;
@@ -13,9 +13,15 @@ claim one of four verdicts (`harness.paper.figures.verdict`):
   first step) and how many seeds the paper's Δ would need at the spread observed;
 - *not comparable*: a gate failed, or there are no rows (which one is said).
 
-The family corrected is every test the report makes: a finding whose gate failed makes none.
-Figures where the paper makes no claim (`PaperFigure.compared` False) are our measurements:
-their Δ, interval and p are shown (and corrected with the rest), with no verdict.
+The family is declared before any row exists: the paper's claims at one scale (every
+`PaperFigure.compared` figure and role the scale compares), whether or not its rows or
+gates let it be tested, so a row landing elsewhere never moves a verdict. Each p is
+corrected by Bonferroni over that count, and each interval drawn at the same level, so an
+interval excludes 0 exactly where the verdict is not "inconclusive". Figures where the paper
+makes no claim (`compared` False) are exploratory: their Δ, 95 % interval and raw p are
+shown apart, with no verdict; they neither adjust nor are adjusted.
+A claim with neither numbers nor a stated direction is not tested (no default direction).
+An arm that answers one class to every question is not comparable (`harness.paper.answers`).
 """
 
 from __future__ import annotations
@@ -26,15 +32,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.paper.compare import Measured, SuiteRows, measure, speed_ratio
+from harness.paper.answers import constant_answer
+from harness.paper.compare import Measured, SuiteRows, measure, parts_detail, speed_ratio
 from harness.paper.figures import PAPER, PaperFigure, Role, Verdict, verdict
 from harness.paper.labels import machine_counts
 from harness.paper.scales import SCALES
-from harness.paper.sources import Parts, Source
+from harness.paper.sources import Source
 from harness.results.gates import GateCheck
-from harness.results.leaderboard import current_cells, final_rows, read_leaderboard
+from harness.results.leaderboard import current_cells, read_leaderboard
 from harness.results.samples import read_samples
-from harness.results.stats import ALPHA, POWER, Comparison, holm
+from harness.results.stats import ALPHA, POWER, Comparison
 
 
 @dataclass
@@ -50,8 +57,8 @@ class Finding:
     unmeasured: str = "no rows"  # why `measured` is None, where rows there are
     gates: list[GateCheck] = field(default_factory=list)
     vanilla_tokens: float = math.nan  # what the vanilla model's gated checkpoint pretrained on
-    p_adjusted: float = math.nan  # Holm over every test of the report
-    family: int = 1  # the tests Holm corrects together (the report's), for the power
+    p_adjusted: float = math.nan  # Bonferroni over the scale's declared claims (raw: exploratory)
+    family: int = 1  # the claims of its scale, declared (1: exploratory)
     verdict: Verdict | None = "not comparable"  # None: our measurement, no claim to judge
     reason: str = ""
 
@@ -61,8 +68,7 @@ class Finding:
 
     @property
     def alpha(self) -> float:
-        """The level each test of the family is held to for the power: α / family,
-        Bonferroni's, which is Holm's first step and so a lower bound on Holm's power."""
+        """The level each test of the family is held to: α / family (Bonferroni)."""
         return ALPHA / max(self.family, 1)
 
     @property
@@ -82,12 +88,19 @@ class Finding:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The 95 % interval of `gain`."""
+        """The interval of `gain` at the family's level (1 - α / family; 95 % for an
+        exploratory row): it excludes 0 exactly where the adjusted p is below α."""
         c = self.comparison
         if c is None:
             return math.nan, math.nan
-        low, high = self.sign * c.low, self.sign * c.high
+        low, high = c.interval_at(self.alpha)
+        low, high = self.sign * low, self.sign * high
         return min(low, high), max(low, high)
+
+    @property
+    def level(self) -> float:
+        """The interval's confidence, as a fraction (0.95 for an exploratory row)."""
+        return 1 - self.alpha
 
     @property
     def p_value(self) -> float:
@@ -117,27 +130,6 @@ class Finding:
         return c.power_at(effect, alpha=self.alpha if alpha is None else alpha)
 
 
-def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, float]:
-    d = rows[
-        (rows["model"] == model)
-        & rows["task"].str.startswith(parts.prefix)
-        & (rows["metric"] == parts.metric)
-    ]
-    return {str(k): float(v) for k, v in final_rows(d).groupby("task")["value"].mean().items()}
-
-
-def _parts_detail(rows: pd.DataFrame, source: Source, role: Role) -> str:
-    parts = source.parts
-    if parts is None:
-        return ""
-    mine, base = (_part_values(rows, source.roles[r], parts) for r in (role, "vanilla"))
-    gaps = [
-        f"{k.removeprefix(parts.prefix)} {100 * (mine[k] - base[k]):+.1f}"
-        for k in sorted(set(mine) & set(base))
-    ]
-    return f"gap per {parts.name.rstrip('s')} (points, mean over seeds): " + ", ".join(gaps)
-
-
 def _short_of_paper(f: Finding) -> str:
     """Where the interval reaches into the paper's direction but stops short of the paper's
     Δ, say so: not a refutation of the direction, but an effect as large as the paper's is
@@ -150,9 +142,8 @@ def _short_of_paper(f: Finding) -> str:
         return ""
     scale = 100 if f.figure.percent else 1
     return (
-        f"; the 95 % interval [{scale * low:.3g}, {scale * high:.3g}] stops short of the "
-        f"paper's Δ ({scale * effect:.3g}): an effect as large as the paper's is not seen here "
-        "(the interval is not widened for the page's many tests)"
+        f"; the {100 * f.level:.3g} % interval [{scale * low:.3g}, {scale * high:.3g}] stops "
+        f"short of the paper's Δ ({scale * effect:.3g})"
     )
 
 
@@ -173,18 +164,19 @@ def _power_text(f: Finding) -> str:
     effect = f.paper_effect
     if effect is not None and effect != 0:
         need = c.seeds_for(effect, alpha=f.alpha)
+        low, high = c.power_range(effect, alpha=f.alpha)
         text += (
-            f"; the paper's Δ ({scale * abs(effect):.3g}) had {f.paper_power():.0%} power here "
-            "and would need "
+            f"; power against the paper's Δ ({scale * abs(effect):.3g}): {low:.0%}-{high:.0%} "
+            "(over the spread's own 95 % interval); it would need "
             + (f"{need} {c.unit}" if need is not None else f"more than 1000 {c.unit}")
             + " at this spread"
         )
     return text
 
 
-def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
+def _gate_reason(f: Finding, data: SuiteRows) -> str | None:
     """Why the finding is not comparable, or None."""
-    s = f.source
+    s, rows = f.source, data.rows
     missing = _missing(s, rows)
     if missing:
         return f"no rows: {missing}"
@@ -203,8 +195,30 @@ def _gate_reason(f: Finding, rows: pd.DataFrame) -> str | None:
     failed = [g.text for g in f.gates if not g.passed]
     if failed:
         return f"gate failed: the baseline {vanilla}'s " + "; ".join(failed)
+    degenerate = _degenerate(f, data)
+    if degenerate is not None:
+        return degenerate
     if f.measured is None:
         return _unmeasured(f, rows)
+    return None
+
+
+def _degenerate(f: Finding, data: SuiteRows) -> str | None:
+    """Why gates that passed still leave nothing to compare: an arm answering one class to
+    every question, or the one condition the claim is stated at not run; else None."""
+    s = f.source
+    constant = [
+        f"{m} {said}"
+        for m in (s.roles["vanilla"], s.roles[f.role])
+        if (said := constant_answer(data.samples, m, s.task))
+    ]
+    if constant:
+        return "an arm answers one class, so its accuracy is that class's share: " + "; ".join(
+            constant
+        )
+    if f.measured is None and f.figure.condition is not None:
+        key, value = f.figure.condition
+        return f"the paper states this at {key} {value}, which our sweep does not run"
     return None
 
 
@@ -251,12 +265,17 @@ def _judge(f: Finding, blocked: str | None) -> None:
     finding is not comparable, or None."""
     if not f.figure.compared:
         f.verdict = None
-        f.reason = blocked or "our measurement; the paper makes no claim here"
+        f.reason = blocked or "exploratory: not one of the claims tested (raw p, 95 % interval)"
         return
     if blocked is not None:
         f.verdict, f.reason = "not comparable", blocked
         return
-    paper_better = f.paper_effect is None or f.paper_effect > 0
+    direction = f.figure.paper_direction(f.role)
+    if direction is None:
+        f.verdict = "not comparable"
+        f.reason = "the paper states neither a number nor a direction for it"
+        return
+    paper_better = direction == "better"
     f.verdict = verdict(paper_better, f.gain, f.p_adjusted, True)
     said = "better" if paper_better else "worse"
     p = "no test" if math.isnan(f.p_adjusted) else f"adjusted p = {f.p_adjusted:.3g}"
@@ -265,6 +284,9 @@ def _judge(f: Finding, blocked: str | None) -> None:
     elif f.verdict == "contradicted":
         found = "worse" if paper_better else "better"
         f.reason = f"{f.role} {found} than vanilla, where the paper has it {said} ({p})"
+    elif math.isnan(f.p_adjusted):
+        test = f.comparison.test if f.comparison is not None else "no comparison"
+        f.reason = f"no test as run: {_power_text(f) or test}; inconclusive, not a refutation"
     else:
         f.reason = f"not significant after correction ({p}); {_power_text(f)}{_short_of_paper(f)}"
 
@@ -284,7 +306,7 @@ def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
         if s.speed[0] not in data:
             data[s.speed[0]] = _suite_rows(root, s.speed[0])
         speed = speed_ratio(data[s.speed[0]], s.speed[1])
-    found = measure(data[s.board], s, f.role, speed)
+    found = measure(data[s.board], s, f.role, f.figure, speed)
     if s.at == "equal-time":
         f.unmeasured = (
             "no side-by-side speed ratio"
@@ -293,40 +315,82 @@ def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
         )
     if found is not None and s.parts is not None:
         rows = data[s.board].rows
-        parts = _parts_detail(rows[rows["seed"].isin(found.seeds)], s, f.role)
+        parts = parts_detail(rows[rows["seed"].isin(found.seeds)], s, f.role)
         detail = "; ".join(x for x in (found.detail, parts) if x)
         found = replace(found, detail=detail)
     f.measured = found
 
 
-def findings(root: Path, suite: str | None = None) -> list[Finding]:
-    """One finding per paper figure, compared role and scale, from the leaderboards under
-    `root` (only the figures whose rows come from `suite`, when given); every p is
-    Holm-adjusted over the findings returned."""
+# One declared comparison: the scale it belongs to, the paper's figure and our source of it.
+Declared = tuple[str, PaperFigure, Source]
+
+
+def _roles(fig: PaperFigure, source: Source) -> list[Role]:
+    """The roles `fig` compares against vanilla at `source`."""
+    return [r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)]
+
+
+def family_sizes(declared: list[Declared]) -> dict[str, int]:
+    """Each scale's family: the claims it declares (each claim figure and role), counted
+    before any row exists, whatever the rows or gates let be tested."""
+    sizes: dict[str, int] = {}
+    for scale, fig, source in declared:
+        if fig.compared:
+            sizes[scale] = sizes.get(scale, 0) + len(_roles(fig, source))
+    return sizes
+
+
+def paper_declared() -> list[Declared]:
+    """The paper's figures at every scale that compares them (`PAPER` x `SCALES`)."""
+    return [
+        (scale.name, fig, source)
+        for scale in SCALES
+        for fig in PAPER
+        if (source := scale.source(fig)) is not None
+    ]
+
+
+def declared_family(scale: str) -> int:
+    """The claims the paper's figures make at `scale`: the family each of its tests is
+    corrected over, fixed by the code before any row."""
+    return family_sizes(paper_declared()).get(scale, 0)
+
+
+def judge(
+    declared: list[Declared], root: Path, families: dict[str, int] | None = None
+) -> list[Finding]:
+    """One finding per declared comparison and role, from the leaderboards under `root`;
+    each claim's p adjusted by Bonferroni over its scale's family (`families`, default:
+    the declared comparisons' own `family_sizes`)."""
+    sizes = family_sizes(declared) if families is None else families
     data: dict[str, SuiteRows] = {}
     out = []
-    for scale in SCALES:
-        for fig in PAPER:
-            source = scale.source(fig)
-            if source is None or (suite is not None and source.board != suite):
-                continue
-            if source.board not in data:
-                data[source.board] = _suite_rows(root, source.board)
-            roles = [
-                r for r in source.roles if r != "vanilla" and (not fig.values or r in fig.values)
-            ]
-            for role in roles:
-                f = Finding(fig, role, source, scale.name, data[source.board].machines)
-                _measure(f, data, root)
-                out.append(f)
-    # the family: every test the report makes (a finding whose gate failed makes none)
-    blocked = [_gate_reason(f, data[f.source.board].rows) for f in out]
-    tested = [f.p_value if why is None else math.nan for f, why in zip(out, blocked, strict=True)]
-    family = sum(not math.isnan(p) for p in tested)
-    for f, p, why in zip(out, holm(tested), blocked, strict=True):
-        f.p_adjusted, f.family = p, family
+    for scale, fig, source in declared:
+        if source.board not in data:
+            data[source.board] = _suite_rows(root, source.board)
+        for role in _roles(fig, source):
+            f = Finding(fig, role, source, scale, data[source.board].machines)
+            _measure(f, data, root)
+            out.append(f)
+    for f in out:
+        why = _gate_reason(f, data[f.source.board])
+        if f.figure.compared:
+            f.family = sizes[f.scale]
+            tested = why is None and not math.isnan(f.p_value)
+            f.p_adjusted = min(1.0, f.p_value * f.family) if tested else math.nan
+        else:  # exploratory: raw p, 95 % interval, outside every family
+            f.p_adjusted = f.p_value if why is None else math.nan
         _judge(f, why)
     return out
 
 
-__all__ = ["ALPHA", "Finding", "findings"]
+def findings(root: Path, suite: str | None = None) -> list[Finding]:
+    """One finding per paper figure, compared role and scale, from the leaderboards under
+    `root` (only the figures whose rows come from `suite`, when given); each claim's p is
+    adjusted over its scale's declared claims (`declared_family`), whatever `suite` is."""
+    declared = paper_declared()
+    mine = [d for d in declared if suite is None or d[2].board == suite]
+    return judge(mine, root, family_sizes(declared))
+
+
+__all__ = ["ALPHA", "Declared", "Finding", "findings", "judge"]

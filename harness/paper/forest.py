@@ -3,12 +3,13 @@
     write_forest(found, docs / "figures" / "verdicts.svg")   # what `hlm report --paper` does
 
 A claim is drawn where it has a verdict other than *not comparable* and the paper gives its Δ
-(`Finding.paper_effect`). Its point is our Δ divided by the paper's, and its bar the 95 %
-interval divided likewise. So 1 is the paper's effect, 0 is none, and below 0 is the opposite
-direction. The ratio is unit-free, so GLUE points, log-perplexities and speed ratios share one
-axis. Ratios beyond ±`EDGE` sit on the edge as an arrow, with their value written beside it.
-Perplexities of barely trained decoders land there. One panel per scale, the colour is the
-verdict.
+(`Finding.paper_effect`). Its point is our Δ divided by the paper's, and its bar the interval at
+the corrected level divided likewise. So 1 is the paper's effect, 0 is none, and below 0 is the
+opposite direction. The ratio is unit-free, so GLUE points, log-perplexities and speed ratios
+share one axis. Ratios beyond ±`EDGE` sit on the edge as an arrow, with their value written
+beside it. Perplexities of barely trained decoders land there. One panel per scale; the colour
+says which arm our rows favour (headless better or worse), a filled point that the corrected
+test agrees (reproduced or contradicted), a hollow one that it is inconclusive.
 
 The SVG keeps its text as text and carries no date, so a rerun over the same rows writes the
 same bytes.
@@ -35,7 +36,8 @@ from harness.paper.scales import SCALES
 from zoo.writer import write_bytes
 
 EDGE = 5.0  # ratios beyond ±EDGE are drawn on the edge, their value written
-COLOURS = {"reproduced": "#1b7837", "contradicted": "#b2182b", "inconclusive": "#7f7f7f"}
+# the colour says which arm our rows favour; a filled point, that the corrected test agrees
+COLOURS = {"headless better": "#1b7837", "headless worse": "#b2182b"}
 ROW_INCHES = 0.24
 
 
@@ -48,6 +50,16 @@ class Point:
     ratio: float
     low: float  # nan where the comparison has no interval (one measurement, no spread)
     high: float
+    better: bool = True  # our Δ favours the headless arm
+
+    @property
+    def colour(self) -> str:
+        return COLOURS["headless better" if self.better else "headless worse"]
+
+    @property
+    def significant(self) -> bool:
+        """The corrected test agrees (reproduced or contradicted): drawn filled."""
+        return self.verdict in ("reproduced", "contradicted")
 
 
 def _judged(f: Finding) -> bool:
@@ -64,7 +76,7 @@ def point(f: Finding) -> Point | None:
     ends = sorted(x / effect for x in f.interval)  # dividing by a negative Δ swaps them
     quantity = f.figure.quantity.split(" (")[0]
     label = f"{f.figure.source}: {quantity} [{f.role}]"
-    return Point(label, str(f.verdict), f.gain / effect, ends[0], ends[1])
+    return Point(label, str(f.verdict), f.gain / effect, ends[0], ends[1], f.gain > 0)
 
 
 def panels(found: list[Finding]) -> list[tuple[str, list[Point]]]:
@@ -88,14 +100,14 @@ def _clip(x: float) -> float:
 
 
 def _draw_point(ax: Axes, y: int, p: Point) -> None:
-    colour = COLOURS[p.verdict]
+    colour, face = p.colour, p.colour if p.significant else "white"
     if not math.isnan(p.low):
         ax.plot([_clip(p.low), _clip(p.high)], [y, y], color=colour, lw=1.6)
     if abs(p.ratio) <= EDGE:
-        ax.plot(p.ratio, y, "o", color=colour, ms=5)
+        ax.plot(p.ratio, y, "o", color=colour, mfc=face, ms=5)
         return
     marker, side, align = (">", -0.15, "right") if p.ratio > 0 else ("<", 0.15, "left")
-    ax.plot(_clip(p.ratio), y, marker, color=colour, ms=7)
+    ax.plot(_clip(p.ratio), y, marker, color=colour, mfc=face, ms=7)
     ax.annotate(f"{p.ratio:.3g}", (_clip(p.ratio) + side, y), va="center", ha=align, size=7)
 
 
@@ -115,6 +127,8 @@ def _panel(ax: Axes, scale: str, points: list[Point]) -> None:
 def _legend(fig: Figure) -> None:
     handles = [Line2D([], [], color=c, marker="o", lw=1.6, label=v) for v, c in COLOURS.items()]
     handles += [
+        Line2D([], [], color="black", marker="o", lw=0, label="significant after correction"),
+        Line2D([], [], color="black", marker="o", mfc="white", lw=0, label="inconclusive"),
         Line2D([], [], color="black", lw=0.8, ls="--", label="the paper's Δ (1)"),
         Line2D([], [], color="black", lw=0.8, label="no difference (0)"),
     ]
@@ -141,7 +155,7 @@ def forest_svg(found: list[Finding]) -> bytes | None:
             _panel(ax, scale, points)
         _legend(fig)
         axes[-1, 0].set_xlabel(
-            f"our Δ ÷ the paper's Δ, 95 % interval likewise (beyond ±{EDGE:g}: an arrow, "
+            f"our Δ ÷ the paper's Δ, corrected interval likewise (beyond ±{EDGE:g}: an arrow, "
             "its value written)"
         )
         fig.suptitle("The paper's claims with a verdict: our effect in units of the paper's")

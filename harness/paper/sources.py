@@ -184,7 +184,9 @@ ENCODER_SANE = (Check("glue/sst2", gate("glue", "sst2")), Check("glue/stsb", gat
 DECODER_SANE = (Check("validation", gate("validation")),)
 LAMBADA = "lm_eval/hlm_lambada"
 LAMBADA_SANE = (*DECODER_SANE, Check(LAMBADA, gate("lm_eval", "hlm_lambada")))
-LAMBADA_PPL_SANE = (*DECODER_SANE, Check(LAMBADA, gate("lm_eval", "hlm_lambada/perplexity")))
+# a perplexity is compared only where the model also predicts the target: with 0 % accuracy,
+# a perplexity far under the unigram one still says the model cannot answer
+LAMBADA_PPL_SANE = (*LAMBADA_SANE, Check(LAMBADA, gate("lm_eval", "hlm_lambada/perplexity")))
 # the paper's side of a protocol; ours is read from the rows (`harness.paper.labels.protocol`)
 GLUE_PROTOCOL = "the paper: full training sets (Appendix E)"
 AVERAGE_PROTOCOL = (

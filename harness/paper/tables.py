@@ -100,8 +100,8 @@ def power_section(
         "the seeds per arm it would need at this spread. "
         f"The detectable Δ and the power are given for a test alone (α = {ALPHA}) "
         "and for a test held to the level the correction asks of each of the page's "
-        f"{family} tests (α = {ALPHA}/{family}: Bonferroni's level, Holm's first step, so a "
-        "lower bound on the power Holm's method gives); the seeds needed, at that level. "
+        f"{family} claims of its scale (α = {ALPHA}/{family}, Bonferroni's level, the one its "
+        "verdicts use); the seeds needed, at that level. "
         f"`hlm power SUITE --claims {family}` gives the same for any leaderboard, in the "
         "metric's own unit (fractions where the paper gives percent).",
         "",

@@ -35,10 +35,12 @@ from zoo.train.atomic import pid_alive, temporary_pid
 from zoo.writer import inside, replacing, write_text
 
 
-def git_sha() -> str:
+def git_output(*args: str) -> str:
+    """What `git ARGS` prints in this project's folder, stripped; '' where git or the
+    repository is missing (an installed copy)."""
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
+            ["git", *args],
             capture_output=True,
             text=True,
             timeout=5,
@@ -47,6 +49,11 @@ def git_sha() -> str:
         return out.stdout.strip() if out.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         return ""
+
+
+def git_sha() -> str:
+    """The commit of this checkout ('' where it is none)."""
+    return git_output("rev-parse", "HEAD")
 
 
 def now() -> datetime:

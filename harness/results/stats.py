@@ -67,6 +67,27 @@ class Comparison:
     paired: bool
     test: str  # in words, e.g. "paired t-test over 3 seeds"
     unit: str = "seeds"  # what `seeds` counts: seeds, or independent side-by-side measurements
+    df: float = math.nan  # the t statistic's degrees of freedom (nan: no t interval)
+
+    def interval_at(self, alpha: float) -> tuple[float, float]:
+        """The (1 - `alpha`) t interval of Δ: at a corrected level, the interval that agrees
+        with a test at that level (it excludes 0 exactly where p < `alpha`)."""
+        if math.isnan(self.df) or math.isnan(self.low):
+            return self.low, self.high
+        half = (self.high - self.low) / 2 / float(stats.t.ppf(1 - ALPHA / 2, self.df))
+        half *= float(stats.t.ppf(1 - alpha / 2, self.df))
+        return self.delta - half, self.delta + half
+
+    def power_range(self, effect: float, alpha: float = ALPHA) -> tuple[float, float]:
+        """The power against `effect` at either end of the 95 % interval of the seed-level
+        spread (chi-square, `df` degrees of freedom): with 3 seeds the spread itself is
+        known only within a factor of several, and so is the power."""
+        if math.isnan(self.df) or not self.sd > 0:
+            return math.nan, math.nan
+        wide = self.sd * math.sqrt(self.df / float(stats.chi2.ppf(ALPHA / 2, self.df)))
+        narrow = self.sd * math.sqrt(self.df / float(stats.chi2.ppf(1 - ALPHA / 2, self.df)))
+        at = [power(effect, sd, self.seeds, self.paired, alpha) for sd in (wide, narrow)]
+        return at[0], at[1]
 
     def detectable(self, power: float = POWER, alpha: float = ALPHA) -> float:
         """The smallest |Δ| these seeds would detect with `power` at the observed spread."""
@@ -116,9 +137,8 @@ def differences(d: Sequence[float] | np.ndarray, unit: str, scale: float) -> Com
     se = sd / math.sqrt(n)
     half = float(stats.t.ppf(1 - ALPHA / 2, n - 1)) * se
     p = float(2 * stats.t.sf(abs(delta / se), n - 1))
-    return Comparison(
-        delta, delta - half, delta + half, p, n, sd, True, f"paired t-test over {n} {unit}", unit
-    )
+    test = f"paired t-test over {n} {unit}"
+    return Comparison(delta, delta - half, delta + half, p, n, sd, True, test, unit, n - 1)
 
 
 def _welch(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
@@ -136,7 +156,28 @@ def _welch(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
     p = float(2 * stats.t.sf(abs(delta / se), df))
     sd = math.sqrt((va + vb) / 2)
     test = f"Welch t-test over {na} vs {nb} {unit}"
-    return Comparison(delta, delta - half, delta + half, p, n, sd, False, test, unit)
+    return Comparison(delta, delta - half, delta + half, p, n, sd, False, test, unit, df)
+
+
+def trend(x: Sequence[float], y: Sequence[float], unit: str, per: str) -> Comparison:
+    """The least-squares slope of `y` on `x` (one pair per independent `unit`), its 95 % t
+    interval and two-sided p (n - 2 degrees of freedom): a claim that a gap grows with a
+    sweep variable, tested as a trend, not as replicates. `sd` is the slope's standard error
+    times sqrt(n), so the paired t power formulas read it as they read a mean's."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)  # (n,), (n,)
+    n = len(xs)
+    name = f"trend over {n} {unit} ({per})"
+    if n < 3 or np.ptp(xs) == 0:
+        return _no_test(math.nan, n, True, f"{name}: fewer than 3 points or one condition", unit)
+    fit = stats.linregress(xs, ys)
+    slope, se = float(fit.slope), float(fit.stderr)
+    if _no_spread(se, magnitude(pd.Series(ys))):
+        return _no_test(slope, n, True, f"{name}: no spread", unit)
+    half = float(stats.t.ppf(1 - ALPHA / 2, n - 2)) * se
+    p = float(fit.pvalue)
+    return Comparison(
+        slope, slope - half, slope + half, p, n, se * math.sqrt(n), True, name, unit, n - 2
+    )
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -12,15 +12,9 @@ them too. Every metric lm-eval returns is stored with its stderr; lm-eval's own 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +22,7 @@ from pydantic import Field, field_validator
 
 from harness.results.gates import VALIDATION, Gate
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.lm_eval_env import data_root_env, lm_eval_bars, project_git
 from harness.tasks.lm_eval_folders import (
     folder_files,
     folder_problems,
@@ -40,8 +35,7 @@ from harness.tasks.lm_eval_folders import (
 )
 from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.checksums import short_digests
-from zoo.data.corpus import DATA_ROOT_ENV, data_root
-from zoo.env import env_set
+from zoo.data.corpus import data_root
 from zoo.errors import UserError
 from zoo.registry import check_name
 from zoo.settings import Settings
@@ -107,50 +101,6 @@ def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
         raise UserError("lm_eval: device 'cuda' asked for, but torch sees no CUDA device")
     dtype = p.dtype if p.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
     return device, dtype
-
-
-@contextmanager
-def lm_eval_bars(shown: bool) -> Iterator[None]:
-    """lm-eval's progress bars as asked: hidden, they would nest inside `hlm run`'s cell bar.
-
-    lm-eval has no switch for its bars (it passes tqdm's ``disable=`` itself), so its
-    standard error is read while it runs and every line but the bars' is passed on after."""
-    if shown:
-        yield
-        return
-    caught = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(caught):
-            yield
-    finally:
-        kept = [line for line in caught.getvalue().split("\n") if line.strip() and "\r" not in line]
-        if kept:
-            sys.stderr.write("\n".join(kept) + "\n")
-
-
-def project_git() -> AbstractContextManager[None]:
-    """lm-eval records `git describe` of the working directory (and git prints "fatal: not a
-    git repository" outside one): within this block, `GIT_DIR` names this project's
-    repository where it is a checkout, so lm-eval records the commit of the code that ran.
-    An installed copy has none: lm-eval then does as it always does."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--absolute-git-dir"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return contextlib.nullcontext()
-    if out.returncode != 0 or not out.stdout.strip():
-        return contextlib.nullcontext()
-    return env_set("GIT_DIR", out.stdout.strip())
-
-
-def data_root_env(root: Path) -> AbstractContextManager[None]:
-    """$HLM_DATA_ROOT set to `root` for the shipped tasks' loaders, restored afterwards."""
-    return env_set(DATA_ROOT_ENV, str(root.resolve()))
 
 
 def keep_outputs(results: dict[str, Any], folder: Path | None, log_samples: bool) -> None:
@@ -385,7 +335,8 @@ LM_EVAL_GATES = {
     ),
     "hlm_pubmedqa": Gate("acc", 1 / 3, 0.02, paper="43.8 % (Table 4); three answers"),
     # below 50 % a model prefers the anti-stereotypical sentence: no bias to compare
-    "hlm_crows_pairs_english": Gate("pct_stereotype", 0.5, paper="57.3 % (Table 4)"),
+    # a random model's share is 0.5 +- 0.013 over 1,508 pairs: the margin keeps it out
+    "hlm_crows_pairs_english": Gate("pct_stereotype", 0.5, 0.03, paper="57.3 % (Table 4)"),
 }
 # the Hub datasets the shipped local tasks read a copy of (as lm-eval's own tasks of the
 # same names load them)

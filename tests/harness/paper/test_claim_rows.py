@@ -24,7 +24,7 @@ def test_a_claims_row_fills_every_column(found: list) -> None:
         "GLUE average dev, equal tokens: bert-tiny-cwt (3000 steps) vs bert-tiny-ce (3000 steps)"
     )
     low, high = avg.interval
-    assert row["our Δ [95 % CI]"] == delta_text(avg)
+    assert row["our Δ [CI]"] == delta_text(avg)
     assert delta_text(avg) == f"{num(avg.gain, True)} [{num(low, True)}, {num(high, True)}]"
     assert row["paper"] == "82.43 → 83.29" and row["paper Δ"] == "0.86"
     assert row["seeds"] == "3" and row["verdict"] == "**reproduced**"
@@ -42,7 +42,7 @@ def test_a_measurement_has_no_paper_delta_and_no_verdict(tmp_path) -> None:
     row = dict(zip(MEASURED, claim_row(masked), strict=True))
     assert "paper Δ" not in row and "verdict" not in row
     assert row["paper"] == f"“{masked.figure.stated}”"
-    assert row["our Δ [95 % CI]"] == delta_text(masked) != "-"
+    assert row["our Δ [CI]"] == delta_text(masked) != "-"
     assert row["p → adjusted (test)"].endswith("(paired t-test over 3 seeds)")
 
 

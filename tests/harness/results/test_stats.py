@@ -22,6 +22,7 @@ from harness.results.stats import (
     per_example,
     power,
     seeds_needed,
+    trend,
 )
 
 RNG = np.random.default_rng(20241125)
@@ -175,3 +176,34 @@ def test_per_example_evidence_mcnemar_and_bootstrap() -> None:
     assert batches is not None and "over 400 evaluation batches" in batches.test
     sentences = per_example(a, b, "sentences")
     assert sentences is not None and "McNemar exact test over 300 sentences" in sentences.test
+
+
+def test_an_interval_at_a_corrected_level_excludes_zero_exactly_where_p_is_below_it() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        d = rng.normal(0.3, 0.2, 3)
+        c = differences(d, "seeds", 1.0)
+        for alpha in (0.05, 0.05 / 27):
+            low, high = c.interval_at(alpha)
+            assert (c.p < alpha) == (not low <= 0 <= high)
+    assert c.interval_at(0.05) == pytest.approx((c.low, c.high))
+
+
+def test_power_is_a_range_over_the_spreads_own_interval() -> None:
+    c = differences(np.array([0.1, 0.3, 0.2]), "seeds", 1.0)
+    low, high = c.power_range(0.5)
+    point = c.power_at(0.5)
+    assert low < point < high
+    df = 2  # the spread's 95 % interval with 2 degrees of freedom spans 0.52x to 6.3x
+    assert math.sqrt(df / stats.chi2.ppf(0.975, df)) == pytest.approx(0.52, abs=0.01)
+    assert math.sqrt(df / stats.chi2.ppf(0.025, df)) == pytest.approx(6.28, abs=0.05)
+
+
+def test_a_trend_is_the_least_squares_slope_with_its_t_test() -> None:
+    x = np.log2([8192, 8192, 16384, 16384, 32768, 32768])
+    y = np.array([0.1, 0.12, 0.3, 0.29, 0.5, 0.52])
+    c = trend(list(x), list(y), "measurements", "gap per doubling")
+    fit = stats.linregress(x, y)
+    assert c.delta == pytest.approx(fit.slope) and c.p == pytest.approx(fit.pvalue)
+    assert c.df == 4 and c.low < c.delta < c.high
+    assert math.isnan(trend([1.0, 1.0, 1.0], [0.1, 0.2, 0.3], "m", "x").p)  # one condition

@@ -11,14 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.leaderboard import git_sha
 from harness.tasks.lm_eval_task import (
     LMEvalParams,
     continuation_ids,
     device_and_dtype,
-    lm_eval_bars,
     loglikelihood_pairs,
-    project_git,
 )
 from zoo.errors import UserError
 
@@ -126,36 +123,6 @@ def test_loglikelihood_pairs_are_one_per_document() -> None:
     # as lm-eval's EvaluationTracker rewrites them in place when it saves the samples
     saved = {"doc_id": 0, "arguments": {"gen_args_0": {"arg_0": "context", "arg_1": " target"}}}
     assert loglikelihood_pairs([saved]) == [("context", " target")]
-
-
-def test_lm_eval_bars_are_hidden_unless_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
-    """Inside a suite's cell bar, none of lm-eval's own (its modules', and the one it draws
-    while bootstrapping a perplexity's stderr); its other messages are passed on."""
-    import lm_eval.api.task
-    from tqdm import tqdm as imported_late  # as lm_eval.api.metrics imports it
-
-    def draw() -> None:
-        for bar in (lm_eval.api.task.tqdm(range(3), disable=False), imported_late(range(2))):
-            list(bar)
-        print("WARNING: a message of lm-eval's", file=sys.stderr)
-
-    with lm_eval_bars(shown=False):
-        draw()
-    err = capsys.readouterr().err
-    assert err == "WARNING: a message of lm-eval's\n"
-    with lm_eval_bars(shown=True):
-        draw()
-    err = capsys.readouterr().err
-    assert "3/3" in err and "2/2" in err and "a message" in err
-
-
-def test_lm_eval_records_the_commit_of_this_checkout() -> None:
-    """No patching of lm-eval: `GIT_DIR` makes its own `git describe` name this project."""
-    from lm_eval.loggers.utils import get_git_commit_hash
-
-    with project_git():
-        described = get_git_commit_hash()
-    assert described is not None and git_sha().startswith(described.split("-")[-1].lstrip("g"))
 
 
 @pytest.mark.slow

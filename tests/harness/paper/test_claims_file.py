@@ -1,0 +1,107 @@
+"""`hlm report --claims FILE`: a claims file that is not the paper's, judged from rows of the
+quickstart suite, with its own family per scale; bad files refused by file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as hlm
+from harness.paper.claims_file import judge_claims, load_claims
+from harness.results.leaderboard import write_cell
+from tests.harness.paper.rows import paper_row
+from zoo.errors import UserError
+
+CLAIMS = """\
+name: quickstart
+paper: "CWT lowers the validation loss of tiny decoders"
+scales:
+  - name: tiny
+    claims:
+      - id: val-loss
+        quantity: validation cross-entropy, decoders
+        suite: quickstart
+        task: validation
+        metric: val_ce
+        arms: {vanilla: pythia-tiny-ce, headless: pythia-tiny-cwt}
+        direction: better
+        gates: [{task: validation, type: validation}]
+      - id: val-loss-paper
+        quantity: validation cross-entropy, as the paper's numbers
+        suite: quickstart
+        task: validation
+        metric: val_ce
+        arms: {vanilla: pythia-tiny-ce, headless: pythia-tiny-cwt}
+        paper: {vanilla: 3.2, headless: 3.0}
+      - id: speed
+        quantity: tokens per second, exploratory
+        suite: quickstart
+        task: validation
+        metric: val_ppl
+        arms: {vanilla: pythia-tiny-ce, headless: pythia-tiny-cwt}
+        confirmatory: false
+"""
+
+
+def _rows(root: Path, gain: float) -> Path:
+    """Three seeds of the quickstart decoders: cwt's validation CE lower by `gain`."""
+    rows = []
+    for seed in range(3):
+        for model, ce in (("pythia-tiny-ce", 5.0), ("pythia-tiny-cwt", 5.0 - gain)):
+            ce += 0.001 * seed * (model == "pythia-tiny-cwt")
+            rows += [
+                paper_row(model, "validation", "val_ce", ce, seed),
+                paper_row(model, "validation", "val_ppl", 150.0, seed),
+                paper_row(model, "validation", "unigram_ppl", 1000.0, seed),
+            ]
+    write_cell(root / "quickstart", "rows", [{**r, "suite": "quickstart"} for r in rows])
+    return root
+
+
+def test_a_claims_file_is_judged_with_its_own_family(tmp_path: Path) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text(CLAIMS)
+    _, found = judge_claims(path, _rows(tmp_path / "lb", gain=0.3))
+    assert [f.figure.claim for f in found] == ["val-loss", "val-loss-paper", "speed"]
+    loss, paper, speed = found
+    assert loss.family == paper.family == 2 and loss.alpha == 0.05 / 2
+    assert loss.verdict == paper.verdict == "reproduced"
+    assert loss.gain == pytest.approx(0.299)  # lower is better: a positive gain
+    assert speed.verdict is None and speed.family == 1
+    worse = judge_claims(path, _rows(tmp_path / "worse", gain=-0.3))[1]
+    assert worse[0].verdict == "contradicted"
+
+
+def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text(CLAIMS)
+    root = _rows(tmp_path / "lb", gain=0.3)
+    assert hlm(["report", "--claims", str(path), "--leaderboards", str(root)]) == 0
+    page = (root / "quickstart-claims.md").read_text()
+    assert page.startswith("# Claims of `quickstart`, judged")
+    assert "| val-loss | tiny | headless | headless better than vanilla, as stated |" in page
+    assert "Claims per scale (the families): tiny: 2." in page
+    assert str(root / "quickstart-claims.md") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (
+            ("metric: val_ce\n        arms", "metric: val_cee\n        arms"),
+            "did you mean 'val_ce'",
+        ),
+        (("        direction: better\n", ""), "none is assumed"),
+        (("type: validation}", "type: validaton}"), "unknown task type 'validaton'"),
+        (("suite: quickstart\n", "suite: ../x\n", 1), "scales[0].claims[0].suite"),
+    ],
+)
+def test_a_bad_claims_file_is_refused_by_file_and_key(
+    tmp_path: Path, edit: tuple, said: str
+) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text(CLAIMS.replace(*edit))
+    with pytest.raises(UserError) as err:
+        load_claims(path)
+    assert str(path) in str(err.value) and said in str(err.value), str(err.value)
