@@ -200,3 +200,17 @@ def test_a_dataset_card_holds_the_table_as_hlm_leaderboard_shows_it(tmp_path) ->
     assert "0.7210 ± 0.0210 †" in line
     assert "† better, ‡ worse than the baseline `base`" in card
     assert "over the leaderboard's 1 comparisons" in card and "@best" not in card
+
+
+def test_the_license_file_is_the_one_the_package_and_model_cards_declare() -> None:
+    """The code's LICENSE, pyproject's license and a model card's default agree (Apache
+    2.0); leaderboard datasets default to CC-BY-4.0, a data license, said in their card."""
+    import tomllib
+
+    root = Path(__file__).parents[3]
+    assert (
+        "Apache License\n                           Version 2.0" in (root / "LICENSE").read_text()
+    )
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert project["license"] == {"text": "Apache-2.0"}
+    assert CardOptions().license == "apache-2.0"
