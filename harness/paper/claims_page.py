@@ -18,7 +18,7 @@ from harness.paper.findings import Finding
 from harness.paper.tables import table
 from zoo.writer import write_text
 
-COLUMNS = ["claim", "scale", "arm", "answer", "our Δ [CI]", "adjusted p", "seeds"]
+COLUMNS = ["claim", "scale", "arm", "baseline", "answer", "our Δ [CI]", "adjusted p", "seeds"]
 METHOD = (
     "Each arm is reduced to one value per pretraining seed, then compared across seeds "
     "(paired t-test; speed and memory: per side-by-side measurement). A claim is tested as "
@@ -45,18 +45,29 @@ def cause(f: Finding) -> str:
     return next((v for k, v in CAUSES.items() if f.reason.startswith(k)), "no comparison")
 
 
-def answer(f: Finding) -> str:
-    """The finding's verdict in words."""
+def answer(f: Finding, by_model: bool = False) -> str:
+    """The finding's verdict in words: the arms by role ("headless better than vanilla"), or
+    `by_model`, by the models the rows name."""
     side = "better" if f.gain > 0 else "worse"
+    arm, base = (
+        (f.source.roles[f.role], f.source.roles["vanilla"]) if by_model else (f.role, "vanilla")
+    )
     if f.verdict is None:
         return "exploratory (no verdict)"
     if f.verdict == "reproduced":
-        return f"{f.role} {side} than vanilla, as stated"
+        return f"{arm} {side} than {base}, as stated"
     if f.verdict == "contradicted":
-        return f"{f.role} {side} than vanilla, against the claim"
+        return f"{arm} {side} than {base}, against the claim"
     if f.verdict == "inconclusive":
         return "inconclusive"
     return f"untestable here: {cause(f)}"
+
+
+def _why(f: Finding) -> str:
+    """The reason, with the models named where the test decided."""
+    if f.verdict in ("reproduced", "contradicted"):
+        return f"{answer(f, True)} (adjusted p = {f.p_adjusted:.3g})"
+    return f.reason
 
 
 def _p(f: Finding) -> str:
@@ -66,7 +77,8 @@ def _p(f: Finding) -> str:
 def _row(f: Finding) -> list[str]:
     delta = delta_text(f)
     level = "" if delta == "-" else f" ({100 * f.level:.3g} %)"
-    return [f.figure.claim, f.scale, f.role, answer(f), delta + level, _p(f), str(f.seeds)]
+    arm, base = f.source.roles[f.role], f.source.roles["vanilla"]
+    return [f.figure.claim, f.scale, arm, base, answer(f, True), delta + level, _p(f), str(f.seeds)]
 
 
 def render_claims(claims: ClaimsFile, found: list[Finding], path: Path, root: Path) -> str:
@@ -86,7 +98,10 @@ def render_claims(claims: ClaimsFile, found: list[Finding], path: Path, root: Pa
         "",
         "## Why",
         "",
-        *(f"- **{f.figure.claim}** ({f.scale}, {f.role}): {f.reason}" for f in found),
+        *(
+            f"- **{f.figure.claim}** ({f.scale}, {f.source.roles[f.role]}): {_why(f)}"
+            for f in found
+        ),
         "",
         "## Method",
         "",

@@ -9,9 +9,12 @@ import pytest
 
 from harness.cli import main as hlm
 from harness.paper.claims_file import judge_claims, load_claims
+from harness.paper.claims_page import write_claims_page
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import paper_row
 from zoo.errors import UserError
+
+ROOT = Path(__file__).parents[3]
 
 CLAIMS = """\
 name: quickstart
@@ -80,7 +83,10 @@ def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
     assert hlm(["report", "--claims", str(path), "--leaderboards", str(root)]) == 0
     page = (root / "quickstart-claims.md").read_text()
     assert page.startswith("# Claims of `quickstart`, judged")
-    assert "| val-loss | tiny | headless | headless better than vanilla, as stated |" in page
+    assert (
+        "| val-loss | tiny | pythia-tiny-cwt | pythia-tiny-ce | pythia-tiny-cwt better than "
+        "pythia-tiny-ce, as stated |"
+    ) in page
     assert "Claims per scale (the families): tiny: 2." in page
     assert str(root / "quickstart-claims.md") in capsys.readouterr().out
 
@@ -105,3 +111,12 @@ def test_a_bad_claims_file_is_refused_by_file_and_key(
     with pytest.raises(UserError) as err:
         load_claims(path)
     assert str(path) in str(err.value) and said in str(err.value), str(err.value)
+
+
+def test_the_committed_probes_page_is_what_the_command_makes(tmp_path: Path, monkeypatch) -> None:
+    """leaderboards/cpu-encoder-probes-claims.md: `hlm report --claims
+    suites/claims/cpu-encoder-probes.yaml` over the committed rows, byte for byte."""
+    monkeypatch.chdir(ROOT)
+    claims = Path("suites/claims/cpu-encoder-probes.yaml")
+    out = write_claims_page(claims, Path("leaderboards"), tmp_path / "page.md")
+    assert out.read_text() == (ROOT / "leaderboards" / "cpu-encoder-probes-claims.md").read_text()
