@@ -1,0 +1,1 @@
+"""Corpora, tokenizers, token caches and packed blocks with MLM or CLM labels."""

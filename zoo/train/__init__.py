@@ -1,0 +1,1 @@
+"""Pretraining: the typed run config, identity, setup stages, the loop, checkpoints, resume."""
