@@ -106,6 +106,31 @@ def lm_eval_flag(p: argparse.ArgumentParser, name: str, *short: str, **kw: Any) 
     p.add_argument(*names, dest=name, **kw)
 
 
+LM_EVAL_SEEDS = "0,1234,1234,1234"  # lm-eval's default: random, numpy, torch, few-shot
+
+
+def lm_eval_seeds(text: str) -> list[int | None]:
+    """lm-eval's `--seed`: one integer for all four seeds, or four (three: the few-shot one
+    at its default) comma-separated, `None` leaving one unset."""
+
+    def one(item: str) -> int | None:
+        item = item.strip()
+        if item.lower() == "none":
+            return None
+        if not item.isdigit():
+            raise argparse.ArgumentTypeError(f"{item!r}: a seed is an integer >= 0 or None")
+        return int(item)
+
+    items = [one(x) for x in text.split(",")]
+    if len(items) == 1:
+        return items * 4
+    if len(items) not in (3, 4):
+        raise argparse.ArgumentTypeError(
+            "one integer, or 4 comma-separated (random, numpy, torch, few-shot), as lm-eval's"
+        )
+    return items + [one(x) for x in LM_EVAL_SEEDS.split(",")][len(items) :]
+
+
 # flags other tools give a meaning ours name otherwise: the names to use here
 FALSE_FRIENDS = {
     "--save-steps": "--save-every N (a checkpoint every N steps, as Hugging Face's --save-steps) "

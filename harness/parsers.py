@@ -14,11 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.flags import (
+    LM_EVAL_SEEDS,
     add_leaderboards,
     add_max_cells,
     add_trust,
     int_at_least,
     lm_eval_flag,
+    lm_eval_seeds,
     positive,
 )
 from zoo.registry import resolve_target
@@ -183,7 +185,15 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     )
     lm_eval_flag(p, "device", help="auto, cpu or cuda (default: auto)")
     p.add_argument("--dtype", help="auto, float32, bfloat16 or float16 (default: auto)")
-    lm_eval_flag(p, "seed", type=int, default=0, help="one seed for every random draw")
+    lm_eval_flag(
+        p,
+        "seed",
+        type=lm_eval_seeds,
+        default=lm_eval_seeds(LM_EVAL_SEEDS),
+        help="lm-eval's seeds for python random, numpy, torch and few-shot sampling: one "
+        f"integer for all four, or 4 comma-separated, None leaving one unset (default: "
+        f"{LM_EVAL_SEEDS}, as lm_eval's); the first is the row's seed",
+    )
     p.add_argument(
         "--label", help="the model's label in the leaderboard (default: the run's folder name)"
     )

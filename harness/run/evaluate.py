@@ -147,6 +147,7 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
         "log_samples": args.log_samples,
         "output_path": _output_path(args.output_path),
         "progress": verbosity(args) >= 0,
+        "seeds": args.seed,
     }
     data = {
         "name": name,
@@ -156,7 +157,7 @@ def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
         "tasks": [
             {"type": "lm_eval", "params": {k: v for k, v in params.items() if v is not None}}
         ],
-        "seeds": [args.seed],
+        "seeds": [args.seed[0] or 0],  # the row's seed: lm-eval's first
         "path": str(Path.cwd() / f"{name}.yaml"),
     }
     try:
@@ -184,7 +185,8 @@ def _as_flags(problems: list[str]) -> list[str]:
     for problem in problems:
         key, _, message = problem.removeprefix("~: ").partition(": ")
         if key.startswith("tasks[0].params."):
-            flag = "--" + key.removeprefix("tasks[0].params.").split("[")[0]  # lm-eval's names
+            param = key.removeprefix("tasks[0].params.").split("[")[0]  # lm-eval's names
+            flag = "--seed" if param == "seeds" else f"--{param}"
         else:
             flag = FLAGS[key] if key in FLAGS else key
         out.append(f"{flag}: {message}")

@@ -83,6 +83,7 @@ PINNED: dict[str, dict[str, Any]] = {
         "dtype": "auto",
         "log_samples": False,
         "progress": False,
+        "seeds": None,
     },
     "synonyms": {"wordnet": None, "pos": ["noun", "verb", "adj", "adv"]},
     "probe": {

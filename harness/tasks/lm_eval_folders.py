@@ -58,14 +58,15 @@ SHIPPED_DATA = {
 }
 
 
-def task_manager(folders: list[Path]) -> Any:
-    """lm-eval's TaskManager over its own tasks, the shipped ones, then `folders`. A folder's
-    task under a name that lm-eval, the shipped folder or another folder gives from another
-    file is refused, naming both files."""
+def task_manager(folders: list[Path], metadata: dict[str, Any] | None = None) -> Any:
+    """lm-eval's TaskManager over its own tasks, the shipped ones, then `folders`, with the
+    `metadata` lm_eval gives its tasks (its model args). A folder's task under a name that
+    lm-eval, the shipped folder or another folder gives from another file is refused, naming
+    both files."""
     from lm_eval.tasks import TaskManager
 
     if not folders:
-        return TaskManager(include_path=[str(SHIPPED)])
+        return TaskManager(include_path=[str(SHIPPED)], metadata=metadata or {})
     seen = dict(_known_tasks())
     for folder in folders:
         mine = TaskManager(include_path=[str(folder)], include_defaults=False)
@@ -77,7 +78,7 @@ def task_manager(folders: list[Path]) -> Any:
                     "give your task a name of its own"
                 )
             seen[name] = where
-    return TaskManager(include_path=[str(SHIPPED), *map(str, folders)])
+    return TaskManager(include_path=[str(SHIPPED), *map(str, folders)], metadata=metadata or {})
 
 
 @cache

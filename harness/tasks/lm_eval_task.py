@@ -76,6 +76,14 @@ class LMEvalParams(Settings):
     progress: bool = Field(
         False, description="show lm-eval's own progress bars (off inside a suite's cell bar)"
     )
+    seeds: list[int | None] | None = Field(
+        None,
+        min_length=4,
+        max_length=4,
+        description="lm-eval's four seeds (python random, numpy, torch, few-shot sampling; "
+        "None leaves one unset), as `lm_eval --seed` sets them; default: the cell's seed for "
+        "the first three, lm-eval's 1234 for few-shot sampling",
+    )
 
     @field_validator("limit")
     @classmethod
@@ -90,6 +98,15 @@ class LMEvalParams(Settings):
         if (isinstance(v, int) and v > 0) or (isinstance(v, str) and re.fullmatch(AUTO, v)):
             return v
         raise ValueError("an integer above 0, auto or auto:N")
+
+
+def lm_eval_seeds(p: LMEvalParams, seed: int) -> dict[str, int | None]:
+    """`simple_evaluate`'s seed arguments: `seeds` as lm-eval's `--seed` gives them, else
+    the cell's seed for random, numpy and torch (few-shot sampling at lm-eval's default)."""
+    names = ("random_seed", "numpy_random_seed", "torch_random_seed", "fewshot_random_seed")
+    if p.seeds is None:
+        return dict(zip(names[:3], (seed, seed, seed), strict=True))
+    return dict(zip(names, p.seeds, strict=True))
 
 
 def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
@@ -233,22 +250,26 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     root = _data_root(p)
     device, dtype = device_and_dtype(p)
     with data_root_env(root), project_git(), lm_eval_bars(p.progress):
-        manager = task_manager([ctx.suite_dir / d for d in p.include_path])
+        # the values as `lm_eval run` passes them, so that its results file reads the same
+        model_args = {"pretrained": str(ctx.checkpoint), "dtype": dtype}
+        manager = task_manager([ctx.suite_dir / d for d in p.include_path], dict(model_args))
         for task in p.tasks:
             check_name("lm-eval task", task, manager.all_tasks)
         tracker = _tracker(p, ctx.suite_dir)
         results = lm_eval.simple_evaluate(
             evaluation_tracker=tracker,
             model="hf",
-            model_args={"pretrained": str(ctx.checkpoint), "device": device, "dtype": dtype},
+            model_args=model_args,
+            device=device,
             tasks=p.tasks,
             task_manager=manager,
             num_fewshot=p.num_fewshot,
-            limit=p.limit,
-            batch_size=p.batch_size,
-            random_seed=ctx.seed,
-            numpy_random_seed=ctx.seed,
-            torch_random_seed=ctx.seed,
+            limit=None if p.limit is None else float(p.limit),
+            batch_size=str(p.batch_size),
+            gen_kwargs={},
+            fewshot_as_multiturn=None,
+            metadata=dict(model_args),
+            **lm_eval_seeds(p, ctx.seed),
             log_samples=True,  # per-example scores: the paired test of single-seed comparisons
         )
     if results is None:

@@ -117,8 +117,9 @@ def test_a_default_label_names_the_run() -> None:
 def test_an_lm_eval_command_line_runs_unchanged(
     tiny_decoder: Path, tmp_path: Path, data_root: Path
 ) -> None:
-    """The same arguments to `lm_eval run` and to `hlm evaluate`: the same results file
-    (lm-eval's layout, keys and scores) and the same samples files."""
+    """The same arguments to `lm_eval run` and to `hlm evaluate`: the same results file, all
+    of it but the timings (layout, config block, seeds, scores), and the same samples files.
+    Few-shot with `--seed 3`: lm-eval's four seeds, the few-shot sampler's included."""
     args = [
         "--model", "hf",
         "--model_args", f"pretrained={tiny_decoder},dtype=float32",
@@ -127,6 +128,8 @@ def test_an_lm_eval_command_line_runs_unchanged(
         "--limit", "4",
         "--batch_size", "4",
         "--device", "cpu",
+        "--num_fewshot", "2",
+        "--seed", "3",
         "--log_samples",
     ]  # fmt: skip
     assert hlm(["evaluate", *args, "--output_path", str(tmp_path / "ours")]) == 0
@@ -137,8 +140,12 @@ def test_an_lm_eval_command_line_runs_unchanged(
         json.loads(next((tmp_path / side).rglob("results_*.json")).read_text())
         for side in ("ours", "theirs")
     )
-    assert set(ours) == set(theirs)
-    assert ours["results"] == theirs["results"] and ours["n-samples"] == theirs["n-samples"]
+    timings = ("date", "start_time", "end_time", "total_evaluation_time_seconds")
+    for side in (ours, theirs):
+        for key in timings:
+            side.pop(key, None)
+    assert ours == theirs
+    assert ours["config"]["fewshot_seed"] == 3 and ours["config"]["numpy_seed"] == 3
     for side in ("ours", "theirs"):
         (samples,) = (tmp_path / side).rglob("samples_hlm_lambada_*.jsonl")
         assert len(samples.read_text().splitlines()) == 4
@@ -196,3 +203,21 @@ def test_a_task_folder_named_on_the_command_line_is_the_users_choice(
     suite = adhoc_suite(args, "evaluate")
     assert suite.tasks[0].params["include_path"] == [str(folder)]
     assert os.environ[TRUST_ENV] == "0"
+
+
+def test_seed_takes_lm_evals_forms() -> None:
+    """`--seed` as lm_eval reads it: one integer for all four seeds, four comma-separated
+    (None leaves one unset), three with the few-shot seed at lm-eval's default 1234."""
+    import argparse
+
+    from harness.flags import lm_eval_seeds
+
+    parser = argparse.ArgumentParser()
+    add_evaluate(parser)
+    seeds = [parser.parse_args(["-t", "x", *a]).seed for a in ([], ["--seed", "3"])]
+    assert seeds == [[0, 1234, 1234, 1234], [3, 3, 3, 3]]
+    assert lm_eval_seeds("0,None,8,52") == [0, None, 8, 52]
+    assert lm_eval_seeds("1,2,3") == [1, 2, 3, 1234]
+    for bad in ("1,2", "a", "-1", "1,2,3,4,5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            lm_eval_seeds(bad)
