@@ -5,6 +5,7 @@
     p.add_argument("--task")                          # `text`: "empty; give a value"
     add_leaderboards(p)                               # --leaderboards ROOT
     lm_eval_flag(p, "num_fewshot", "-f")              # --num_fewshot, --num-fewshot and -f
+    add_refused(p)                                    # lm_eval run's other flags: refused, why said
 
 A flag's value is checked here once, as argparse parses it, so a bad value is a usage error
 that names the flag, never an error deep inside the command.
@@ -162,3 +163,61 @@ PLUGIN_LOSS_FLAG = (
     "--plugins FILE (a plugin objective's loss options are flags once its file is named "
     "there; a --config file's plugins are imported only after the flags are read)"
 )
+
+
+# lm_eval run's flags `hlm evaluate` does not take -> why
+REFUSED_FLAGS: dict[str, str] = {
+    "gen_kwargs": "hlm keeps each task's own generation settings, so a leaderboard row means "
+    "one protocol; run other settings under lm_eval itself",
+    "apply_chat_template": "a zoo checkpoint has no chat template: prompts are the task's text",
+    "fewshot_as_multiturn": "it needs a chat template, which a zoo checkpoint has none of",
+    "system_instruction": "a system prompt is part of a chat template; a zoo checkpoint has none",
+    "use_cache": "a cached answer would be read back as this checkpoint's: hlm evaluates afresh",
+    "cache_requests": "hlm builds each task's requests afresh, so an edited task is never stale",
+    "check_integrity": "it runs lm-eval's own task tests: run them with lm_eval",
+    "write_out": "--log_samples keeps every prompt and answer, beside the scores",
+    "show_config": "--output_path writes lm-eval's results file, its config block included",
+    "predict_only": "hlm records scores; predictions alone are lm_eval's (--log_samples keeps "
+    "them beside the scores)",
+    "samples": "a leaderboard row scores a task's first --limit examples, not chosen ones",
+    "max_batch_size": "--batch_size auto:N bounds the automatic search as hlm runs it",
+    "wandb_args": "hlm's record is its leaderboard (`hlm publish leaderboard` uploads it)",
+    "wandb_config_args": "hlm's record is its leaderboard (`hlm publish leaderboard` uploads it)",
+    "trackio_args": "hlm's record is its leaderboard (`hlm publish leaderboard` uploads it)",
+    "hf_hub_log_args": "`hlm publish leaderboard` uploads the rows and lm-eval's files",
+    "verbosity": "hlm's -v (debug) and -q (warnings only) set the log level",
+    "trust_remote_code": "hlm never runs a checkpoint's code: a zoo checkpoint loads as a plain "
+    "transformers model",
+    "confirm_run_unsafe_code": "hlm evaluate runs no task that executes generated code",
+    "metadata": "hlm passes lm-eval the metadata lm_eval run does (the model args), nothing else",
+    "config": "hlm evaluate reads its arguments from the command line; a suite is its file",
+}
+
+# --model_args keys `hlm evaluate` does not take -> why
+REFUSED_MODEL_ARGS: dict[str, str] = {
+    "trust_remote_code": REFUSED_FLAGS["trust_remote_code"],
+    "max_length": "the checkpoint's own context length is used, so rows of one model compare",
+    "add_bos_token": "the checkpoint's tokenizer decides, as it did in pretraining",
+    "revision": "a row names its checkpoint, not a revision: give a local folder or the hub "
+    "id at the revision you mean, downloaded (`hf download --revision`)",
+    "parallelize": "hlm evaluate runs one device (--device)",
+}
+
+
+def add_refused(p: argparse.ArgumentParser) -> None:
+    """Each refused flag, under lm-eval's name and the dashed one, with or without a value,
+    hidden from --help."""
+    for name in REFUSED_FLAGS:
+        names = {f"--{name}", f"--{name.replace('_', '-')}"}
+        p.add_argument(
+            *sorted(names), dest=f"refused_{name}", nargs="?", const="given", help=argparse.SUPPRESS
+        )
+
+
+def refused(args: argparse.Namespace) -> list[str]:
+    """`--FLAG: why` for each refused flag given."""
+    return [
+        f"--{name}: hlm evaluate does not take it: {why}"
+        for name, why in REFUSED_FLAGS.items()
+        if getattr(args, f"refused_{name}", None) is not None
+    ]

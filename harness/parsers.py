@@ -17,6 +17,7 @@ from harness.flags import (
     LM_EVAL_SEEDS,
     add_leaderboards,
     add_max_cells,
+    add_refused,
     add_trust,
     int_at_least,
     lm_eval_flag,
@@ -199,6 +200,7 @@ def add_evaluate(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--leaderboard", help="also add the rows to leaderboards/NAME/")
     add_leaderboards(p)
+    add_refused(p)  # lm_eval run's other flags: each refused with why
     p.set_defaults(func="harness.run.evaluate:cmd_evaluate")
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.flags import REFUSED_MODEL_ARGS, refused
 from harness.logs import verbosity
 from harness.results.leaderboard import current_cells, write_current_cells
 from harness.run.artifacts import ARTIFACTS
@@ -63,6 +64,9 @@ def model_args(args: argparse.Namespace) -> dict[str, str]:
             raise SuiteError([f"--model_args: {token!r} is not key=value (a value not empty)"])
         if key in out:
             raise SuiteError([f"--model_args: {key!r} given twice ({out[key]!r}, {value!r})"])
+        if key in REFUSED_MODEL_ARGS:
+            raise SuiteError([f"--model_args: {key!r}: hlm evaluate does not take it: "
+                              f"{REFUSED_MODEL_ARGS[key]}"])  # fmt: skip
         if key not in MODEL_ARGS:
             raise SuiteError(
                 [
@@ -133,6 +137,8 @@ def _batch_size(text: str) -> int | str:
 
 def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
     """The suite `hlm evaluate` runs: the checkpoint, one lm_eval task, one seed."""
+    if problems := refused(args):
+        raise SuiteError(problems)
     margs = model_args(args)
     checkpoint = _checkpoint(args, margs)
     named = args.checkpoint or (margs["pretrained"] if "pretrained" in margs else None)

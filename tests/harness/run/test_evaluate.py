@@ -221,3 +221,28 @@ def test_seed_takes_lm_evals_forms() -> None:
     for bad in ("1,2", "a", "-1", "1,2,3,4,5"):
         with pytest.raises(argparse.ArgumentTypeError):
             lm_eval_seeds(bad)
+
+
+def test_every_flag_of_lm_eval_run_is_taken_or_refused_with_why(capsys) -> None:
+    """lm-eval's dialect, whole: each flag `lm_eval run` has is one `hlm evaluate` takes, or
+    one it refuses by name with the reason (never "did you mean" another flag)."""
+    import argparse
+
+    from lm_eval._cli.run import Run
+
+    from harness.flags import REFUSED_FLAGS
+
+    theirs = argparse.ArgumentParser()
+    run = Run(theirs.add_subparsers())
+    flags = {o for a in run._parser._actions for o in a.option_strings if o.startswith("--")}
+    ours = argparse.ArgumentParser()
+    add_evaluate(ours)
+    known = {o for a in ours._actions for o in a.option_strings}
+    assert flags - {"--help"} <= known
+    for flag in sorted(f"--{name}" for name in REFUSED_FLAGS):
+        assert hlm(["evaluate", "ckpt", "-t", "hlm_boolq", flag]) == 2
+        said = capsys.readouterr().err
+        assert f"{flag}: hlm evaluate does not take it: " in said and "did you mean" not in said
+    for key in ("trust_remote_code", "max_length", "add_bos_token", "revision", "parallelize"):
+        assert hlm(["evaluate", "ckpt", "-t", "x", "--model_args", f"{key}=1"]) == 2
+        assert f"--model_args: '{key}': hlm evaluate does not take it: " in capsys.readouterr().err
