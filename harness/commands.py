@@ -156,8 +156,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from harness.results.leaderboard import current_cells
     from harness.results.samples import read_samples
 
-    for f in make_plots(df, out, read_samples(directory, current_cells(directory))):
-        print(f)
+    before = {p.name: p.read_bytes() for p in out.glob("*.png")} if out.is_dir() else {}
+    made = make_plots(df, out, read_samples(directory, current_cells(directory)))
+    said = {"new": 0, "replaced": 0, "unchanged": 0}
+    for f in made:
+        was = before.get(Path(f).name)
+        state = "new" if was is None else "unchanged" if was == Path(f).read_bytes() else "replaced"
+        said[state] += 1
+        print(f"{f}" + ("" if state == "unchanged" else f" ({state})"))
+    print(f"{len(made)} plots in {out}: " + ", ".join(f"{n} {k}" for k, n in said.items()))
     return 0
 
 

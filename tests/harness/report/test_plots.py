@@ -126,3 +126,28 @@ def test_colours_log_axes_and_caps(tmp_path, monkeypatch) -> None:
     assert error_bars  # the perplexity points carry error bars
     assert all(len(c.lines[1]) == 0 for c in error_bars)  # one seed: no caps
     assert plots.palette(df.iloc[::-1]) == plots.palette(df)
+
+
+def test_hlm_plot_says_what_it_replaced_and_the_committed_plots_are_its_own(
+    tmp_path, capsys
+) -> None:
+    """`hlm plot SUITE` over a committed leaderboard changes none of its committed PNGs (they
+    are what the command makes of those rows), and says of each file it writes whether it
+    is new or replaced one that differed."""
+    import shutil
+    from pathlib import Path
+
+    from harness.cli import main as hlm
+
+    committed = Path(__file__).parents[3] / "leaderboards" / "paper-cpu-batch"
+    board = tmp_path / "paper-cpu-batch"
+    shutil.copytree(committed, board)
+    assert hlm(["plot", "paper-cpu-batch", "--leaderboards", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    made = sorted((board / "_plots").glob("*.png"))
+    assert made and f"{len(made)} plots in {board / '_plots'}: 0 new, 0 replaced" in out
+    for png in made:
+        assert png.read_bytes() == (committed / "_plots" / png.name).read_bytes(), png.name
+    (board / "_plots" / made[0].name).write_bytes(b"stale")
+    assert hlm(["plot", "paper-cpu-batch", "--leaderboards", str(tmp_path)]) == 0
+    assert f"{made[0].name} (replaced)" in capsys.readouterr().out
