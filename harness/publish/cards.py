@@ -26,7 +26,7 @@ from tabulate import tabulate
 
 from harness.report.tables import render
 from harness.report.view import leaderboard_view
-from harness.results.leaderboard import current_cells, final_rows, read_leaderboard
+from harness.results.leaderboard import FINAL, current_cells, final_rows, read_leaderboard
 from harness.results.metrics import metric_info
 from harness.results.samples import read_samples
 from harness.results.schema import column_table
@@ -286,6 +286,25 @@ def suite_summary(suite: Suite | None, df: pd.DataFrame) -> list[str]:
     return lines
 
 
+def data_configs(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The dataset's configs: the final checkpoints' rows by default, the rows along
+    pretraining apart (where there are any)."""
+    configs: list[dict[str, Any]] = [
+        {
+            "config_name": "default",
+            "data_files": [{"split": "train", "path": "data/final/*.parquet"}],
+        }
+    ]
+    if not df.empty and not df[FINAL].astype(bool).all():
+        configs.append(
+            {
+                "config_name": "along_pretraining",
+                "data_files": [{"split": "train", "path": "data/steps/*.parquet"}],
+            }
+        )
+    return configs
+
+
 def dataset_card(name: str, directory: Path, repo: str, license: str, plots: list[str]) -> str:
     from huggingface_hub import DatasetCard, DatasetCardData
 
@@ -298,9 +317,7 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
         license=license,
         tags=["headless-zoo", "leaderboard", "headless-lm"],
         pretty_name=f"headless-zoo {name} leaderboard",
-        configs=[
-            {"config_name": "default", "data_files": [{"split": "train", "path": "data/*.parquet"}]}
-        ],
+        configs=data_configs(df),
     )
     cells = df["cell_id"].nunique() if not df.empty else 0
     parts = [
@@ -308,7 +325,10 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
         "",
         suite.description.strip() if suite is not None else "",
         "",
-        f"{len(df)} rows from {cells} cells; one Parquet file per cell in `data/`.",
+        f"{len(df)} rows from {cells} cells: one Parquet file per cell in `data/final/` (the "
+        "default config: each run's final checkpoint, what `hlm leaderboard` shows), and the "
+        "checkpoints along pretraining in `data/steps/` (config `along_pretraining`). Each "
+        "row's `final_checkpoint` says which.",
         "",
         "## Suite",
         "",

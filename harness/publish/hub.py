@@ -240,9 +240,10 @@ def publish_leaderboard(
         raise UserError(f"no leaderboard files in {directory} (run `hlm run {suite}` first)")
 
     def stage(d: Path) -> None:
-        (d / "data").mkdir()
-        for f in files:
-            shutil.copy2(f, d / "data" / f.name)
+        for f in files:  # final checkpoints' files apart from those along pretraining
+            part = d / "data" / ("steps" if ".step-" in f.name else "final")
+            part.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, part / f.name)
         plots_dir = d / "plots"
         plots_dir.mkdir()
         from harness.report.plots import make_plots

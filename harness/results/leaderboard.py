@@ -62,8 +62,12 @@ def now() -> datetime:
 
 def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Path:
     """Atomically write one cell's rows, each validated against `harness.results.schema.Row`
-    first (a ValueError naming the row and column; nothing is written)."""
-    checked = checked_rows(rows, f"{directory / cell_id}.parquet")
+    first (a ValueError naming the row and column; nothing is written). `cell_id` names the
+    file: `<cell_id>` for the cell's final checkpoint, `<cell_id>.step-N` for one along
+    pretraining, which each row's `final_checkpoint` says too."""
+    final_point = "." not in cell_id
+    stamped = [{**r, FINAL: final_point} for r in rows]
+    checked = checked_rows(stamped, f"{directory / cell_id}.parquet")
     table = pa.Table.from_pylist(checked, schema=SCHEMA)
     final = inside(directory, f"{cell_id}.parquet", what="cell id")
     with replacing(final) as tmp:
@@ -72,8 +76,9 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
 
 
 CURRENT = "_cells.json"
-# read-time column of `read_leaderboard`: the row is of its cell's final checkpoint, not of one
-# along pretraining (an `every:` / `at:` point); not stored, it comes from the file's name
+# the row is of its cell's final checkpoint, not of one along pretraining (an `every:` / `at:`
+# point): stored by `write_cell`, and set from the file's name by `read_leaderboard` (older
+# files lack it)
 FINAL = "final_checkpoint"
 # what one value of a leaderboard stands for: a model (at a sweep point) and seed, on a metric
 GROUP = ["model", "sweep", "seed", "task", "metric"]
@@ -184,7 +189,14 @@ def _read_result_files(files: list[Path]) -> tuple[list[pa.Table], list[tuple[Pa
             unread.append((f, str(problem)))
         else:
             final = pa.array([f.stem == _cell_of(f)] * len(table), pa.bool_())
-            tables.append(table.append_column(FINAL, final))
+            names = table.column_names  # the file's name decides, as before the column
+            at = names.index(FINAL) if FINAL in names else None
+            table = (
+                table.set_column(at, FINAL, final)
+                if at is not None
+                else table.append_column(FINAL, final)
+            )
+            tables.append(table)
     return tables, unread
 
 
@@ -303,6 +315,11 @@ def read_cell_file(path: Path) -> pa.Table:
     return table.select(SCHEMA.names).cast(SCHEMA)
 
 
+def _final_mask(df: pd.DataFrame) -> pd.Series:
+    """Rows of a final checkpoint; a null (a frame built by hand) counts as one."""
+    return df[FINAL].map(lambda v: True if pd.isna(v) else bool(v)).astype(bool)
+
+
 def final_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Per model / sweep point / seed / task / metric, the row of the run's final checkpoint
     (the newest one among rows of the same step: a stable sort on step, then timestamp).
@@ -315,7 +332,7 @@ def final_rows(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty:
         return df
     if FINAL in df.columns:
-        df = df[df[FINAL].astype(bool)]
+        df = df[_final_mask(df)]
     d = df.assign(_step=df["step"].fillna(-1))
     d = d.sort_values(["_step", "timestamp"], kind="mergesort")
     return d.groupby(GROUP, dropna=False).tail(1).drop(columns="_step")
@@ -326,7 +343,7 @@ def unfinished(df: pd.DataFrame) -> dict[tuple[Any, ...], list[int]]:
     the final checkpoint yet, each with the steps it has (sorted)."""
     if df.empty or FINAL not in df.columns:
         return {}
-    final = df[FINAL].astype(bool)
+    final = _final_mask(df)
     done = set(df[final].set_index(GROUP).index)
     return {
         keys: sorted(int(x) for x in g["step"])

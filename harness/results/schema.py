@@ -63,6 +63,11 @@ class Row(BaseModel):
         description="pretraining step of the evaluated checkpoint (for a fine-tuned one: of "
         "its start)"
     )
+    final_checkpoint: bool | None = Field(
+        description="the row is of its cell's final checkpoint (false: of one along "
+        "pretraining, in a `<cell_id>.step-N.parquet` file); `hlm leaderboard` shows the final "
+        "ones. Written from the file's name; files older than the column get it when read"
+    )
     tokens_seen: int | None = Field(description="pretraining tokens seen")
     train_flops: float | None = Field(description="analytic training FLOPs so far")
     train_seconds: float | None = Field(description="training wall seconds so far")

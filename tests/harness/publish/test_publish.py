@@ -78,7 +78,9 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
     assert sum(f.startswith("data/") and f.endswith(".parquet") for f in ds_files) == 12
     assert any(f.startswith("plots/") and f.endswith(".png") for f in ds_files)
     dcard = ds_files["README.md"].decode()
-    assert "configs:" in dcard and "data/*.parquet" in dcard and "| `metric` |" in dcard
+    assert "configs:" in dcard and "data/final/*.parquet" in dcard and "| `metric` |" in dcard
+    assert "along_pretraining" in dcard and "data/steps/*.parquet" in dcard
+    assert sum(f.startswith("data/steps/") for f in ds_files) == 4  # the step-3 validations
 
     # download with plain transformers / datasets from the same endpoint, in a clean process
     env = {
@@ -104,7 +106,9 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
     local = AutoModelForMaskedLM.from_pretrained(ckpt).state_dict()
     assert got["sums"] == pytest.approx({k: float(v.double().sum()) for k, v in local.items()})
     lb = read_leaderboard(root / "lb" / "tiny")
-    assert got["rows"] == len(lb) and got["values"] == pytest.approx(sorted(lb["value"]))
+    final = lb[lb["final_checkpoint"]]  # the default config: what `hlm leaderboard` shows
+    assert got["rows"] == len(final) < len(lb)
+    assert got["values"] == pytest.approx(sorted(final["value"]))
     # the token went in headers only: nowhere in any uploaded byte, and local files untouched
     assert not any(TOKEN.encode() in body for body in hub.state.bodies)
     assert not any(

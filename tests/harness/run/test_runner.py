@@ -129,7 +129,11 @@ def test_leaderboard_and_plot_verbs(isolated, capsys) -> None:
     assert hlm(["leaderboard", "tiny", "--leaderboards", str(lb), "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("model,sweep,task,metric,mean")
     assert hlm(["plot", str(TINY), "--leaderboards", str(lb)]) == 0
-    files = [Path(x) for x in capsys.readouterr().out.split()]
+    said = (
+        capsys.readouterr().out.splitlines()
+    )  # one plot a line (new or replaced said), then a tally
+    files = [Path(line.split(" (")[0]) for line in said[:-1]]
+    assert said[-1].startswith(f"{len(files)} plots in ") and " new, 0 replaced" in said[-1]
     assert {f.name for f in files} >= {"curves-validation-val_loss.png", "bars-throughput.png"}
     import matplotlib.image as mpimg
 
