@@ -98,6 +98,8 @@ class ClaimSpec(Settings):
             raise ValueError("arms: name the `vanilla` arm and at least one other")
         if self.condition is not None and len(self.condition) != 1:
             raise ValueError("condition: one sweep variable and its value")
+        if (self.design != "pooled" or self.condition is not None) and self.at != "sweep":
+            raise ValueError("design and condition describe a sweep: they need `at: sweep`")
         if self.confirmatory and self.direction is None and len(self.paper) < 2:
             raise ValueError(
                 "a confirmatory claim states a direction (`direction:`) or the paper's "

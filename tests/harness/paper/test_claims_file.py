@@ -100,6 +100,7 @@ def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
         ),
         (("        direction: better\n", ""), "none is assumed"),
         (("type: validation}", "type: validaton}"), "unknown task type 'validaton'"),
+        (("direction: better\n", "direction: better\n        design: trend\n"), "need `at: sweep`"),
         (("suite: quickstart\n", "suite: ../x\n", 1), "scales[0].claims[0].suite"),
     ],
 )
