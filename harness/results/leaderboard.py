@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 import warnings
-from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -33,31 +31,6 @@ from zoo.reader import read_json
 from zoo.registry import unknown_name_message
 from zoo.train.atomic import pid_alive, temporary_pid
 from zoo.writer import inside, replacing, write_text
-
-
-def git_output(*args: str) -> str:
-    """What `git ARGS` prints in this project's folder, stripped; '' where git or the
-    repository is missing (an installed copy)."""
-    try:
-        out = subprocess.run(
-            ["git", *args],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-        return out.stdout.strip() if out.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def git_sha() -> str:
-    """The commit of this checkout ('' where it is none)."""
-    return git_output("rev-parse", "HEAD")
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
 
 
 def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Path:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness.results.leaderboard import GROUP, git_sha, mixed_cells, now, read_leaderboard
+from harness.results.leaderboard import GROUP, mixed_cells, read_leaderboard
 from harness.results.metrics import direction
+from harness.results.provenance import git_sha, now
 from harness.tasks import Result, TaskContext
 from zoo.errors import UserError
 from zoo.train.metadata import CheckpointMetadata, versions

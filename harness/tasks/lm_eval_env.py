@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from harness.results.leaderboard import git_output
+from harness.results.provenance import git_output
 from zoo.data.corpus import DATA_ROOT_ENV
 from zoo.env import env_set
 

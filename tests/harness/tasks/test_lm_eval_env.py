@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from harness.results.leaderboard import git_sha
+from harness.results.provenance import git_sha
 from harness.tasks.lm_eval_env import lm_eval_bars, project_git
 
 
