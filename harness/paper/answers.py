@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +49,12 @@ GOLD: dict[str, Callable[[Path], list[str]]] = {
 }
 
 
+@cache
+def _gold(task: str, root: Path) -> tuple[str, ...]:
+    """`task`'s gold answers by doc_id, read once per data root."""
+    return tuple(GOLD[task](root))
+
+
 def _one_class(correct: pd.Series, gold: list[str]) -> str | None:
     """The class c such that `correct` (0/1 by doc_id) is 1 exactly where the answer is c."""
     keys = [int(k) for k in correct.index]
@@ -69,7 +76,7 @@ def constant_answer(samples: pd.DataFrame, model: str, task: str, root: Path | N
     if s.empty:
         return ""
     try:
-        gold = GOLD[task](data_root() if root is None else root)
+        gold = list(_gold(task, data_root() if root is None else root))
     except (OSError, ValueError, KeyError, UserError) as exc:
         return f"its answers could not be checked against {task}'s gold answers ({exc})"
     constant: dict[str, list[str]] = {}

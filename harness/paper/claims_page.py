@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.paper.claim_rows import delta_text
 from harness.paper.claims_file import ClaimsFile, judge_claims
-from harness.paper.findings import Finding
+from harness.paper.findings import Finding, family_sizes
 from harness.paper.tables import table
 from zoo.writer import write_text
 
@@ -83,10 +83,8 @@ def _row(f: Finding) -> list[str]:
 
 def render_claims(claims: ClaimsFile, found: list[Finding], path: Path, root: Path) -> str:
     """The page, Markdown."""
-    sizes = ", ".join(
-        f"{s.name}: {next((f.family for f in found if f.scale == s.name and f.figure.compared), 0)}"
-        for s in claims.scales
-    )
+    families = family_sizes(claims.declared())
+    sizes = ", ".join(f"{s.name}: {families.get(s.name, 0)}" for s in claims.scales)
     lines = [
         f"# Claims of `{claims.name}`, judged",
         "",

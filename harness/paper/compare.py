@@ -163,8 +163,7 @@ def _equal_time(
 def _point_key(row: pd.Series, at: str) -> str:
     if at == "along":
         return f"step {int(row['step'])}"
-    point = json.loads(row["sweep"]) if row["sweep"] else {}
-    return ", ".join(f"{k} {v}" for k, v in point.items()) or "-"
+    return _sweep_words(row["sweep"])
 
 
 def _paired_points(rows: pd.DataFrame, source: Source, role: Role) -> pd.DataFrame:
@@ -212,7 +211,9 @@ def _compare_gaps(g: pd.DataFrame, source: Source) -> Comparison:
 
 
 def _sweep_words(sweep: str) -> str:
-    return _point_key(pd.Series({"sweep": sweep}), "sweep")
+    """A sweep point in words (`batch_size 8`), '-' for none."""
+    point = json.loads(sweep) if sweep else {}
+    return ", ".join(f"{k} {v}" for k, v in point.items()) or "-"
 
 
 def _weakness(c: Comparison, sign: float) -> tuple[int, float]:
@@ -236,7 +237,7 @@ def _trend(g: pd.DataFrame, source: Source) -> Comparison:
     """The gap's slope on log2 of the sweep's one variable: over the side-by-side
     measurements (each independent), or one slope per pretraining seed, then those slopes
     tested across seeds (the seed stays the unit)."""
-    key = next(iter(json.loads(g["sweep"].iloc[0]) or {"": 0}))
+    (key,) = {k for s in g["sweep"].unique() for k in (json.loads(s) if s else {})}
     per = f"gap per doubling of {key}"
     x = np.log2(g["sweep"].map(lambda s: _sweep_value(s, key)).astype(float).to_numpy())
     g = g.assign(x=x)

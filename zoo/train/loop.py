@@ -80,13 +80,16 @@ def train_step(
     run.optimizer.zero_grad(set_to_none=True)
     sums: dict[str, Tensor] = {}  # each logged value's sum over micro-batches, on the device
     counts: list[Tensor] = []  # each micro-batch's (selected positions, longest row's count)
+    pruned = queries_of(run.spec, 1, 1, cfg.prune_last_layer) is not None
     for inputs, labels in micro_batches(run, sampler):
         with torch.autocast(run.ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             result = module(inputs, labels)
         loss = result["loss"] / r.grad_accum
         loss.backward()  # even when not finite: every rank takes part in DDP's reduction
         selected = labels != IGNORE  # (B, T)
-        counts.append(torch.stack([selected.sum(), selected.sum(1).max()]))  # (2,)
+        selected_count = selected.sum()
+        longest_row = selected.sum(1).max() if pruned else selected_count  # read only when pruned
+        counts.append(torch.stack([selected_count, longest_row]))  # (2,)
         for name, value in result.items():
             part = value.detach().float() / r.grad_accum
             sums[name] = sums[name] + part if name in sums else part
