@@ -355,9 +355,10 @@ def add_report(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--paper",
         action="store_true",
-        help="instead: the paper's figures beside ours, from the paper-* leaderboards, "
-        "into docs/REPRODUCTION.md, its figures in docs/figures/ (verdicts.svg: the judged "
-        "claims; gates.svg: the baselines' gates) and the headline sentence of ./README.md",
+        help="instead: the paper's claims (suites/claims/paper.yaml) judged from the paper-* "
+        "leaderboards into docs/REPRODUCTION.md, its figures in docs/figures/ (verdicts.svg: "
+        "the judged claims; gates.svg: the baselines' gates) and the headline sentence of "
+        "./README.md",
     )
     p.add_argument(
         "--claims",

@@ -1,6 +1,7 @@
 """Any paper's claims as data: a typed YAML file, judged from leaderboards like the paper's.
 
     hlm report --claims my-claims.yaml            # -> leaderboards/<name>-claims.md
+    hlm report --paper                            # suites/claims/paper.yaml -> docs/REPRODUCTION.md
 
 A claims file declares, before any row exists, what a paper claims and where our rows are:
 
@@ -22,20 +23,24 @@ Each claim is one row per arm other than `vanilla`. Its `design` says how a swee
 is stated (`pooled`, `every` point, or a `trend`); `condition` names the one sweep point a
 claim is stated at; `confirmatory: false` makes it exploratory (raw p, no verdict). The family
 corrected together is the confirmatory claims of one scale of the file; `gates` name the
-gates task types declare (`TaskType.gates`), applied to the `vanilla` arm. Everything else is
-judged by `harness.paper.findings.judge`, as the paper's own page is.
+gates task types declare (`TaskType.gates`), applied to the `vanilla` arm. A later scale may
+list no claims and be `like` an earlier one, mapping its suites and presets
+(`harness.paper.scales`). `sections`, `main` and `not_attempted` shape the paper's own page
+(`harness.paper.document`). Everything is judged by `harness.paper.findings.judge`.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from harness.paper.figures import PaperFigure, Role
-from harness.paper.findings import Declared, Finding, judge
-from harness.paper.sources import At, Check, Source
+from harness.paper.findings import Declared, Finding, family_sizes, judge
+from harness.paper.scales import Scale
+from harness.paper.sources import At, Check, Parts, Source
 from harness.results.metrics import METRICS, direction
 from harness.suite.schema import SAFE_NAME
 from harness.tasks import TASKS
@@ -43,6 +48,9 @@ from zoo.errors import UserError, format_validation_error
 from zoo.registry import unknown_name_message
 from zoo.settings import Settings
 from zoo.yaml_files import read_yaml_mapping
+
+# the paper's claims (Godey et al., ICLR 2024), judged by `hlm report --paper`
+PAPER_CLAIMS = Path(__file__).resolve().parents[2] / "suites" / "claims" / "paper.yaml"
 
 
 class GateSpec(Settings):
@@ -64,10 +72,26 @@ class GateSpec(Settings):
         return self
 
 
+class PartsSpec(Settings):
+    """The parts an average is made of (`harness.paper.sources.Parts`)."""
+
+    prefix: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+
+
+class SpeedSpec(Settings):
+    """Where the side-by-side speed ratio that sets the step of equal time is measured."""
+
+    suite: str = Field(pattern=SAFE_NAME)
+    model: str = Field(min_length=1)
+
+
 class ClaimSpec(Settings):
     """One claim: where our rows are, what the paper states, and how it is tested."""
 
     id: str = Field(pattern=SAFE_NAME)
+    section: str = ""  # the group it is shown in (default: its id)
     quantity: str = Field(min_length=1)
     source: str = ""  # "Table 1"
     suite: str = Field(pattern=SAFE_NAME)
@@ -79,9 +103,16 @@ class ClaimSpec(Settings):
     condition: dict[str, int] | None = None
     direction: Literal["better", "worse"] | None = None
     paper: dict[Role, float] = Field(default_factory=dict)
+    gains: dict[Role, float] = Field(default_factory=dict)  # the paper's Δ alone, no values
     percent: bool = False
     confirmatory: bool = True
+    stated: str = ""  # the paper's own words
+    setting: str = ""  # the paper's set-up (default: its section's)
     gates: list[GateSpec] = Field(default_factory=list)
+    differs: str = ""  # where our protocol differs from the paper's
+    parts: PartsSpec | None = None
+    speed: SpeedSpec | None = None
+    unavailable: str = ""  # why no rows can exist here
 
     @field_validator("metric")
     @classmethod
@@ -100,38 +131,102 @@ class ClaimSpec(Settings):
             raise ValueError("condition: one sweep variable and its value")
         if (self.design != "pooled" or self.condition is not None) and self.at != "sweep":
             raise ValueError("design and condition describe a sweep: they need `at: sweep`")
-        if self.confirmatory and self.direction is None and len(self.paper) < 2:
+        if (self.at == "equal-time") != (self.speed is not None) and not self.unavailable:
+            raise ValueError("`at: equal-time` and `speed:` (where its speed ratio is) go together")
+        stated = self.direction is not None or len(self.paper) >= 2 or self.gains
+        if self.confirmatory and not stated:
             raise ValueError(
-                "a confirmatory claim states a direction (`direction:`) or the paper's "
-                "numbers for vanilla and an arm (`paper:`): none is assumed"
+                "a confirmatory claim states a direction (`direction:`), the paper's numbers "
+                "for vanilla and an arm (`paper:`) or its gains (`gains:`): none is assumed"
             )
         return self
 
-    def declared(self, scale: str) -> Declared:
-        condition = next(iter(self.condition.items())) if self.condition else None
-        figure = PaperFigure(
-            self.id,
+    def figure(self, setting: str) -> PaperFigure:
+        """The paper's side of the claim (`setting`: its section's, where it names none)."""
+        return PaperFigure(
+            self.section or self.id,
             self.source or self.id,
             self.quantity,
             self.metric,
             dict(self.paper),
             percent=self.percent,
+            stated=self.stated,
+            gains=dict(self.gains),
             compared=self.confirmatory,
+            setting=self.setting or setting,
             direction=self.direction,
-            condition=condition,
+            condition=next(iter(self.condition.items())) if self.condition else None,
             design=self.design,
-            stated=self.quantity,
+            ident=self.id,
         )
+
+    def rows(self) -> Source:
+        """Our side of the claim: where its rows are and the gates its baseline passes."""
         checks = tuple(Check(g.task, TASKS.get(g.type).gates[g.gate]) for g in self.gates)
-        source = Source(self.suite, self.task, self.metric, dict(self.arms), self.at, checks)
-        return scale, figure, source
+        parts = Parts(**self.parts.model_dump()) if self.parts is not None else None
+        speed = (self.speed.suite, self.speed.model) if self.speed is not None else None
+        return Source(
+            self.suite,
+            self.task,
+            self.metric,
+            dict(self.arms),
+            self.at,
+            checks,
+            unavailable=self.unavailable,
+            parts=parts,
+            speed=speed,
+            differs=self.differs,
+        )
 
 
 class ScaleSpec(Settings):
-    """A scale: its claims, corrected together."""
+    """A scale: its claims (corrected together), or an earlier scale's claims with its suites
+    and presets mapped (`like`, `suites`, `models`; `harness.paper.scales.Scale`)."""
 
     name: str = Field(min_length=1)
-    claims: list[ClaimSpec] = Field(min_length=1)
+    claims: list[ClaimSpec] = Field(default_factory=list)
+    like: str = ""
+    suites: dict[str, str] = Field(default_factory=dict)
+    models: dict[str, str] = Field(default_factory=dict)
+    speed_suite: str = ""
+    machine: str = ""
+    pending: str = ""  # what the page says while no claim has rows for both arms
+
+    @model_validator(mode="after")
+    def _claims_or_like(self) -> ScaleSpec:
+        if bool(self.claims) == bool(self.like):
+            raise ValueError("a scale lists `claims` or is `like` an earlier scale, one of them")
+        if self.like and not (self.suites and self.models):
+            raise ValueError("a scale `like` another maps its `suites` and its `models`")
+        return self
+
+    def mapping(self) -> Scale:
+        return Scale(
+            self.name, dict(self.suites), dict(self.models), self.pending,
+            self.speed_suite, self.machine,
+        )  # fmt: skip
+
+
+class SectionSpec(Settings):
+    """A group of claims on the page: its heading and the paper's set-up behind it."""
+
+    title: str = Field(min_length=1)
+    setting: str = ""
+
+
+class MainClaim(Settings):
+    """A claim of the page's first table, with the arm it is about."""
+
+    claim: str = Field(min_length=1)
+    arm: Role
+
+
+class NotAttempted(Settings):
+    """A result of the paper no suite compares, and why."""
+
+    source: str = Field(min_length=1)
+    what: str = Field(min_length=1)
+    why: str = Field(min_length=1)
 
 
 class ClaimsFile(Settings):
@@ -139,18 +234,63 @@ class ClaimsFile(Settings):
 
     name: str = Field(pattern=SAFE_NAME)
     paper: str = ""
+    sections: dict[str, SectionSpec] = Field(default_factory=dict)
+    main: list[MainClaim] = Field(default_factory=list)
+    not_attempted: list[NotAttempted] = Field(default_factory=list)
     scales: list[ScaleSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique(self) -> ClaimsFile:
+    def _consistent(self) -> ClaimsFile:
+        listed: dict[str, list[ClaimSpec]] = {}
         for scale in self.scales:
             ids = [c.id for c in scale.claims]
             if len(set(ids)) != len(ids):
                 raise ValueError(f"scale {scale.name}: each claim id once")
+            if scale.like and scale.like not in listed:
+                raise ValueError(f"scale {scale.name}: `like` names no earlier scale with claims")
+            _check_mapped(scale, listed.get(scale.like, []))
+            listed[scale.name] = scale.claims
+        claims = {c.id: c for c in self.scales[0].claims}
+        for main in self.main:
+            if main.claim not in claims or main.arm not in claims[main.claim].arms:
+                raise ValueError(f"main: {main.claim} ({main.arm}) is no claim and arm of the file")
+        unknown = {c.section for c in claims.values()} - set(self.sections) - {""}
+        if self.sections and unknown:
+            raise ValueError(f"sections: no heading for {', '.join(sorted(unknown))}")
         return self
 
+    def _claims_of(self, scale: ScaleSpec) -> list[ClaimSpec]:
+        return scale.claims or next(s.claims for s in self.scales if s.name == scale.like)
+
     def declared(self) -> list[Declared]:
-        return [c.declared(s.name) for s in self.scales for c in s.claims]
+        """Every claim at every scale that compares it, in the file's order."""
+        out: list[Declared] = []
+        for scale in self.scales:
+            mapped = scale.mapping() if scale.like else None
+            for claim in self._claims_of(scale):
+                setting = self.sections[claim.section].setting if claim.section else ""
+                source = claim.rows() if mapped is None else mapped.source(claim.rows())
+                out += [(scale.name, claim.figure(setting), source)] if source else []
+        return out
+
+    def main_claims(self) -> list[tuple[str, Role]]:
+        """The page's main claims: (the figure's key, the arm)."""
+        claims = {c.id: c for c in self.scales[0].claims}
+        return [(claims[m.claim].figure("").key, m.arm) for m in self.main]
+
+    def mappings(self) -> list[Scale]:
+        """The scales that map another's suites, as `Scale`s."""
+        return [s.mapping() for s in self.scales if s.like]
+
+
+def _check_mapped(scale: ScaleSpec, claims: list[ClaimSpec]) -> None:
+    """Every model a mapped scale compares has a preset its `models` maps."""
+    for claim in claims:
+        if claim.suite not in scale.suites:
+            continue
+        for model in claim.arms.values():
+            if not any(model.startswith(f"{p}-") for p in scale.models):
+                raise ValueError(f"scale {scale.name}: `models` maps no preset of {model}")
 
 
 def load_claims(path: Path) -> ClaimsFile:
@@ -162,7 +302,33 @@ def load_claims(path: Path) -> ClaimsFile:
         raise UserError(format_validation_error(exc, str(path), ClaimsFile)) from None
 
 
+@cache
+def paper_claims() -> ClaimsFile:
+    """The paper's claims file (`PAPER_CLAIMS`), read once."""
+    return load_claims(PAPER_CLAIMS)
+
+
 def judge_claims(path: Path, root: Path) -> tuple[ClaimsFile, list[Finding]]:
     """The file's claims judged from the leaderboards under `root`."""
     claims = load_claims(path)
     return claims, judge(claims.declared(), root)
+
+
+def paper_declared() -> list[Declared]:
+    """The paper's claims at every scale that compares them."""
+    return paper_claims().declared()
+
+
+def declared_family(scale: str) -> int:
+    """The claims the paper's file makes at `scale`: the family each of its tests is
+    corrected over, fixed before any row."""
+    return family_sizes(paper_declared()).get(scale, 0)
+
+
+def findings(root: Path, suite: str | None = None) -> list[Finding]:
+    """One finding per paper claim, compared role and scale, from the leaderboards under
+    `root` (only the claims whose rows come from `suite`, when given); each claim's p is
+    adjusted over its scale's declared claims (`declared_family`), whatever `suite` is."""
+    declared = paper_declared()
+    mine = [d for d in declared if suite is None or d[2].board == suite]
+    return judge(mine, root, family_sizes(declared))

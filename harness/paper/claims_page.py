@@ -78,7 +78,7 @@ def _row(f: Finding) -> list[str]:
     delta = delta_text(f)
     level = "" if delta == "-" else f" ({100 * f.level:.3g} %)"
     arm, base = f.source.roles[f.role], f.source.roles["vanilla"]
-    return [f.figure.claim, f.scale, arm, base, answer(f, True), delta + level, _p(f), str(f.seeds)]
+    return [f.figure.ident, f.scale, arm, base, answer(f, True), delta + level, _p(f), str(f.seeds)]
 
 
 def render_claims(claims: ClaimsFile, found: list[Finding], path: Path, root: Path) -> str:
@@ -97,7 +97,7 @@ def render_claims(claims: ClaimsFile, found: list[Finding], path: Path, root: Pa
         "## Why",
         "",
         *(
-            f"- **{f.figure.claim}** ({f.scale}, {f.source.roles[f.role]}): {_why(f)}"
+            f"- **{f.figure.ident}** ({f.scale}, {f.source.roles[f.role]}): {_why(f)}"
             for f in found
         ),
         "",

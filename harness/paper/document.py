@@ -26,14 +26,15 @@ from collections import Counter
 from pathlib import Path
 
 from harness.paper.claim_rows import COLUMNS, MEASURED, claim_row, delta_text
+from harness.paper.claims_file import findings, paper_claims
 from harness.paper.claims_page import answer
 from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS
-from harness.paper.findings import Finding, findings
+from harness.paper.findings import Finding
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
 from harness.paper.gate_margins import GATES_FIGURE, gate_section, write_gate_figure
 from harness.paper.labels import run_on
-from harness.paper.scales import SCALES, Scale
+from harness.paper.scales import Scale
 from harness.paper.tables import not_attempted, num, power_section, table, tally
 from harness.report.page import embedded_figure
 from harness.results.leaderboard import SUPERSEDED, result_files
@@ -41,20 +42,6 @@ from harness.results.stats import ALPHA, POWER
 from zoo.errors import UserError
 from zoo.writer import write_text
 
-TITLES = {
-    "table1-tokens": "Table 1: GLUE at equal tokens",
-    "table1-time": "Table 1: GLUE at equal training time",
-    "figure3": "Figure 3: the GLUE gap along pretraining",
-    "table3": "Table 3: LAMBADA and validation perplexity (decoders)",
-    "table4": "Table 4: zero-shot tasks with local data",
-    "table5": "Table 5: XNLI, multilingual encoders",
-    "table6": "Table 6: the ablation (ce + cwt, nce against ce; Table 1 holds cwt against ce)",
-    "figure2": "Figure 2: speed and memory per batch size, measured side by side",
-    "figure6": "Figure 6: the vocabulary sweep",
-    "figure7": "Figure 7: the batch sweep",
-    "appendix-a": "Appendix A: WordNet synonyms' embedding cosine",
-    "duplicates": "CWT's duplicate targets: keep (the paper), mask, unique",
-}
 HEADLINE = re.compile(
     r"(<!-- reproduction-headline -->\n)(.*?)(\n<!-- /reproduction-headline -->)", re.S
 )
@@ -118,17 +105,18 @@ def headline(found: list[Finding], suite: str | None = None) -> str:
     """One sentence per scale with rows (CPU always): what the tables hold, counted by
     verdict, and a claim that passed its gates; `suite`: that suite's findings alone."""
     sentences = []
-    for scale in SCALES:
-        mine = [f for f in found if f.scale == scale.name]
+    scales = list(dict.fromkeys(f.scale for f in found))
+    for scale in scales:
+        mine = [f for f in found if f.scale == scale]
         ran = any(f.measured is not None for f in mine)
-        if not mine or (scale.name != "CPU" and not ran):
+        if scale != scales[0] and not ran:
             continue
         claims = [f for f in mine if f.figure.compared]
         counts = Counter(f.verdict for f in claims)
         counted = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
         where = f" that {suite} compares" if suite is not None else ""  # read in the README too
         sentences.append(
-            f"At {scale.name} scale, {len(claims)} comparisons of the paper's claims{where}: "
+            f"At {scale} scale, {len(claims)} comparisons of the paper's claims{where}: "
             f"{counted}{_powered(claims)}; {_quote(claims)}."
         )
     return " ".join(sentences)
@@ -248,7 +236,7 @@ def _filed_away(root: Path | None, suites: list[str]) -> list[str]:
 
 
 def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> list[str]:
-    """The figures a scale other than CPU compares (`harness.paper.scales.SCALES`)."""
+    """The claims a scale mapped from the first compares (`harness.paper.scales.Scale`)."""
     mine = [f for f in found if f.scale == scale.name]
     title = f"At {scale.name} scale: {' and '.join(scale.models.values())}"
     away = _filed_away(root, sorted({f.source.board for f in mine}))
@@ -259,18 +247,6 @@ def _scale_section(scale: Scale, found: list[Finding], root: Path | None) -> lis
         return head + away + _gates_so_far(mine)
     power = power_section(mine, f"### Power at {scale.name} scale")
     return _section(title, mine, root, "\n".join(tally(mine))) + away + power
-
-
-# the paper's main claims, each with the arm it is about: the page's first table
-MAIN_CLAIMS = (
-    ("table1-tokens: GLUE average", "headless"),
-    ("table1-time: GLUE average", "headless"),
-    ("table3: LAMBADA accuracy", "headless+ft"),
-    ("table4: BoolQ", "headless+ft"),
-    ("table5: XNLI average, fine-tuned on English only", "headless"),
-    ("table6: throughput relative to ce, cwt", "headless"),
-    ("figure6: vocabulary sweep: training speed", "headless"),
-)
 
 
 def _paper_says(f: Finding) -> str:
@@ -286,10 +262,10 @@ def _paper_says(f: Finding) -> str:
 
 def main_claims(found: list[Finding]) -> list[str]:
     """One row per main claim: what the paper says, and our answer at each scale in words."""
-    scales = [s.name for s in SCALES if any(f.scale == s.name for f in found)]
+    scales = list(dict.fromkeys(f.scale for f in found))
     rows = []
-    for key, role in MAIN_CLAIMS:
-        mine = [f for f in found if f.figure.key.startswith(key) and f.role == role]
+    for key, role in paper_claims().main_claims():
+        mine = [f for f in found if f.figure.key == key and f.role == role]
         if not mine:
             continue
         at = {f.scale: answer(f) for f in mine}
@@ -299,7 +275,8 @@ def main_claims(found: list[Finding]) -> list[str]:
 
 def render(found: list[Finding], root: Path | None = None) -> str:
     """The whole page, in Markdown (with links to the plots committed under `root`)."""
-    cpu = [f for f in found if f.scale == "CPU"]
+    paper = paper_claims()
+    cpu = [f for f in found if f.scale == paper.scales[0].name]
     parts = [
         "# The paper's claims, compared at CPU scale",
         "",
@@ -319,12 +296,13 @@ def render(found: list[Finding], root: Path | None = None) -> str:
         *tally(cpu),
         *_figure_link(found),
     ]
-    for claim, title in TITLES.items():
+    for claim, section in paper.sections.items():
         mine = [f for f in cpu if f.figure.claim == claim]
-        parts += _section(title, mine, root)
-    parts += power_section(cpu) + not_attempted()
-    for scale in SCALES:
-        parts += _scale_section(scale, found, root) if scale.suites else []
+        parts += _section(section.title, mine, root)
+    parts += power_section(cpu)
+    parts += not_attempted([[n.source, n.what, n.why] for n in paper.not_attempted])
+    for scale in paper.mappings():
+        parts += _scale_section(scale, found, root)
     parts += gate_section(found)
     parts += diagnostic_sections(root) if root is not None else []
     return "\n".join(parts) + "\n"

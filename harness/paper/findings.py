@@ -1,7 +1,8 @@
 """Our side of the paper's figures, judged: one `Finding` (with its verdict) per figure and role.
 
-For every figure of `harness.paper.figures.PAPER`, `harness.paper.sources` says where our rows
-are and which gates the vanilla model must pass; `harness.paper.compare.measure` reduces each
+For every claim a claims file declares (`harness.paper.claims_file`; the paper's is
+`suites/claims/paper.yaml`), its `Source` says where our rows are and which gates the vanilla
+model must pass; `harness.paper.compare.measure` reduces each
 arm to one value per pretraining seed and compares them as the claim is stated (a two-sided
 p). `findings()` then corrects within each scale's family and gives each claim one of four
 verdicts (`harness.paper.figures.verdict`):
@@ -34,9 +35,8 @@ import pandas as pd
 
 from harness.paper.answers import constant_answer
 from harness.paper.compare import Measured, SuiteRows, measure, parts_detail, speed_ratio
-from harness.paper.figures import PAPER, PaperFigure, Role, Verdict, verdict
+from harness.paper.figures import PaperFigure, Role, Verdict, verdict
 from harness.paper.labels import machine_counts
-from harness.paper.scales import SCALES
 from harness.paper.sources import Source
 from harness.results.gates import GateCheck
 from harness.results.leaderboard import current_cells, read_leaderboard
@@ -51,7 +51,7 @@ class Finding:
     figure: PaperFigure
     role: Role
     source: Source
-    scale: str = "CPU"  # `harness.paper.scales.SCALES`
+    scale: str = "CPU"  # the claims file's scale
     machines: dict[str, int] = field(default_factory=dict)  # rows per recorded machine
     measured: Measured | None = None
     unmeasured: str = "no rows"  # why `measured` is None, where rows there are
@@ -340,22 +340,6 @@ def family_sizes(declared: list[Declared]) -> dict[str, int]:
     return sizes
 
 
-def paper_declared() -> list[Declared]:
-    """The paper's figures at every scale that compares them (`PAPER` x `SCALES`)."""
-    return [
-        (scale.name, fig, source)
-        for scale in SCALES
-        for fig in PAPER
-        if (source := scale.source(fig)) is not None
-    ]
-
-
-def declared_family(scale: str) -> int:
-    """The claims the paper's figures make at `scale`: the family each of its tests is
-    corrected over, fixed by the code before any row."""
-    return family_sizes(paper_declared()).get(scale, 0)
-
-
 def judge(
     declared: list[Declared], root: Path, families: dict[str, int] | None = None
 ) -> list[Finding]:
@@ -384,13 +368,4 @@ def judge(
     return out
 
 
-def findings(root: Path, suite: str | None = None) -> list[Finding]:
-    """One finding per paper figure, compared role and scale, from the leaderboards under
-    `root` (only the figures whose rows come from `suite`, when given); each claim's p is
-    adjusted over its scale's declared claims (`declared_family`), whatever `suite` is."""
-    declared = paper_declared()
-    mine = [d for d in declared if suite is None or d[2].board == suite]
-    return judge(mine, root, family_sizes(declared))
-
-
-__all__ = ["ALPHA", "Declared", "Finding", "findings", "judge"]
+__all__ = ["ALPHA", "Declared", "Finding", "judge"]

@@ -32,7 +32,6 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from harness.paper.findings import Finding
-from harness.paper.scales import SCALES
 from zoo.writer import write_bytes
 
 EDGE = 5.0  # ratios beyond ±EDGE are drawn on the edge, their value written
@@ -80,12 +79,12 @@ def point(f: Finding) -> Point | None:
 
 
 def panels(found: list[Finding]) -> list[tuple[str, list[Point]]]:
-    """(scale, its points) for every scale with a point, in `SCALES`' order."""
+    """(scale, its points) for every scale with a point, in the findings' order of scales."""
     out = []
-    for scale in SCALES:
-        points = [p for f in found if f.scale == scale.name and (p := point(f)) is not None]
+    for scale in dict.fromkeys(f.scale for f in found):
+        points = [p for f in found if f.scale == scale and (p := point(f)) is not None]
         if points:
-            out.append((scale.name, points))
+            out.append((scale, points))
     return out
 
 

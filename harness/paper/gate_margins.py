@@ -32,7 +32,6 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from harness.paper.findings import Finding
 from harness.paper.forest import svg_bytes, svg_style, write_svg
-from harness.paper.scales import SCALES
 from harness.paper.tables import num, table
 from harness.results.gates import GateCheck
 
@@ -125,9 +124,9 @@ def gate_section(found: list[Finding]) -> list[str]:
     ]
 
 
-def _colours(points: list[GatePoint]) -> dict[str, str]:
-    """A colour per scale, in `SCALES`' order."""
-    names = [s.name for s in SCALES if any(p.scale == s.name for p in points)]
+def _colours(found: list[Finding], points: list[GatePoint]) -> dict[str, str]:
+    """A colour per scale with a point, in the findings' order of scales."""
+    names = [s for s in dict.fromkeys(f.scale for f in found) if any(p.scale == s for p in points)]
     return {name: SCALE_COLOURS[i % len(SCALE_COLOURS)] for i, name in enumerate(names)}
 
 
@@ -165,7 +164,7 @@ def gates_svg(found: list[Finding]) -> bytes | None:
     names = sorted({p.check.name for p in points})
     if not names:
         return None
-    colours = _colours(points)
+    colours = _colours(found, points)
     rows = math.ceil(len(names) / PANEL_COLUMNS)
     cols = min(PANEL_COLUMNS, len(names))
     with svg_style(font_size=7):

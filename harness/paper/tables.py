@@ -14,7 +14,6 @@ import math
 
 from harness.paper.figures import VERDICTS
 from harness.paper.findings import Finding
-from harness.paper.sources import NOT_ATTEMPTED
 from harness.results.stats import ALPHA, POWER
 
 
@@ -109,9 +108,8 @@ def power_section(
     ]
 
 
-def not_attempted() -> list[str]:
-    """The section of the paper's results no suite compares, with the reason for each."""
-    rows = [[where, what, why] for where, what, why in NOT_ATTEMPTED]
+def not_attempted(rows: list[list[str]]) -> list[str]:
+    """The section of the paper's results no suite compares (source, result, why), each row."""
     return [
         "",
         "## Not attempted",

@@ -7,10 +7,29 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from harness.paper.claims_file import paper_claims
+from harness.paper.figures import PaperFigure
+from harness.paper.scales import Scale
+from harness.paper.sources import Source
 from harness.results.leaderboard import write_cell
 from tests.harness.results.test_leaderboard import row
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+# the paper's claims file at its first scale (CPU): each figure and our source of it
+CPU_CLAIMS: tuple[tuple[PaperFigure, Source], ...] = tuple(
+    (fig, source) for scale, fig, source in paper_claims().declared() if scale == "CPU"
+)
+PAPER: tuple[PaperFigure, ...] = tuple(fig for fig, _ in CPU_CLAIMS)
+
+
+def source_of(fig: PaperFigure) -> Source:
+    """Our source of `fig` at CPU scale."""
+    return next(source for f, source in CPU_CLAIMS if f == fig)
+
+
+def scale_named(name: str) -> Scale:
+    """The paper file's scale `name`, mapped from the CPU one."""
+    return next(s for s in paper_claims().mappings() if s.name == name)
 
 
 def paper_row(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.paper.claim_rows import COLUMNS, MEASURED, claim_row, delta_text
-from harness.paper.findings import findings
+from harness.paper.claims_file import findings
 from harness.paper.tables import num
 from tests.harness.paper.rows import by_key, duplicates_rows, encoder_rows
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as hlm
-from harness.paper.claims_file import judge_claims, load_claims
+from harness.paper.claims_file import PAPER_CLAIMS, judge_claims, load_claims, paper_claims
 from harness.paper.claims_page import write_claims_page
+from harness.paper.findings import family_sizes
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import paper_row
 from zoo.errors import UserError
@@ -121,3 +122,65 @@ def test_the_committed_probes_page_is_what_the_command_makes(tmp_path: Path, mon
     claims = Path("suites/claims/cpu-encoder-probes.yaml")
     out = write_claims_page(claims, Path("leaderboards"), tmp_path / "page.md")
     assert out.read_text() == (ROOT / "leaderboards" / "cpu-encoder-probes-claims.md").read_text()
+
+
+MAPPED = """\
+  - name: small
+    like: tiny
+    suites: {quickstart: quickstart-small}
+    models: {pythia-tiny: pythia-70m}
+"""
+
+
+def test_a_later_scale_maps_the_first_ones_suites_and_presets(tmp_path: Path) -> None:
+    """A scale `like` another compares its claims on its own suite and presets, with the same
+    tasks, metrics and gates, in a family of its own."""
+    path = tmp_path / "claims.yaml"
+    path.write_text(CLAIMS + MAPPED)
+    declared = load_claims(path).declared()
+    small = [(fig, source) for scale, fig, source in declared if scale == "small"]
+    tiny = [(fig, source) for scale, fig, source in declared if scale == "tiny"]
+    assert len(small) == len(tiny) == 3
+    for (fig, big), (same, base) in zip(small, tiny, strict=True):
+        assert fig == same and big.suite == "quickstart-small"
+        assert big.roles == {"vanilla": "pythia-70m-ce", "headless": "pythia-70m-cwt"}
+        assert (big.task, big.metric, big.checks) == (base.task, base.metric, base.checks)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (CLAIMS + MAPPED.replace("like: tiny", "like: huge"), "names no earlier scale"),
+        (CLAIMS + MAPPED.replace("{pythia-tiny: pythia-70m}", "{bert-tiny: x}"), "no preset"),
+        (CLAIMS + MAPPED.replace("    like: tiny\n", ""), "one of them"),
+        (CLAIMS + "main: [{claim: nope, arm: headless}]\n", "main: nope"),
+        (CLAIMS.replace("        direction: better\n", "        at: equal-time\n", 1), "speed"),
+    ],
+)
+def test_a_bad_scale_or_main_claim_is_refused(tmp_path: Path, text: str, said: str) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        load_claims(path)
+    assert str(path) in str(err.value) and said in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "suites" / "claims").glob("*.yaml")), ids=str)
+def test_every_shipped_claims_file_loads(path: Path) -> None:
+    assert load_claims(path).declared()
+
+
+def test_the_paper_is_data_with_its_families_declared() -> None:
+    """The paper's claims come from suites/claims/paper.yaml alone: its families per scale,
+    its main claims and its numbers are the file's (Table 1's GLUE average at equal tokens)."""
+    paper = load_claims(PAPER_CLAIMS)
+    assert paper is paper_claims() or paper == paper_claims()
+    sizes = family_sizes(paper.declared())
+    assert sizes == {
+        "CPU": 27, "CPU, English Wikipedia": 14, "GPU": 14, "GPU, bert-medium": 4,
+        "CPU, AMD EPYC": 6,
+    }  # fmt: skip
+    first = paper.scales[0].claims
+    average = next(c for c in first if c.id == "t1-tokens-average")
+    assert average.paper == {"vanilla": 82.43, "headless": 83.29} and average.percent
+    assert paper.main[0].claim == "t1-tokens-average"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from harness.paper.claims_file import findings
 from harness.paper.compare import at_step
-from harness.paper.findings import findings
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import by_key, encoder_rows, paper_row
 

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
+from harness.paper.claims_file import findings
 from harness.paper.document import FIGURE, render, render_html, write_reproduction
-from harness.paper.findings import findings
 from harness.paper.forest import EDGE, forest_svg, left_out, panels, point, write_forest
 from harness.paper.gate_margins import GATES_FIGURE
 from tests.harness.paper.rows import by_key, decoder_rows, encoder_rows

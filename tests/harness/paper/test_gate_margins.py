@@ -8,8 +8,8 @@ import math
 
 import pytest
 
+from harness.paper.claims_file import findings
 from harness.paper.document import render
-from harness.paper.findings import findings
 from harness.paper.gate_margins import (
     GATES_FIGURE,
     gate_points,

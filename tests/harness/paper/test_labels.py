@@ -9,13 +9,11 @@ import json
 import pandas as pd
 import pytest
 
+from harness.paper.claims_file import findings
 from harness.paper.document import render
-from harness.paper.figures import PAPER
-from harness.paper.findings import findings
 from harness.paper.labels import machine_counts, protocol, run_label, run_on
-from harness.paper.sources import source_of
 from harness.results.leaderboard import write_cell
-from tests.harness.paper.rows import encoder_rows, paper_row
+from tests.harness.paper.rows import PAPER, encoder_rows, paper_row, source_of
 
 
 def test_a_fine_tuned_models_run_label_names_its_causal_fine_tuning_steps() -> None:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.paper.claims_file import declared_family, findings
 from harness.paper.document import render
-from harness.paper.findings import Finding, declared_family, findings
+from harness.paper.findings import Finding
 from harness.results.leaderboard import write_cell
 from harness.results.stats import power
 from tests.harness.paper.rows import by_key, paper_row

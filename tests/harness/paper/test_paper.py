@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from harness.paper.figures import PAPER, verdict
+from harness.paper.figures import verdict
+from tests.harness.paper.rows import PAPER
 
 CLAIMS = {  # every row of the reproduction's list
     "table1-tokens",

@@ -17,18 +17,18 @@ import pytest
 from scipy import stats
 
 from harness.downstream.benchmarks import SUPERGLUE
+from harness.paper.claims_file import declared_family, findings, paper_claims
 from harness.paper.document import HEADLINE, headline, render, write_reproduction
-from harness.paper.figures import PAPER
-from harness.paper.findings import declared_family, findings
-from harness.paper.sources import NOT_ATTEMPTED, source_of
 from harness.results.leaderboard import write_cell
 from harness.results.samples import write_samples
 from tests.harness.paper.rows import (
+    PAPER,
     by_key,
     decoder_rows,
     duplicates_rows,
     encoder_rows,
     paper_row,
+    source_of,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -545,7 +545,7 @@ def test_the_page_lists_what_was_not_attempted_and_the_power() -> None:
 def test_what_was_not_attempted_says_what_the_data_root_holds(data_root: Path) -> None:
     """Table 2's reason: SuperGLUE's dev sets are here, its train sets only as FewGLUE's 32
     examples, which is what the task reads locally; Table 4's: no RACE, SciQ or QASPER."""
-    why = {where: reason for where, _, reason in NOT_ATTEMPTED}
+    why = {n.source: n.why for n in paper_claims().not_attempted}
     assert "FewGLUE 32-example" in why["Table 2"] and "`source: hub`" in why["Table 2"]
     for task in SUPERGLUE.values():  # Table 2's four tasks
         assert task.local_train is not None and task.local_eval is not None

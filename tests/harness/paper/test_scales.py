@@ -1,4 +1,4 @@
-"""The report past the CPU scale (`harness.paper.scales.SCALES`): each larger scale compares
+"""The report past the CPU scale (the paper file's mapped scales): each larger scale compares
 the CPU parts' figures with the same tasks, metrics and gates; GPU rows get their own section
 labelled with the GPU, their own power table, and a run label that says what was run; a
 second machine's scale compares the CPU suites' speed and memory, measured again there."""
@@ -11,25 +11,33 @@ from pathlib import Path
 
 import pytest
 
+from harness.paper.claims_file import findings, paper_claims
 from harness.paper.document import headline, render
-from harness.paper.figures import PAPER
-from harness.paper.findings import findings
-from harness.paper.scales import AMD_EPYC, CPU, GPU, SCALES, Scale
-from harness.paper.sources import source_of
+from harness.paper.scales import Scale
 from harness.results.leaderboard import write_cell
 from harness.suite import load_suite
-from tests.harness.paper.rows import by_key, encoder_rows, paper_row
+from tests.harness.paper.rows import (
+    PAPER,
+    by_key,
+    encoder_rows,
+    paper_row,
+    scale_named,
+    source_of,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
+GPU, AMD_EPYC = scale_named("GPU"), scale_named("CPU, AMD EPYC")
 
 
-@pytest.mark.parametrize("scale", [s for s in SCALES[1:] if not s.machine], ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "scale", [s for s in paper_claims().mappings() if not s.machine], ids=lambda s: s.name
+)
 def test_each_larger_scale_compares_the_encoder_and_decoder_figures(scale: Scale) -> None:
     """Every scale past the CPU one compares the CPU parts' figures it has suites for, with the
     same tasks, metrics and gates, between models its own suites train."""
     for fig in PAPER:
-        cpu, big = CPU.source(fig), scale.source(fig)
-        assert cpu == source_of(fig)
+        cpu = source_of(fig)
+        big = scale.source(cpu)
         if cpu.suite not in scale.suites:
             assert big is None, fig.key  # the sweeps, XNLI, the ablation: CPU only
             continue
@@ -129,7 +137,11 @@ def test_a_second_machine_compares_the_speed_and_memory_figures_alone() -> None:
     """The AMD EPYC scale reads the CPU suites' speed and memory, measured again on that
     machine into `leaderboards/amd-epyc/<suite>/`, with the CPU scale's models; it compares no
     figure that needs pretraining, and its hint runs the measured task alone."""
-    mine = {f.key: (AMD_EPYC.source(f), CPU.source(f)) for f in PAPER if AMD_EPYC.source(f)}
+    mine = {
+        f.key: (AMD_EPYC.source(source_of(f)), source_of(f))
+        for f in PAPER
+        if AMD_EPYC.source(source_of(f))
+    }
     assert {key.split(":")[0] for key in mine} == {"table6", "figure2", "figure6"}
     assert len(mine) == 6  # Table 6's three speeds, Figure 2's speed and memory, Figure 6's
     for key, (machine, cpu) in mine.items():

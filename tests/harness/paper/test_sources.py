@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from harness.paper.figures import PAPER
-from harness.paper.sources import source_of
 from harness.results.metrics import metric_info
+from tests.harness.paper.rows import PAPER, source_of
 
 
 def test_a_speed_or_memory_figure_is_measured_and_every_other_is_by_pretraining_seed() -> None:

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from harness.paper.figures import PAPER
 from harness.results.gates import VALIDATION, Gate
 from harness.tasks import TASKS
+from tests.harness.paper.rows import PAPER
 
 
 def _no_baseline(_: str) -> float | None:
