@@ -1,8 +1,12 @@
-"""One finding as a row of the reproduction page's tables (`harness.paper.document`): our run
-beside the paper's setting and figure, both Δs, the seeds, the raw and adjusted p and the
-test, the verdict, and why (the reason, the gates passed, where our protocol differs, the
-per-example evidence). `COLUMNS` are a claim's, `MEASURED` those of our own measurements
-where the paper makes no claim (no paper Δ, no verdict).
+"""One finding as a row of the reproduction page's tables (`harness.paper.document`), and the
+notes under a section's table.
+
+A row holds the claim, the paper's figure and ours, both Δs, the seeds, the raw and adjusted p
+and the test, the verdict, and a short why (at most about 25 words: the gate missed, the p
+and the power, or why there are no rows). What rows share is said once under the table
+(`section_notes`): the runs compared, the paper's set-up, where our protocol differs, the
+equal-time step, an average's parts and the per-example evidence. `COLUMNS` are a claim's,
+`MEASURED` those of our own measurements where the paper makes no claim (no verdict).
 """
 
 from __future__ import annotations
@@ -12,20 +16,22 @@ import math
 from harness.paper.figures import Role
 from harness.paper.findings import Finding
 from harness.paper.tables import num
+from harness.results.gates import GateCheck
+from harness.results.stats import POWER
 
 COLUMNS = [
-    "our run",
-    "paper setting",
+    "claim",
+    "scale",
     "paper",
     "ours",
     "paper Δ",
     "our Δ [CI]",
-    "seeds",
-    "p → adjusted (test)",
+    "p → adjusted",
     "verdict",
     "why",
 ]
-MEASURED = [c for c in COLUMNS if c not in ("paper Δ", "verdict")]
+# our own measurements: no paper Δ, no verdict; the gate a row misses is its section's
+MEASURED = ["claim", "scale", "paper", "ours", "our Δ [CI]", "p → adjusted", "why"]
 
 
 def _pair(values: dict[Role, float], role: Role, percent: bool) -> str:
@@ -50,50 +56,137 @@ def _p(f: Finding) -> str:
     if c is None:
         return "-"
     if math.isnan(f.p_value):
-        return f"- ({c.test})"
-    if f.gate_failed:  # a claim's or our own measurement's: no test either way
-        return "- (gate failed: not tested)"
-    return f"{f.p_value:.3g} → {f.p_adjusted:.3g} ({c.test})"
+        return "- (one seed an arm)" if c.seeds < 2 else "- (no spread)"
+    if f.gate_failed:  # a claim's or our own measurement's: no test; the why names the gate
+        return "-"
+    if f.verdict == "not comparable":
+        return f"{f.p_value:.3g} → - (not tested)"
+    test = "" if c.test.startswith("paired t-test") else f" ({c.test})"  # the usual test
+    return f"{f.p_value:.3g} → {f.p_adjusted:.3g}{test}"
 
 
-def _run(f: Finding) -> str:
+def run_text(f: Finding) -> str:
+    """The two runs compared, as the rows say what they trained ("a vs b (3000 steps, 12.3M
+    tokens each)" where both trained alike)."""
     m = f.measured
     roles: tuple[Role, Role] = (f.role, "vanilla")
     if m is None or not m.runs:
         return " vs ".join(f.source.roles[r] for r in roles)
-    return " vs ".join(m.runs[r] for r in roles)
+    mine, base = (m.runs[r] for r in roles)
+    arm, base_model = f.source.roles[f.role], f.source.roles["vanilla"]
+    if mine.removeprefix(arm) == base.removeprefix(base_model) and mine != arm:
+        return f"{arm} vs {base_model}{mine.removeprefix(arm)[:-1]} each)"
+    return f"{mine} vs {base}"
 
 
-def _why(f: Finding) -> str:
-    parts = [f.reason]
-    passed = [g.text for g in f.gates if g.passed]
-    if passed and not f.gate_failed and f.verdict != "not comparable":
-        parts.append("gates passed: " + "; ".join(passed))
-    ours = f"ours: {f.measured.protocol}" if f.measured and f.measured.protocol else ""
-    if said := "; ".join(x for x in (ours, f.source.differs) if x):
-        parts.append(f"protocol: {said}")
-    if f.measured is not None:
-        parts += [f.measured.detail] if f.measured.detail else []
-        if f.measured.evidence is not None:
-            parts.append(f.measured.evidence.text(f.sign))
-    return ". ".join(parts)
+def claim_label(f: Finding) -> str:
+    """The compared quantity, with the arm where it is not the headless model."""
+    return f.figure.quantity + ("" if f.role == "headless" else f" [{f.role}]")
+
+
+def _gate(g: GateCheck) -> str:
+    """A missed gate in a few words: "glue/sst2 accuracy 0.7408 < 0.7992" (the bar)."""
+    if math.isnan(g.value):
+        return f"{g.name}: no row"
+    return f"{g.name} {num(g.value)} {'>' if g.at_most else '<'} {num(g.bar)}"
+
+
+def _open(f: Finding) -> str:
+    """An inconclusive claim's why: what its seeds could detect (the power section has the
+    rest), or why there was no test."""
+    c = f.comparison
+    if c is None or math.isnan(f.p_adjusted):
+        return "no test: " + ("one seed an arm" if c is not None and c.seeds < 2 else "no spread")
+    scale = 100 if f.figure.percent else 1
+    return (
+        f"not significant; {c.seeds} {c.unit} detect |Δ| ≥ "
+        f"{scale * c.detectable(alpha=f.alpha):.3g} at {POWER:.0%} power"
+    )
+
+
+def short_why(f: Finding) -> str:
+    """Why the row has its verdict, in at most about 25 words."""
+    if f.gate_failed:  # an exploratory row names the gates; their values are its claims'
+        missed = [_gate(g) if f.figure.compared else g.name for g in f.gates if not g.passed]
+        return f"gate: {f.source.roles['vanilla']} misses {'; '.join(missed)}"
+    if f.verdict == "inconclusive":
+        return _open(f)
+    if f.verdict in ("reproduced", "contradicted"):
+        side = "better" if f.gain > 0 else "worse"
+        said = "as the paper has it" if f.verdict == "reproduced" else "against the paper"
+        return f"{f.role} {side}, {said}"
+    if f.verdict is None and f.reason.startswith("exploratory"):
+        return "-"
+    return f.reason
 
 
 def claim_row(f: Finding) -> list[str]:
     """`f` as a row of the page's table: `COLUMNS` for a claim, `MEASURED` for our own
     measurement (no paper Δ, no verdict)."""
     fig = f.figure
-    paper = _pair(fig.values, f.role, False) if fig.values else f"“{fig.stated}”"
+    paper = _pair(fig.values, f.role, False) if fig.values else "stated below"
     cells = {
-        "our run": f"{fig.quantity}: {_run(f)}",
-        "paper setting": fig.setting or "-",
+        "claim": claim_label(f),
+        "scale": f.scale,
         "paper": paper,
         "ours": _pair(f.measured.ours, f.role, fig.percent) if f.measured else "-",
         "paper Δ": num(gain) if (gain := fig.paper_gain(f.role)) is not None else "-",
         "our Δ [CI]": delta_text(f),
-        "seeds": str(f.seeds),
-        "p → adjusted (test)": _p(f),
+        "p → adjusted": _p(f),
         "verdict": f"**{f.verdict}**",
-        "why": _why(f),
+        "why": short_why(f),
     }
     return [cells[c] for c in (COLUMNS if f.figure.compared else MEASURED)]
+
+
+def _once(items: list[str]) -> list[str]:
+    return [x for x in dict.fromkeys(items) if x]
+
+
+class Footnotes:
+    """Texts the page says once, at its end, numbered in the order first cited."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, int] = {}
+
+    def cite(self, text: str) -> int:
+        """`text`'s number, given at its first citation."""
+        return self.texts.setdefault(text, len(self.texts) + 1)
+
+    def lines(self, heading: str) -> list[str]:
+        """The footnotes as a numbered Markdown list under `heading` ([] where none)."""
+        if not self.texts:
+            return []
+        return ["", heading, "", *(f"{n}. {text}" for text, n in self.texts.items())]
+
+
+def section_notes(found: list[Finding], protocols: Footnotes) -> list[str]:
+    """What a section's rows share, each said once, as Markdown bullets; the protocols they
+    follow are cited by number (`protocols`, listed once at the page's end)."""
+    shown = [f for f in found if not f.source.unavailable]
+    notes = [f"Our runs: {'; '.join(_once([run_text(f) for f in shown]))}."] if shown else []
+    if settings := _once([f.figure.setting for f in found]):
+        notes.append(f"Paper's set-up: {'; '.join(settings)}.")
+    stated = [f for f in found if not f.figure.values and f.figure.stated]
+    for text in _once([f.figure.stated for f in stated]):
+        named = _once([f.figure.quantity for f in stated if f.figure.stated == text])
+        notes.append(f"{', '.join(named)}: “{text}”.")
+    ours = [f"ours: {f.measured.protocol}" for f in shown if f.measured and f.measured.protocol]
+    if protocol := _once(ours + [f.source.differs for f in shown]):
+        cited = ", ".join(str(protocols.cite(p)) for p in protocol)
+        notes.append(f"Protocols {cited} (at the end).")
+    notes += _once([f.measured.detail for f in shown if f.measured and f.measured.detail])
+    unavailable = [f for f in found if f.source.unavailable]
+    for why in _once([f.source.unavailable for f in unavailable]):
+        named = _once([f.figure.quantity for f in unavailable if f.source.unavailable == why])
+        notes.append(f"Not run: {', '.join(named)}: {why}.")
+    evidence = [
+        f"{claim_label(f)} ({f.scale}) {f.measured.evidence.text(f.sign)}"
+        for f in shown
+        if f.verdict not in (None, "not comparable")
+        and f.measured is not None
+        and f.measured.evidence is not None
+    ]
+    if evidence:
+        notes.append("Per-example tests on seed 0 (the test set only): " + "; ".join(evidence))
+    return [f"- {n}" for n in notes]

@@ -1,7 +1,7 @@
 """The page of a claims file (`harness.paper.claims_file`), read in a minute.
 
 First one row per claim and arm: the answer in words ("headless better than vanilla, as
-stated", "untestable here", "inconclusive"), our Δ with its interval at the corrected level,
+stated", "untestable: not run", "inconclusive"), our Δ with its interval at the corrected level,
 the adjusted p and the seeds. Then why, one line each. The method once, at the end.
 
     write_claims_page(Path("my-claims.yaml"), Path("leaderboards"), out)
@@ -31,7 +31,7 @@ METHOD = (
 
 # the start of a not-comparable reason -> the cause in a few words
 CAUSES = {
-    "gate failed": "the baseline misses a gate",
+    "gate failed": "baseline fails a gate",
     "an arm answers one class": "an arm answers one class",
     "no rows": "not run",
     "not the machine": "rows of another machine",
@@ -60,7 +60,7 @@ def answer(f: Finding, by_model: bool = False) -> str:
         return f"{arm} {side} than {base}, against the claim"
     if f.verdict == "inconclusive":
         return "inconclusive"
-    return f"untestable here: {cause(f)}"
+    return f"untestable: {cause(f)}"
 
 
 def _why(f: Finding) -> str:

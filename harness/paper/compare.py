@@ -73,10 +73,8 @@ class SeedEvidence:
         where lower is) so that it reads like the report's Δ: positive is better."""
         ev = self.test
         low, high = sorted((sign * ev.low, sign * ev.high))
-        return (
-            f"per-example, seed {self.seed} only (evidence about the test set, not across "
-            f"pretraining seeds): Δ {sign * ev.delta:+.3g} [{low:+.3g}, {high:+.3g}], "
-            f"p = {ev.p:.3g} ({ev.test})"
+        return f"Δ {sign * ev.delta:+.3g} [{low:+.3g}, {high:+.3g}], p = {ev.p:.3g}" + (
+            "" if self.seed == 0 else f" (seed {self.seed})"
         )
 
 
@@ -152,10 +150,9 @@ def _equal_time(
         said.setdefault(how, []).append(str(seed))
     notes = [f"seed{'s' * (len(v) > 1)} {', '.join(v)}: {how}" for how, v in said.items()]
     head = (
-        f"equal time from the speed ratio {ratio:.2f}x measured side by side ({where}): "
-        f"headless's {int(mine['step'].max())} steps take as long as vanilla's "
-        f"{float(mine['step'].max()) / ratio:.0f}, where vanilla's value is its checkpoint's "
-        "or interpolated linearly in log-steps between the two around it; "
+        f"equal time from the speed ratio {ratio:.2f}x ({where}): headless's "
+        f"{int(mine['step'].max())} steps take as long as vanilla's "
+        f"{float(mine['step'].max()) / ratio:.0f} (log-step interpolation); "
     )
     return mine["value"], pd.Series(picks, dtype=float), head + "; ".join(notes)
 
@@ -228,9 +225,11 @@ def _every_point(g: pd.DataFrame, source: Source, sign: float) -> tuple[Comparis
     test) stands for the claim."""
     tested = [(str(sweep), _compare_gaps(grp, source)) for sweep, grp in g.groupby("sweep")]
     weakest = max(tested, key=lambda t: _weakness(t[1], sign))
-    said = ", ".join(f"{_sweep_words(k)}: p {c.p:.2g}" for k, c in tested)
+    said = ", ".join(f"{_sweep_words(k)}: p {c.p:.2g}" for k, c in tested if not math.isnan(c.p))
     test = f"every point tested on its own; the weakest ({_sweep_words(weakest[0])}) stands"
-    return replace(weakest[1], test=f"{test}: {weakest[1].test}"), f"per point: {said}"
+    return replace(weakest[1], test=f"{test}: {weakest[1].test}"), (
+        f"per point: {said}" if said else ""
+    )
 
 
 def _trend(g: pd.DataFrame, source: Source) -> Comparison:
@@ -261,7 +260,7 @@ def _points(rows: pd.DataFrame, source: Source, role: Role, fig: PaperFigure) ->
         g = g.assign(gap=g["mine"] - g["base"])
     if fig.design == "every" and source.at == "sweep":
         comparison, per_point = _every_point(g, source, 1.0 if fig.higher_is_better else -1.0)
-        detail = f"{detail}; {per_point}"
+        detail = "; ".join(x for x in (detail, per_point) if x)
     elif fig.design == "trend" and source.at == "sweep":
         comparison = _trend(g, source)
     else:

@@ -114,7 +114,8 @@ def _point_rows(
         value = _mean(mine)
         check = Check(task, gate).outcome(at, diag.model, value)
         theirs = _mean(final_values(at, twin, task, gate.metric)) if twin else math.nan
-        state = "passed" if check.passed else f"failed: {check.text}"
+        side = "≤" if check.at_most else "≥"
+        state = "passed" if check.passed else f"failed (needs {side} {num(check.bar)})"
         all_passed &= check.passed
         cells = [label, task, gate.metric, num(value), num(theirs), num(value - theirs)]
         lines.append([*cells, str(len(mine)), state])

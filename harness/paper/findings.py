@@ -213,9 +213,7 @@ def _degenerate(f: Finding, data: SuiteRows) -> str | None:
         if (said := constant_answer(data.samples, m, s.task))
     ]
     if constant:
-        return "an arm answers one class, so its accuracy is that class's share: " + "; ".join(
-            constant
-        )
+        return "an arm answers one class: " + "; ".join(constant)
     if f.measured is None and f.figure.condition is not None:
         key, value = f.figure.condition
         return f"the paper states this at {key} {value}, which our sweep does not run"

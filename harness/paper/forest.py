@@ -74,7 +74,7 @@ def point(f: Finding) -> Point | None:
         return None
     ends = sorted(x / effect for x in f.interval)  # dividing by a negative Δ swaps them
     quantity = f.figure.quantity.split(" (")[0]
-    label = f"{f.figure.source}: {quantity} [{f.role}]"
+    label = f"{f.figure.claim}: {quantity} [{f.role}]"  # the claim's group names the budget
     return Point(label, str(f.verdict), f.gain / effect, ends[0], ends[1], f.gain > 0)
 
 

@@ -102,19 +102,15 @@ def gate_section(found: list[Finding]) -> list[str]:
         return []
     failed = sum(not p.check.passed for p in points)
     lead = (
-        "Each baseline's gates (the vanilla model's; for a comparison of two headless variants, "
-        "the paper's variant's) at its final checkpoint, the mean over its seeds, in every "
-        "suite's rows, by the tokens that checkpoint pretrained on: a claim is tested only "
-        "where they pass. The margin is the value minus the bar in the metric's unit (for a "
-        "perplexity, log10 of the bar over the value: orders of magnitude); below 0 the gate "
-        "fails. "
-        f"{failed} of {len(points)} fail. A bar set by an untrained twin (its score plus the "
-        "margin) is that suite's own, so bars differ between suites."
+        "Each baseline's gates at its final checkpoint, the mean over its seeds, by the tokens it "
+        "pretrained on. A claim is tested only where they pass. The margin is the value minus "
+        "the bar (for a perplexity, log10 of the bar over the value); below 0 the gate fails. "
+        f"{failed} of {len(points)} fail. A bar set by an untrained twin is its suite's own."
     )
     alt = "Each baseline's margin to its gates, by pretraining tokens"
     return [
         "",
-        "## The baselines against their gates, across the scales",
+        "## Every baseline's gates, across the scales",
         "",
         lead,
         "",

@@ -1,7 +1,7 @@
 """The page's Markdown tables of `hlm report --paper`: the number format every table shares,
-the verdict tally, the power table (per claim that passed its gates: the spread, the Δ the
-seeds detect, the power at the paper's Δ, alone and at the corrected level) and the paper's
-results not attempted.
+ditto marks for repeated cells, the power table (per inconclusive claim: the spread, the Δ
+the seeds detect, the power at the paper's Δ, alone and at the corrected level) and the
+paper's results not attempted.
 
     num(0.0123, percent=True)    # "1.23": the paper's unit
     table(["a", "b"], [["1", "2"]])
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 
-from harness.paper.figures import VERDICTS
 from harness.paper.findings import Finding
 from harness.results.stats import ALPHA, POWER
 
@@ -33,37 +32,36 @@ def table(columns: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(columns), line(["---"] * len(columns)), *map(line, rows)])
 
 
-def tally(found: list[Finding]) -> list[str]:
-    """The claims counted by verdict, as a Markdown table's lines."""
-    claims = [f for f in found if f.figure.compared]
-    return [
-        "| verdict | comparisons |",
-        "| --- | --- |",
-        *(f"| {v} | {sum(f.verdict == v for f in claims)} |" for v in VERDICTS),
-    ]
+def ditto(rows: list[list[str]], columns: tuple[int, ...]) -> list[list[str]]:
+    """`rows` with each cell of `columns` that repeats the row above's shown as "″", so that
+    a scale's rows, or rows failing the same gate, read as one block."""
+    out = []
+    for i, row in enumerate(rows):
+        above = rows[i - 1] if i else None
+        out.append(
+            ["″" if above and j in columns and c == above[j] else c for j, c in enumerate(row)]
+        )
+    return out
 
 
 def power_row(f: Finding) -> list[str] | None:
-    """The power table's row of a claim with rows in both arms, tested or held back by a
-    failed gate (said in the row: the seeds' power is what a run that passes would have);
-    None for the others. With one seed an arm there is no spread yet, and the row says so.
-    Each figure twice: a test alone (α) → the test held to the corrected level."""
+    """The power table's row of an inconclusive claim whose seeds have a spread (None for
+    the others: a verdict needs no power; a claim not tested says why in its own row). Each
+    figure twice: a test alone (α) → the test held to the corrected level."""
     c = f.comparison
-    blocked = f.verdict == "not comparable"  # compared but not tested: a gate failed
-    if not f.figure.compared or c is None or (blocked and not f.gate_failed):
+    if not f.figure.compared or c is None or f.verdict != "inconclusive" or not c.sd > 0:
         return None
     effect = f.paper_effect
-    spread = c.sd > 0  # False for nan: one seed, or identical differences
     pct = f.figure.percent
     levels = (ALPHA, f.alpha)
     powers = [p for a in levels if (p := f.paper_power(a)) is not None]  # [] if not sized
     need = c.seeds_for(effect, alpha=f.alpha) if powers and effect else None
     return [
-        f"{f.figure.source}: {f.figure.quantity} ({f.role})"
-        + (" — gate failed, not tested" if blocked else ""),
+        f"{f.figure.key} ({f.role})",
+        f.scale,
         str(c.seeds),
-        num(c.sd, pct) if spread else ("- (one seed: no spread yet)" if c.seeds < 2 else "0"),
-        " → ".join(num(c.detectable(alpha=a), pct) for a in levels) if spread else "-",
+        num(c.sd, pct),
+        " → ".join(num(c.detectable(alpha=a), pct) for a in levels),
         num(abs(effect), pct) if effect else "-",
         " → ".join(f"{p:.0%}" for p in powers) if powers else "-",
         str(need) if need is not None else ("> 1000" if powers else "-"),
@@ -77,9 +75,9 @@ def power_section(
     seed-level spread, the detectable Δ, the paper's Δ, the power it had and the seeds it
     needs, alone and at the corrected level."""
     rows = [row for f in found if (row := power_row(f)) is not None]
-    family = found[0].family if found else 1
     head = [
         "claim",
+        "scale",
         "seeds",
         "spread (sd)",
         f"Δ detectable at {POWER:.0%} (alone → corrected)",
@@ -91,18 +89,10 @@ def power_section(
         "",
         heading,
         "",
-        "Per claim with rows in both arms, in the paper's unit as in the tables above (percent "
-        "where the paper uses it; a claim whose gate failed was not tested, and its row says "
-        "what its seeds could have seen): the seed-level spread observed (of the paired "
-        "differences, or pooled), the smallest Δ these seeds detect at "
-        f"{POWER:.0%} power (two-sided), the paper's Δ, the power the seeds had against it and "
-        "the seeds per arm it would need at this spread. "
-        f"The detectable Δ and the power are given for a test alone (α = {ALPHA}) "
-        "and for a test held to the level the correction asks of each of the page's "
-        f"{family} claims of its scale (α = {ALPHA}/{family}, Bonferroni's level, the one its "
-        "verdicts use); the seeds needed, at that level. "
-        f"`hlm power SUITE --claims {family}` gives the same for any leaderboard, in the "
-        "metric's own unit (fractions where the paper gives percent).",
+        "Per inconclusive claim, in the paper's unit: the seeds' spread, the Δ they detect at "
+        f"{POWER:.0%} power and their power at the paper's Δ, for a test alone (α = {ALPHA}) → "
+        "at the corrected level (α over the scale's family); the seeds that Δ needs. `hlm "
+        "power SUITE --claims N` gives the same for any leaderboard.",
         "",
         table(head, rows) if rows else "No claim passed its gates.",
     ]
@@ -114,8 +104,7 @@ def not_attempted(rows: list[list[str]]) -> list[str]:
         "",
         "## Not attempted",
         "",
-        "The paper's results that no suite here compares, and why (QNLI, QQP and MNLI appear "
-        "in Table 1's rows as not comparable: no local train set).",
+        "The paper's results no suite here compares (Table 1's QNLI, QQP and MNLI: its notes).",
         "",
         table(["paper", "result", "why"], rows),
     ]

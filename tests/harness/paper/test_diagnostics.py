@@ -47,7 +47,7 @@ def test_each_point_sets_the_model_beside_its_twin(tmp_path, monkeypatch) -> Non
     assert "## Diagnostic: a probe" in page and "Does the lr matter?" in page
     assert "bert-mini-ce against its untrained twin bert-mini-untrained" in page
     # points in the order of their values; Δ is the model minus the twin
-    low = "| lr 0.0001 | glue/sst2 | accuracy | 0.7 | 0.72 | -0.02 | 1 | failed: accuracy 0.7"
+    low = "| lr 0.0001 | glue/sst2 | accuracy | 0.7 | 0.72 | -0.02 | 1 | failed (needs ≥ 0.77) |"
     high = "| lr 0.0003 | glue/sst2 | accuracy | 0.8 | 0.72 | 0.08 | 1 | passed |"
     assert low in page and high in page and page.index(low) < page.index(high)
     assert "| lr 0.0003 | glue/stsb | pearson | 0.4 | 0.2 | 0.2 | 1 | passed |" in page
@@ -61,7 +61,7 @@ def test_a_suite_without_a_sweep_is_one_point(tmp_path, monkeypatch) -> None:
     _cell(tmp_path, "bert-mini-untrained", None, 0.72, pearson=0.20, tokens=0)
     page = "\n".join(diagnostic_sections(tmp_path))
     assert "| - | glue/sst2 | accuracy | 0.8 | 0.72 | 0.08 | 1 | passed |" in page
-    assert "| - | glue/stsb | pearson | 0.15 | 0.2 | -0.05 | 1 | failed: pearson 0.15" in page
+    assert "| - | glue/stsb | pearson | 0.15 | 0.2 | -0.05 | 1 | failed (needs ≥ 0.3) |" in page
     assert page.endswith("bert-mini-ce fails at least one gate.")
 
 

@@ -11,7 +11,13 @@ import re
 import pytest
 
 from harness.paper.claims_file import findings
-from harness.paper.document import FIGURE, render, render_html, write_reproduction
+from harness.paper.document import (
+    FIGURE,
+    baselines_page,
+    render,
+    render_html,
+    write_reproduction,
+)
 from harness.paper.forest import EDGE, forest_svg, left_out, panels, point, write_forest
 from harness.paper.gate_margins import GATES_FIGURE
 from tests.harness.paper.rows import by_key, decoder_rows, encoder_rows
@@ -35,7 +41,7 @@ def test_a_point_is_our_delta_over_the_papers(tmp_path) -> None:
     assert p.ratio == pytest.approx(avg.gain / 0.0086)  # the paper's +0.86 GLUE points
     assert p.low == pytest.approx(avg.interval[0] / 0.0086)
     assert p.low < p.ratio < p.high
-    assert p.label == "Table 1: GLUE average dev, equal tokens [headless]"
+    assert p.label == "table1-tokens: GLUE average dev [headless]"
     qnli = by_key(found, "table1-tokens: GLUE QNLI")  # no rows: not comparable
     assert point(qnli) is None
 
@@ -64,8 +70,8 @@ def test_the_svg_keeps_labels_as_text_and_has_no_date(both) -> None:
     svg = forest_svg(both)
     assert svg is not None and svg == forest_svg(both)  # the same rows, the same bytes
     text = svg.decode()
-    assert "Table 3: LAMBADA perplexity [headless]" in text
-    assert "Table 1: GLUE average dev, equal tokens [headless]" in text
+    assert "table3: LAMBADA perplexity [headless]" in text
+    assert "table1-tokens: GLUE average dev [headless]" in text
     assert "<dc:date>" not in text  # no date: a rerun changes nothing
 
 
@@ -85,7 +91,7 @@ def test_no_judged_claim_no_figure_and_no_link(tmp_path) -> None:
 def test_the_page_links_the_figure_it_writes_beside_it(tmp_path) -> None:
     root = encoder_rows(tmp_path / "lb", sst2_ce=0.78, gain=0.02)
     doc = tmp_path / "docs" / "REPRODUCTION.md"
-    written = [doc, doc.parent / FIGURE, doc.parent / GATES_FIGURE]
+    written = [doc, baselines_page(doc), doc.parent / FIGURE, doc.parent / GATES_FIGURE]
     assert write_reproduction(root, doc, None) == written
     assert f"]({FIGURE.as_posix()})" in doc.read_text()
     assert (doc.parent / FIGURE).read_bytes() == forest_svg(findings(root))

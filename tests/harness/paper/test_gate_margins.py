@@ -9,7 +9,7 @@ import math
 import pytest
 
 from harness.paper.claims_file import findings
-from harness.paper.document import render
+from harness.paper.document import render, render_baselines
 from harness.paper.gate_margins import (
     GATES_FIGURE,
     gate_points,
@@ -61,7 +61,10 @@ def test_the_section_tables_every_gate_and_counts_the_failed(found) -> None:
     assert "| glue/sst2 accuracy | CPU | `paper-cpu-encoder` | `bert-tiny-ce` | 12.3M |" in text
     assert "(orders of magnitude) | passed |" in text
     assert f"]({GATES_FIGURE.as_posix()})" in text
-    assert "## The baselines against their gates, across the scales" in render(found)
+    assert "## Every baseline's gates, across the scales" in render_baselines(found, None)
+    page = render(found)
+    assert "## The baselines" in page and f"{failed} of {len(points)} baseline gates fail" in page
+    assert "](REPRODUCTION-baselines.md)" in page
 
 
 def test_no_gate_no_section_and_no_figure(tmp_path) -> None:

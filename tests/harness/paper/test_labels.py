@@ -147,12 +147,11 @@ def test_a_machine_is_said_only_of_the_rows_that_record_it() -> None:
 
 
 def test_the_page_does_not_say_a_machine_of_rows_that_name_none(tmp_path) -> None:
-    """The compared rows record no machine and the untrained twin's do: the rows line says
+    """The compared rows record no machine and the untrained twin's do: the scales table says
     how many rows the machine is known for, not that the suite was run on it."""
     root = encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02)
     twin = {**paper_row("bert-tiny-untrained", "glue/sst2", "accuracy", 0.5, 0), "step": 0}
     write_cell(root / "paper-cpu-encoder", "twin", [{**twin, "hardware": "cpu x1: AMD EPYC"}])
     page = render(findings(root), root)
-    assert "`paper-cpu-encoder` (`hlm run paper-cpu-encoder`); run on cpu x1: AMD EPYC" in (page)
-    assert "(1 of 109 rows); the other 108 rows record no machine." in page
+    assert "| cpu x1: AMD EPYC (1 of 112 rows); the other 111 rows record no machine |" in page
     assert "run on cpu x1: AMD EPYC." not in page

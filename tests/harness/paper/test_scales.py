@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.paper.claims_file import findings, paper_claims
-from harness.paper.document import headline, render
+from harness.paper.document import headline, render, render_baselines
 from harness.paper.scales import Scale
 from harness.results.leaderboard import write_cell
 from harness.suite import load_suite
@@ -54,10 +54,20 @@ def test_each_larger_scale_compares_the_encoder_and_decoder_figures(scale: Scale
         assert all(m.startswith(presets) for m in big.roles.values())
 
 
-def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
+def _scale_part(page: str, scale: str) -> str:
+    """The scales section's subsection of `scale` (what it waits for)."""
+    return page.split(f"\n### {scale}\n")[1].split("\n## ")[0].split("\n### ")[0]
+
+
+def _scale_row(page: str, scale: str) -> str:
+    """The scales table's row of `scale`."""
+    table = page.split("\n## Scales\n")[1]
+    return next(line for line in table.splitlines() if line.startswith(f"| {scale} |"))
+
+
+def test_gpu_rows_sit_beside_the_cpu_rows_labelled_with_the_gpu(tmp_path) -> None:
     pending = render(findings(encoder_rows(tmp_path / "cpu", sst2_ce=0.78, gain=0.02)))
-    gpu = pending.split("## At GPU scale: bert-small and pythia-70m")[1].split("\n## ")[0]
-    assert gpu.endswith(GPU.pending + "\n")  # nothing run at GPU scale yet
+    assert _scale_part(pending, "GPU").endswith(GPU.pending + "\n")  # nothing run yet
     h100 = "cuda x1: NVIDIA H100 80GB HBM3"
     root = encoder_rows(tmp_path / "gpu", 0.78, -0.03, "paper-gpu-encoder", hardware=h100)
     encoder_rows(root, sst2_ce=0.78, gain=0.02)  # the CPU part beside it
@@ -68,48 +78,46 @@ def test_gpu_rows_get_their_own_section_labelled_with_the_gpu(tmp_path) -> None:
     assert by_key(found, "table1-tokens: GLUE average").verdict == "reproduced"  # CPU's
     text = headline(found)
     assert text.startswith("At CPU scale, 27 comparisons")  # the scale's declared claims
-    assert "At GPU scale," in text and "bert-small-cwt 50.1 against bert-small-ce" in text
-    page = render(found, root).split("## At GPU scale: bert-small and pythia-70m")[1]
-    assert f"`paper-gpu-encoder` (`hlm run paper-gpu-encoder`); run on {h100}." in page
-    assert "bert-small-cwt (3000 steps" in page and "| contradicted |" in page
+    assert "At GPU scale, 14 comparisons" in text and "of its 4 main claims, 2 contradicted" in text
+    page = render(found, root)
+    assert _scale_row(page, "GPU").endswith(f"| {h100} |")
+    table1 = page.split("## Table 1: GLUE at equal tokens")[1].split("\n## ")[0]
+    assert "| GLUE average dev | GPU | 82.43 → 83.29 |" in table1
+    assert "**contradicted** | headless worse, against the paper |" in table1
+    assert "bert-small-cwt vs bert-small-ce (3000 steps each)" in table1
+    assert "\n### GPU\n" not in page  # it has rows: nothing to wait for
 
 
 def test_a_larger_scale_states_its_power_and_says_when_one_arm_has_rows(tmp_path) -> None:
-    """A scale with rows gets its own power table (one seed: no spread yet, and the row says
-    so); a scale whose rows hold one arm only says that, not that it has no rows."""
-    root = encoder_rows(tmp_path / "gpu", 0.78, 0.02, "paper-gpu-encoder", hardware="cuda x1")
-    page = render(findings(root), root).split("## At GPU scale: bert-small and pythia-70m")[1]
-    power = page.split("### Power at GPU scale")[1].split("\n## ")[0]
-    assert "| Table 1: GLUE average dev, equal tokens (headless) | 3 |" in power
+    """A scale's inconclusive claims join the power table, labelled with the scale; one seed
+    an arm has no test; a scale whose rows hold one arm only says so, not that it has none."""
     one = encoder_rows(tmp_path / "one", 0.78, 0.02, "paper-gpu-encoder", seeds=1)
-    page = render(findings(one), one).split("## At GPU scale: bert-small and pythia-70m")[1]
-    assert "| Table 1: GLUE average dev, equal tokens (headless) | 1 | - (one seed" in page
+    table1 = render(findings(one), one).split("## Table 1: GLUE at equal tokens")[1]
+    row = next(x for x in table1.splitlines() if x.startswith("| GLUE average dev | GPU |"))
+    assert "| - (one seed an arm) | **inconclusive** | no test: one seed an arm |" in row
     cwt = encoder_rows(
         tmp_path / "cwt", 0.78, 0.02, "paper-gpu-encoder", arms=("cwt",), hardware="cuda x1"
     )
-    page = render(findings(cwt)).split("## At GPU scale: bert-small and")[1].split("\n## ")[0]
-    assert "No figure has both arms' rows yet. These suites repeat" in page
-    assert "No rows committed yet" not in page
+    part = _scale_part(render(findings(cwt)), "GPU")
+    assert "No claim has both arms' rows yet." in part and GPU.pending in part
+    assert "No rows committed yet" not in part
     avg = by_key([f for f in findings(cwt) if f.scale == "GPU"], "table1-tokens: GLUE average")
     assert avg.verdict == "not comparable" and "gate failed" not in avg.reason
     assert avg.reason.startswith("no rows: the vanilla model bert-small-ce has no glue/average")
 
 
 def test_a_scale_whose_vanilla_arm_alone_has_rows_shows_its_gates(tmp_path) -> None:
-    """While the headless arm waits, the page says whether the vanilla model's gates pass, each
-    gate once, so a reader knows whether the comparison will count."""
+    """While the headless arm waits, the baselines page says whether the vanilla model's
+    gates pass, so a reader knows whether the comparison will count."""
     ce = encoder_rows(
         tmp_path / "ce", 0.53, 0.0, "paper-gpu-encoder", arms=("ce",), hardware="cuda x1"
     )
-    page = render(findings(ce)).split("## At GPU scale: bert-small and")[1].split("\n## ")[0]
-    assert "No figure has both arms' rows yet." in page
-    gates = page.split("The vanilla models' gates on the rows so far")[1]
-    sst2 = [line for line in gates.splitlines() if "glue/sst2 accuracy" in line]
-    assert sst2 == [  # the mean over the three seeds
-        "| `bert-small-ce` | glue/sst2 accuracy 0.5305 (needs at least majority + 0.05 = 0.560) "
-        "| failed |"
-    ]
-    stsb = [line for line in gates.splitlines() if "glue/stsb pearson" in line]
+    found = findings(ce)
+    assert "No claim has both arms' rows yet." in _scale_part(render(found), "GPU")
+    gates = render_baselines(found, None)
+    sst2 = [x for x in gates.splitlines() if x.startswith("| glue/sst2 accuracy | GPU |")]
+    assert len(sst2) == 1 and sst2[0].endswith("| 0.5305 | 0.56 | -0.0295 | failed |")
+    stsb = [x for x in gates.splitlines() if x.startswith("| glue/stsb pearson | GPU |")]
     assert len(stsb) == 1 and stsb[0].endswith("| passed |")
 
 
@@ -122,15 +130,13 @@ def test_a_scale_says_which_of_its_suites_rows_were_filed_away(tmp_path) -> None
         tmp_path / "ce", 0.53, 0.0, "paper-gpu-encoder", arms=("ce",), hardware="cuda x1"
     )
     board = ce / "paper-gpu-encoder"
-    section = "## At GPU scale: bert-small and"
-    page = render(findings(ce), ce).split(section)[1].split("\n## ")[0]
-    assert "Filed away" not in page  # nothing filed away yet
+    assert "Filed away" not in _scale_part(render(findings(ce), ce), "GPU")
     files = sorted(board.glob("*.parquet"))
     cells = sorted({f.stem.split(".", 1)[0] for f in files})
     write_current_cells(board, cells[1:])  # the first cell is no longer the suite's
-    page = render(findings(ce), ce).split(section)[1].split("\n## ")[0]
-    filed = "Filed away, and not compared: the rows of cells these suites no longer have"
-    assert f"{filed} (1 in `leaderboards/paper-gpu-encoder/_superseded/`)" in page
+    part = _scale_part(render(findings(ce), ce), "GPU")
+    assert "Filed away, not compared: cells of settings since changed" in part
+    assert "(1 in `paper-gpu-encoder/_superseded/`)" in part
 
 
 def test_a_second_machine_compares_the_speed_and_memory_figures_alone() -> None:
@@ -177,8 +183,8 @@ def test_a_second_machines_speeds_get_their_own_section_and_verdicts(tmp_path) -
     _figure2_rows(tmp_path / "paper-cpu-throughput", (1.1, 0.95, 1.3, 0.9), xeon)
     command = "hlm run paper-cpu-throughput --task throughput --leaderboards leaderboards/amd-epyc"
     found = findings(tmp_path)
-    page = render(found, tmp_path).split("## At CPU, AMD EPYC scale")[1]
-    assert "No rows committed yet." in page and AMD_EPYC.pending in page
+    part = _scale_part(render(found, tmp_path), "CPU, AMD EPYC")
+    assert "No rows committed yet." in part and AMD_EPYC.pending in part
     waiting = by_key([f for f in found if f.scale == "CPU, AMD EPYC"], "figure2: training speed")
     assert waiting.reason == (
         f"no rows: nothing committed in leaderboards/amd-epyc/paper-cpu-throughput (`{command}`)"
@@ -195,12 +201,13 @@ def test_a_second_machines_speeds_get_their_own_section_and_verdicts(tmp_path) -
     # the weakest batch size stands for "at every batch size": 0.38 (+0.0005, the mean)
     assert second.gain == pytest.approx(0.3805)
     assert (first.family, second.family) == (27, 6)  # each scale's declared claims
-    page = render(found, tmp_path).split("## At CPU, AMD EPYC scale: bert-tiny and bert-small")
-    assert f"run on {xeon}" in page[0] and epyc not in page[0]
-    assert f"`amd-epyc/paper-cpu-throughput` (`{command}`)" in page[1]
-    assert f"; run on {epyc}." in page[1] and xeon not in page[1]
-    plot = "bars-throughput](../leaderboards/amd-epyc/paper-cpu-throughput/_plots/bars-thr"
-    assert plot in page[1].split("\n## ")[0] and plot not in page[0]
+    page = render(found, tmp_path)
+    assert _scale_row(page, "CPU").endswith(f"| {xeon} |")
+    assert _scale_row(page, "CPU, AMD EPYC").endswith(f"| {epyc} |")
+    figure2 = page.split("## Figure 2:")[1].split("\n## ")[0]
+    assert "| CPU, AMD EPYC | stated below | 1 → 1.443 |" in figure2
+    assert "`amd-epyc/paper-cpu-throughput`, `paper-cpu-throughput`." in figure2
+    assert "[amd-epyc/paper-cpu-throughput: 1](../leaderboards/amd-epyc/" in figure2
 
 
 def test_a_second_machines_folder_refuses_rows_run_on_another(tmp_path) -> None:
