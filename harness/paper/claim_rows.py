@@ -88,7 +88,10 @@ def _gate(g: GateCheck) -> str:
     """A missed gate in a few words: "glue/sst2 accuracy 0.7408 < 0.7992" (the bar)."""
     if math.isnan(g.value):
         return f"{g.name}: no row"
-    return f"{g.name} {num(g.value)} {'>' if g.at_most else '<'} {num(g.bar)}"
+    side = ">" if g.at_most else "<"
+    if g.far_end != g.value and (g.value <= g.bar if g.at_most else g.value >= g.bar):
+        return f"{g.name} {num(g.value)}, its interval to {num(g.far_end)} {side} {num(g.bar)}"
+    return f"{g.name} {num(g.value)} {side} {num(g.bar)}"
 
 
 def _open(f: Finding) -> str:

@@ -64,7 +64,8 @@ METHOD = (
     "direction. *Inconclusive*: neither, and never a refutation. *Not comparable*: a gate "
     "failed, an arm answers one class, or rows are missing.",
     "6. A gate asks whether the vanilla model is fit to compare: its task's metric against "
-    "chance plus a margin, and against its untrained twin. The paper's models pass every bar.",
+    "chance plus a margin, and against its untrained twin. Its seed mean and the far end of "
+    "its 95 % interval must clear the bar. The paper's models pass every bar.",
     "7. Exploratory rows keep raw p and a 95 % interval. Per-example tests on one seed speak of "
     "the test set only.",
 )

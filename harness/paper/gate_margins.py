@@ -87,7 +87,7 @@ def _row(p: GatePoint) -> list[str]:
         f"`{p.suite}`",
         f"`{p.model}`",
         _tokens(p.tokens),
-        num(c.value),
+        num(c.value) + (f" [{num(c.interval[0])}, {num(c.interval[1])}]" if c.interval else ""),
         num(c.bar),
         _margin(c),
         state,
@@ -102,9 +102,11 @@ def gate_section(found: list[Finding]) -> list[str]:
         return []
     failed = sum(not p.check.passed for p in points)
     lead = (
-        "Each baseline's gates at its final checkpoint, the mean over its seeds, by the tokens it "
-        "pretrained on. A claim is tested only where they pass. The margin is the value minus "
-        "the bar (for a perplexity, log10 of the bar over the value); below 0 the gate fails. "
+        "Each baseline's gates at its final checkpoint: the mean over its seeds, with its 95 % "
+        "interval, by the tokens it pretrained on. A gate passes where the mean and the "
+        "interval's far end clear the bar; a claim is tested only there. The margin is the "
+        "value minus the bar (for a perplexity, log10 of the bar over the value); below 0 the "
+        "gate fails. "
         f"{failed} of {len(points)} fail. A bar set by an untrained twin is its suite's own."
     )
     alt = "Each baseline's margin to its gates, by pretraining tokens"

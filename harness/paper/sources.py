@@ -22,6 +22,7 @@ from harness.paper.figures import Role
 from harness.results.gates import Gate, GateCheck
 from harness.results.leaderboard import final_rows, unfinished
 from harness.results.metrics import metric_info
+from harness.results.stats import differences, magnitude
 from harness.tasks import TASKS
 
 At = Literal["final", "equal-time", "along", "sweep"]
@@ -76,6 +77,8 @@ class Check:
             text = f"{self.task}: no `{self.gate.metric}` row{why}"
             return GateCheck(False, nan, nan, text, name=self.name)
         found = self.outcome(rows, model, float(mine.mean()))
+        spread = differences(mine.to_numpy(), "seeds", magnitude(mine))  # the mean's interval
+        found = found.within(spread.low, spread.high)
         return replace(found, text=f"{self.task} {found.text}", name=self.name)
 
     @property

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
 class GateCheck:
     """A gate applied to a value: passed or not, the value, the bar, and the sentence;
     `at_most`: the value must stay at or under the bar (perplexity), else reach it; `name`:
-    what it reads (a task's label and metric), where a caller sets it."""
+    what it reads (a task's label and metric), where a caller sets it; `interval`: the 95 %
+    interval of the value where it is a mean over seeds (`within`)."""
 
     passed: bool
     value: float
@@ -38,6 +39,28 @@ class GateCheck:
     text: str
     at_most: bool = False
     name: str = ""
+    interval: tuple[float, float] | None = None
+
+    def within(self, low: float, high: float) -> GateCheck:
+        """This check decided on the seed mean with its interval: a mean that clears the bar
+        passes only where the interval's far end clears it too, so a baseline whose seeds
+        straddle the bar does not pass on a lucky seed. A nan interval (one seed, no spread)
+        leaves the check as it was."""
+        if math.isnan(low) or math.isnan(high):
+            return self
+        held = replace(self, interval=(low, high))
+        end = high if self.at_most else low
+        if not self.passed or (end <= self.bar if self.at_most else end >= self.bar):
+            return held
+        said = f"its seeds' 95 % interval [{low:.4g}, {high:.4g}] reaches past the bar"
+        return replace(held, passed=False, text=f"{self.text}; {said}")
+
+    @property
+    def far_end(self) -> float:
+        """The interval's end on the failing side of the bar (the value without one)."""
+        if self.interval is None:
+            return self.value
+        return self.interval[1] if self.at_most else self.interval[0]
 
     @property
     def margin(self) -> float:

@@ -587,3 +587,24 @@ def test_appendix_a_states_the_papers_delta_so_its_power_is_stated() -> None:
     }
     decoder = next(f for f in synonyms if f.quantity.endswith("decoder"))
     assert decoder.paper_gain("headless+ft") == 0.07 and decoder.values == {}
+
+
+def test_a_baseline_whose_seeds_straddle_the_bar_is_not_comparable(tmp_path) -> None:
+    """The vanilla model's SST-2 mean clears its bar (majority + 0.05 = 0.56) but its seeds
+    spread across it: the gate is decided on the mean with its interval, so it fails, and
+    the row says the interval reaches past the bar."""
+    rows = []
+    for seed, sst2 in enumerate((0.50, 0.57, 0.66)):  # mean 0.577, interval far below 0.56
+        for model, gain in (("bert-tiny-ce", 0.0), ("bert-tiny-cwt", 0.02)):
+            rows += [
+                paper_row(model, "glue/sst2", "accuracy", sst2 + gain, seed),
+                paper_row(model, "glue/sst2", "majority", 0.51, seed),
+                paper_row(model, "glue/stsb", "pearson", 0.5, seed),
+                paper_row(model, "glue/average", "average", 0.5 + gain, seed),
+            ]
+    write_cell(tmp_path / "paper-cpu-encoder", "rows", rows)
+    avg = by_key(findings(tmp_path), "table1-tokens: GLUE average")
+    assert avg.verdict == "not comparable" and "reaches past the bar" in avg.reason
+    sst2 = next(g for g in avg.gates if g.name == "glue/sst2 accuracy")
+    assert sst2.value > sst2.bar and sst2.interval is not None and sst2.interval[0] < sst2.bar
+    assert "glue/sst2 accuracy 0.5767, its interval to " in render(findings(tmp_path))

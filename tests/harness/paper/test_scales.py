@@ -116,7 +116,9 @@ def test_a_scale_whose_vanilla_arm_alone_has_rows_shows_its_gates(tmp_path) -> N
     assert "No claim has both arms' rows yet." in _scale_part(render(found), "GPU")
     gates = render_baselines(found, None)
     sst2 = [x for x in gates.splitlines() if x.startswith("| glue/sst2 accuracy | GPU |")]
-    assert len(sst2) == 1 and sst2[0].endswith("| 0.5305 | 0.56 | -0.0295 | failed |")
+    assert len(sst2) == 1 and sst2[0].endswith(
+        "| 0.5305 [0.5293, 0.5317] | 0.56 | -0.0295 | failed |"
+    )
     stsb = [x for x in gates.splitlines() if x.startswith("| glue/stsb pearson | GPU |")]
     assert len(stsb) == 1 and stsb[0].endswith("| passed |")
 

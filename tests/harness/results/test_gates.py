@@ -164,3 +164,20 @@ def test_a_perplexity_gate_keeps_its_unigram_bar_beside_an_untrained_twin() -> N
     found = Check("validation", VALIDATION).run(rows, "ce")
     assert found.passed and found.bar == pytest.approx(500.0) and found.at_most
     assert found.text == "validation val_ppl 300 (needs at most 0.5 x unigram_ppl = 500)"
+
+
+def test_a_gate_is_decided_on_the_seed_mean_with_its_interval() -> None:
+    """A mean that clears the bar passes only where its interval's far end does too: seeds
+    straddling the bar do not pass on a lucky one. One seed (a nan interval) keeps the check."""
+    gate = Gate("accuracy", 0.5, margin=0.05)
+    clear = gate.check(0.60, lambda _: None)
+    assert clear.passed and clear.within(0.58, 0.62).passed
+    assert clear.within(0.58, 0.62).interval == (0.58, 0.62)
+    straddle = clear.within(0.52, 0.68)
+    assert not straddle.passed and "interval [0.52, 0.68] reaches past the bar" in straddle.text
+    assert straddle.far_end == 0.52 and clear.within(math.nan, math.nan) is clear
+    below = gate.check(0.50, lambda _: None).within(0.45, 0.55)
+    assert not below.passed and "reaches past" not in below.text  # failed on its mean
+    ppl = VALIDATION.check(400.0, lambda _: 1000.0)  # at most 0.5 x unigram = 500
+    assert ppl.passed and not ppl.within(300.0, 520.0).passed
+    assert ppl.within(300.0, 520.0).far_end == 520.0
