@@ -169,7 +169,7 @@ def section_notes(found: list[Finding], protocols: Footnotes) -> list[str]:
     shown = [f for f in found if not f.source.unavailable]
     notes = [f"Our runs: {'; '.join(_once([run_text(f) for f in shown]))}."] if shown else []
     if settings := _once([f.figure.setting for f in found]):
-        notes.append(f"Paper's set-up: {'; '.join(settings)}.")
+        notes.append(f"Paper: {'; '.join(settings)}.")
     stated = [f for f in found if not f.figure.values and f.figure.stated]
     for text in _once([f.figure.stated for f in stated]):
         named = _once([f.figure.quantity for f in stated if f.figure.stated == text])
@@ -191,5 +191,5 @@ def section_notes(found: list[Finding], protocols: Footnotes) -> list[str]:
         and f.measured.evidence is not None
     ]
     if evidence:
-        notes.append("Per-example tests on seed 0 (the test set only): " + "; ".join(evidence))
+        notes.append("Per-example, seed 0, test set only: " + "; ".join(evidence))
     return [f"- {n}" for n in notes]

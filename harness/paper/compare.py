@@ -6,12 +6,8 @@ reduced inside a seed depends on the checkpoint compared (`Source.at`):
 
 - `final`: the seed's last evaluated checkpoint;
 - `equal-time`: headless at its last checkpoint; vanilla at the step it reaches in the same
-  time, from the step-time ratio measured side by side by the throughput task
-  (`Source.speed`), not from each run's own wall seconds. Where no checkpoint of vanilla lies
-  at that step, its value there is interpolated between the checkpoints on either side,
-  linearly in log-steps (`at_step`): a nearest checkpoint would hand vanilla up to half a
-  checkpoint interval more or less time than headless had. A seed whose step lies outside its
-  checkpoints is left out and said so, never extrapolated;
+  time, from the step-time ratio measured side by side (`harness.paper.equal_time`), again
+  at both ends of the ratio's interval (`Measured.alternates`);
 - `along`: the mean over the checkpoints both evaluated (Figure 3);
 - `sweep`: the mean over the sweep points both evaluated (Figures 6, 7).
 
@@ -31,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from harness.paper.equal_time import SpeedRatio, equal_time
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.labels import at_steps, protocol, run_label
 from harness.paper.sources import Parts, Source, final_values, waiting
@@ -89,72 +86,8 @@ class Measured:
     runs: dict[Role, str] = field(default_factory=dict)
     seeds: tuple[int, ...] = ()  # the pretraining seeds compared (both arms have them)
     protocol: str = ""  # how both arms were evaluated, in words (`labels.protocol`)
-
-
-def speed_ratio(data: SuiteRows, model: str) -> tuple[float, str] | None:
-    """`model`'s tokens/s over its baseline's, measured side by side (mean over its rows),
-    and where: None without rows."""
-    d = data.rows
-    if d.empty:
-        return None
-    d = d[(d["model"] == model) & (d["metric"] == "speedup_vs_baseline")]
-    if d.empty:
-        return None
-    where = ", ".join(sorted(set(d["hardware"].dropna()))) or "machine not recorded"
-    return float(d["value"].mean()), where
-
-
-def at_step(steps: list[float], values: list[float], target: float) -> tuple[float, str] | None:
-    """The value at step `target` of a run evaluated at `steps`: a checkpoint's own where one
-    lies there; else interpolated between the checkpoints on either side, linearly in
-    log(step), as learning curves are near straight there (linear in steps would lean below
-    a concave curve, to vanilla's loss). With its description; None outside the checkpoints."""
-    pairs = sorted(zip(steps, values, strict=True))
-    for step, value in pairs:
-        if math.isclose(step, target, rel_tol=1e-6):
-            return value, f"step {step:.0f}"
-    below = [(s, v) for s, v in pairs if 0 < s < target]
-    above = [(s, v) for s, v in pairs if s > target]
-    if not below or not above:
-        return None
-    (s0, v0), (s1, v1) = below[-1], above[0]
-    w = math.log(target / s0) / math.log(s1 / s0)
-    return v0 + w * (v1 - v0), f"steps {s0:.0f}-{s1:.0f}, weight {w:.2f} on {s1:.0f}"
-
-
-def _equal_time(
-    rows: pd.DataFrame, source: Source, role: Role, speed: tuple[float, str]
-) -> tuple[pd.Series, pd.Series, str]:
-    """Per seed: `role` at its last checkpoint; vanilla at the step it reaches in the same
-    time (`role`'s steps x the side-by-side speed ratio's inverse), by `at_step`."""
-    ratio, where = speed
-    mine = final_rows(at_steps(rows, source.roles[role], source)).set_index("seed")
-    base = at_steps(rows, source.roles["vanilla"], source)
-    if mine.empty or base.empty:
-        return mine["value"], pd.Series(dtype=float), ""
-    picks: dict[object, float] = {}  # by seed
-    said: dict[str, list[str]] = {}  # what was read -> the seeds it was read for
-    for seed, last in mine.iterrows():
-        b = base[base["seed"] == seed]
-        if b.empty:
-            continue
-        target = float(last["step"]) / ratio
-        found = at_step(b["step"].astype(float).tolist(), b["value"].tolist(), target)
-        if found is None:
-            how = (
-                f"left out, step {target:.0f} outside vanilla's checkpoints "
-                f"({b['step'].min():.0f}-{b['step'].max():.0f})"
-            )
-        else:
-            picks[seed], how = found[0], f"vanilla at {found[1]}"
-        said.setdefault(how, []).append(str(seed))
-    notes = [f"seed{'s' * (len(v) > 1)} {', '.join(v)}: {how}" for how, v in said.items()]
-    head = (
-        f"equal time from the speed ratio {ratio:.2f}x ({where}): headless's "
-        f"{int(mine['step'].max())} steps take as long as vanilla's "
-        f"{float(mine['step'].max()) / ratio:.0f} (log-step interpolation); "
-    )
-    return mine["value"], pd.Series(picks, dtype=float), head + "; ".join(notes)
+    # at equal time: the comparison again at each end of the speed ratio's 95 % interval
+    alternates: tuple[Comparison, ...] = ()
 
 
 def _point_key(row: pd.Series, at: str) -> str:
@@ -299,14 +232,36 @@ def _evidence(data: SuiteRows, source: Source, role: Role, seeds: pd.Index) -> S
     return None if ev is None else SeedEvidence(int(seed), ev)
 
 
+def _at_ratio_ends(
+    rows: pd.DataFrame, source: Source, role: Role, speed: SpeedRatio, log: bool
+) -> tuple[tuple[Comparison, ...], str]:
+    """The equal-time comparison again at each end of the speed ratio's interval, and what
+    was carried, in words (an end where fewer than 2 seeds have vanilla's checkpoints around
+    the step is not evaluated, and said so)."""
+    out, said = [], []
+    for ratio in speed.ends:
+        mine, base, _ = equal_time(rows, source, role, ratio, speed.where)
+        shared = mine.index.intersection(base.index)
+        if len(shared) < 2:
+            said.append(f"at {ratio:.2f}x vanilla's checkpoints end first: not evaluated")
+            continue
+        a, b = mine[shared], base[shared]
+        out.append(compare_seeds(np.log(a), np.log(b)) if log else compare_seeds(a, b))
+    span = f"the ratio's 95 % interval [{speed.low:.2f}, {speed.high:.2f}] carried"
+    return tuple(out), "; ".join([span, *said]) if speed.ends else ""
+
+
 def _final(
-    data: SuiteRows, source: Source, role: Role, speed: tuple[float, str] | None, log: bool
+    data: SuiteRows, source: Source, role: Role, speed: SpeedRatio | None, log: bool
 ) -> Measured | None:
     rows, detail = data.rows, ""
+    alternates: tuple[Comparison, ...] = ()
     if source.at == "equal-time":
         if speed is None:
             return None
-        mine, base, detail = _equal_time(rows, source, role, speed)
+        mine, base, detail = equal_time(rows, source, role, speed.value, speed.where)
+        alternates, carried = _at_ratio_ends(rows, source, role, speed, log)
+        detail = "; ".join(x for x in (detail, carried) if x)
         waits: tuple[Role, ...] = (role,)  # vanilla: the checkpoints around equal time, any
     else:
         mine = final_values(rows, source.roles[role], source.task, source.metric)
@@ -329,7 +284,8 @@ def _final(
     if measurement and math.isnan(comparison.p):
         comparison = _rounds(data, source, role, float(base.mean())) or comparison
     evidence = _evidence(data, source, role, shared)
-    return Measured(ours, comparison, detail, evidence, seeds=tuple(int(s) for s in shared))
+    seeds = tuple(int(s) for s in shared)
+    return Measured(ours, comparison, detail, evidence, seeds=seeds, alternates=alternates)
 
 
 def _part_values(rows: pd.DataFrame, model: str, parts: Parts) -> dict[str, float]:
@@ -359,7 +315,7 @@ def measure(
     source: Source,
     role: Role,
     fig: PaperFigure,
-    speed: tuple[float, str] | None = None,
+    speed: SpeedRatio | None = None,
 ) -> Measured | None:
     """Our values and the comparison of `role` with vanilla, as `fig`'s claim is stated
     (its design, condition and scale); None without rows of both."""

@@ -50,24 +50,21 @@ HEADLINE = re.compile(
 )
 FIGURE = Path("figures/verdicts.svg")  # beside the page, by `write_reproduction`
 METHOD = (
-    "1. Each arm is one value per pretraining seed: its last checkpoint (at equal time, "
-    "vanilla at the step it reaches in headless's time). Checkpoints and fine-tuning runs "
-    "of one pretraining run never count as samples.",
-    "2. Arms are compared across seeds, two-sided: a paired t-test on shared seeds, else "
-    "Welch's. Δ is the arm minus vanilla, positive when better; perplexities compare as logs. "
+    "1. Each arm is one value per pretraining seed (its last checkpoint; at equal time, "
+    "vanilla's step of equal time). Checkpoints and fine-tuning runs are never samples.",
+    "2. Arms are compared across seeds, two-sided: paired t-test on shared seeds, else "
+    "Welch's. Δ is arm minus vanilla, positive when better; perplexities compare as logs. "
     "Speed and memory: each side-by-side measurement is one pair.",
-    "3. A claim is tested as stated: pooled, at every sweep point, as a trend on log2 of the "
-    "sweep variable, or at its one condition.",
-    "4. The family is a scale's claims in `suites/claims/paper.yaml`, fixed before any row. "
-    "p is multiplied by its size (Bonferroni); intervals use the same level.",
-    f"5. *Reproduced* or *contradicted*: adjusted p < {ALPHA}, in or against the paper's "
-    "direction. *Inconclusive*: neither, and never a refutation. *Not comparable*: a gate "
-    "failed, an arm answers one class, or rows are missing.",
-    "6. A gate asks whether the vanilla model is fit to compare: its task's metric against "
-    "chance plus a margin, and against its untrained twin. Its seed mean and the far end of "
-    "its 95 % interval must clear the bar. The paper's models pass every bar.",
-    "7. Exploratory rows keep raw p and a 95 % interval. Per-example tests on one seed speak of "
-    "the test set only.",
+    "3. A claim is tested as stated: pooled, at every sweep point, as a trend, or at its one "
+    "condition.",
+    "4. A scale's claims in `suites/claims/paper.yaml` form its family, fixed before any row: "
+    "p times its size (Bonferroni), intervals at the same level.",
+    f"5. *Reproduced* or *contradicted*: adjusted p < {ALPHA}, with or against the paper. "
+    "*Inconclusive* is never a refutation. *Not comparable*: a gate failed, an arm answers "
+    "one class, or rows are missing.",
+    "6. A gate: the vanilla model's metric, its seed mean and interval, clears chance plus a "
+    "margin and its untrained twin. The paper's models pass every bar.",
+    "7. Exploratory rows keep raw p and 95 % intervals.",
 )
 
 

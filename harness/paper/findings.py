@@ -34,7 +34,8 @@ from pathlib import Path
 import pandas as pd
 
 from harness.paper.answers import constant_answer
-from harness.paper.compare import Measured, SuiteRows, measure, parts_detail, speed_ratio
+from harness.paper.compare import Measured, SuiteRows, measure, parts_detail
+from harness.paper.equal_time import speed_ratio
 from harness.paper.figures import PaperFigure, Role, Verdict, verdict
 from harness.paper.labels import machine_counts
 from harness.paper.sources import Source
@@ -89,11 +90,15 @@ class Finding:
     @property
     def interval(self) -> tuple[float, float]:
         """The interval of `gain` at the family's level (1 - α / family; 95 % for an
-        exploratory row): it excludes 0 exactly where the adjusted p is below α."""
+        exploratory row): it excludes 0 exactly where the adjusted p is below α. At equal
+        time it spans the intervals at both ends of the speed ratio's interval too."""
         c = self.comparison
         if c is None:
             return math.nan, math.nan
         low, high = c.interval_at(self.alpha)
+        for other in self._alternates:  # equal time: the speed ratio's interval carried
+            lo, hi = other.interval_at(self.alpha)
+            low, high = min(low, lo), max(high, hi)
         low, high = self.sign * low, self.sign * high
         return min(low, high), max(low, high)
 
@@ -103,9 +108,19 @@ class Finding:
         return 1 - self.alpha
 
     @property
+    def _alternates(self) -> tuple[Comparison, ...]:
+        """At equal time, the comparisons at the speed ratio's interval ends that have a test."""
+        if self.measured is None or math.isnan(self.measured.comparison.low):
+            return ()
+        return tuple(a for a in self.measured.alternates if not math.isnan(a.low))
+
+    @property
     def p_value(self) -> float:
+        """The test's p; at equal time, the largest over the speed ratio's interval."""
         c = self.comparison
-        return math.nan if c is None else c.p
+        if c is None or math.isnan(c.p):
+            return math.nan
+        return max([c.p, *(a.p for a in self._alternates)])
 
     @property
     def seeds(self) -> int:
@@ -303,7 +318,7 @@ def _measure(f: Finding, data: dict[str, SuiteRows], root: Path) -> None:
     if s.speed is not None:
         if s.speed[0] not in data:
             data[s.speed[0]] = _suite_rows(root, s.speed[0])
-        speed = speed_ratio(data[s.speed[0]], s.speed[1])
+        speed = speed_ratio(data[s.speed[0]].rows, s.speed[1])
     found = measure(data[s.board], s, f.role, f.figure, speed)
     if s.at == "equal-time":
         f.unmeasured = (

@@ -73,8 +73,7 @@ def scales_section(paper: ClaimsFile, found: list[Finding], root: Path | None) -
         "",
         "## Scales",
         "",
-        "Each later scale maps the CPU suites and presets to its own "
-        "(`suites/claims/paper.yaml`); each scale's claims form one family.",
+        "Later scales map the CPU suites and presets to their own; each scale is one family.",
         "",
         table(["scale", "claims", "baselines", *VERDICTS, "run on"], rows),
     ]

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from harness.paper.claims_file import findings
-from harness.paper.compare import at_step
+from harness.paper.equal_time import at_step
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import by_key, encoder_rows, paper_row
 
@@ -123,3 +123,26 @@ def test_equal_time_before_vanillas_first_checkpoint_is_not_comparable(tmp_path)
         "no vanilla checkpoints around the step of equal time of glue/average / average "
         "for both models"
     )
+
+
+def test_equal_time_carries_the_speed_ratios_interval(tmp_path) -> None:
+    """The speed ratio measured 1.2x, 1.5x and 1.8x side by side: its 95 % interval reaches
+    past vanilla's checkpoints at one end (said, not evaluated) and inside them at the other
+    (evaluated): the finding's interval spans both, its p is the larger."""
+    root = encoder_rows(tmp_path, sst2_ce=0.78, gain=0.02)
+    speed = [
+        {**paper_row("bert-tiny-cwt", "throughput", "speedup_vs_baseline", v, s), "step": None}
+        for s, v in enumerate((1.2, 1.5, 1.8))
+    ]
+    write_cell(root / "paper-cpu-ablation", "speed", speed)  # replaces the fixture's 1.5 x3
+    timed = by_key(findings(root), "table1-time: GLUE average")
+    m = timed.measured
+    assert m is not None and len(m.alternates) == 1  # the high end (0.75x is past 3000 steps)
+    assert "the ratio's 95 % interval [0.75, 2.25] carried" in m.detail
+    assert "at 0.75x vanilla's checkpoints end first: not evaluated" in m.detail
+    point_low, point_high = m.comparison.interval_at(timed.alpha)
+    low, high = timed.interval
+    assert low <= point_low and high >= point_high and (low, high) != (point_low, point_high)
+    assert timed.p_value == max(m.comparison.p, m.alternates[0].p)
+    same = by_key(findings(encoder_rows(tmp_path / "same", 0.78, 0.02)), "table1-time: GLUE av")
+    assert same.measured is not None and same.measured.alternates == ()  # no spread: no ends

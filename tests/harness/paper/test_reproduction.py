@@ -188,7 +188,7 @@ def test_the_per_example_evidence_reads_in_the_same_direction_as_the_seed_level_
     write_samples(root / "paper-cpu-decoder", "c", samples)
     loss = by_key(findings(root), "table3: validation loss")
     assert loss.gain < 0
-    why = render([loss]).split("Per-example tests on seed 0 (the test set only): ")[1]
+    why = render([loss]).split("Per-example, seed 0, test set only: ")[1]
     label = "validation loss (the paper's log-perplexity) [headless+ft] (CPU)"
     assert why.startswith(f"{label} Δ -0.3 [-0.3, -0.3]")
 
