@@ -44,6 +44,16 @@ def ditto(rows: list[list[str]], columns: tuple[int, ...]) -> list[list[str]]:
     return out
 
 
+def _range(f: Finding) -> str:
+    """The corrected power over the spread's own 95 % interval: with a handful of seeds, the
+    spread is itself uncertain, and so is the power."""
+    c, effect = f.comparison, f.paper_effect
+    if c is None or not effect:
+        return ""
+    low, high = c.power_range(effect, alpha=f.alpha)
+    return f" ({low:.0%}-{high:.0%})"
+
+
 def power_row(f: Finding) -> list[str] | None:
     """The power table's row of an inconclusive claim whose seeds have a spread (None for
     the others: a verdict needs no power; a claim not tested says why in its own row). Each
@@ -63,7 +73,7 @@ def power_row(f: Finding) -> list[str] | None:
         num(c.sd, pct),
         " → ".join(num(c.detectable(alpha=a), pct) for a in levels),
         num(abs(effect), pct) if effect else "-",
-        " → ".join(f"{p:.0%}" for p in powers) if powers else "-",
+        " → ".join(f"{p:.0%}" for p in powers) + _range(f) if powers else "-",
         str(need) if need is not None else ("> 1000" if powers else "-"),
     ]
 
@@ -82,7 +92,7 @@ def power_section(
         "spread (sd)",
         f"Δ detectable at {POWER:.0%} (alone → corrected)",
         "paper's Δ",
-        "power at it (alone → corrected)",
+        "power at it (alone → corrected, range over the spread's interval)",
         "seeds for it (corrected)",
     ]
     return [
