@@ -109,9 +109,11 @@ def _open(f: Finding) -> str:
 
 def short_why(f: Finding) -> str:
     """Why the row has its verdict, in at most about 25 words."""
-    if f.gate_failed:  # an exploratory row names the gates; their values are its claims'
-        missed = [_gate(g) if f.figure.compared else g.name for g in f.gates if not g.passed]
-        return f"gate: {f.source.roles['vanilla']} misses {'; '.join(missed)}"
+    missed = [g for g in f.gates if not g.passed]
+    if missed and not f.figure.compared:  # the gates' values are in the claims' rows
+        return f"{f.source.roles['vanilla']} misses {', '.join(g.name.split()[0] for g in missed)}"
+    if missed:
+        return f"gate: {f.source.roles['vanilla']} misses {'; '.join(map(_gate, missed))}"
     if f.verdict == "inconclusive":
         return _open(f)
     if f.verdict in ("reproduced", "contradicted"):

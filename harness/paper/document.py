@@ -94,7 +94,7 @@ def headline(found: list[Finding], suite: str | None = None) -> str:
         counted = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
         where = f" that {suite} compares" if suite is not None else ""  # read in the README too
         sentences.append(
-            f"At {scale} scale, {len(claims)} comparisons of the paper's claims{where}: "
+            f"At {scale} scale, {len(claims)} of the paper's claims{where}: "
             f"{counted}{_powered(claims)}; {_main_said(claims)}."
         )
     return " ".join(sentences)
@@ -182,16 +182,21 @@ def _paper_says(f: Finding) -> str:
 
 
 def main_claims(found: list[Finding]) -> list[str]:
-    """One row per main claim: what the paper says, and our answer at each scale in words."""
+    """One row per main claim: what the paper says, and our answer in words at each scale
+    with rows for it (the scales without any are named under the table)."""
+    main = paper_claims().main_claims()
+    mine = [f for f in found if (f.figure.key, f.role) in main]
     scales = list(dict.fromkeys(f.scale for f in found))
+    ran = [s for s in scales if any(f.scale == s and (f.measured or f.gates) for f in mine)]
     rows = []
-    for key, role in paper_claims().main_claims():
-        mine = [f for f in found if f.figure.key == key and f.role == role]
-        if not mine:
-            continue
-        at = {f.scale: answer(f) for f in mine}
-        rows.append([mine[0].figure.key, _paper_says(mine[0]), *(at.get(s, "-") for s in scales)])
-    return ["## The main claims", "", table(["claim", "the paper", *scales], rows), ""]
+    for key, role in main:
+        these = [f for f in mine if f.figure.key == key and f.role == role]
+        if these:
+            at = {f.scale: answer(f) for f in these}
+            rows.append([key, _paper_says(these[0]), *(at.get(s, "-") for s in ran)])
+    waiting = [s for s in scales if s not in ran]
+    said = [f"No rows yet for the main claims at: {'; '.join(waiting)}.", ""] if waiting else []
+    return ["## The main claims", "", table(["claim", "the paper", *ran], rows), "", *said]
 
 
 def _baselines_link(found: list[Finding], baselines: str) -> list[str]:

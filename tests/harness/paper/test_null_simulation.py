@@ -67,7 +67,7 @@ def test_the_null_gives_a_false_verdict_on_at_most_5_percent_of_boards(tmp_path:
 
 
 def test_a_planted_effect_is_found_at_the_predicted_power(tmp_path: Path) -> None:
-    effect = 0.15  # 10 x the paired spread: 3 seeds at α / 27 see it about half the time
+    effect = 0.15  # 10 x the paired spread: 3 seeds at α / 28 see it about half the time
     family = declared_family("CPU")
     predicted = power(effect, SD * math.sqrt(2), 3, True, alpha=0.05 / family)
     rng = np.random.default_rng(1)

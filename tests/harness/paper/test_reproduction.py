@@ -51,7 +51,7 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
     assert avg.gain == pytest.approx(0.0205) and avg.interval[0] < 0.0205 < avg.interval[1]
     # Bonferroni over the scale's declared claims, whatever rows exist
     assert avg.p_adjusted == pytest.approx(min(1.0, avg.p_value * declared_family("CPU")))
-    assert avg.p_value < avg.p_adjusted < 0.05 and avg.family == declared_family("CPU") == 27
+    assert avg.p_value < avg.p_adjusted < 0.05 and avg.family == declared_family("CPU") == 28
     # equal time: cwt's 3000 steps take as long as ce's 2000 at the measured 1.5x
     timed = by_key(found, "table1-time: GLUE average")
     assert "equal time from the speed ratio 1.50x" in timed.measured.detail
@@ -64,14 +64,14 @@ def test_verdicts_follow_the_rows(tmp_path) -> None:
     assert by_key(found, "table3").reason.startswith("no rows: nothing committed")
     cpu = [f for f in found if f.scale == "CPU"]
     claims = [f for f in cpu if f.figure.compared]
-    assert len(cpu) == 47 and len(claims) == 27  # Table 1's tasks: details of its average
+    assert len(cpu) == 48 and len(claims) == 28  # Table 1's tasks: details of its average
     assert {f.verdict for f in claims} <= {
         "reproduced",
         "contradicted",
         "inconclusive",
         "not comparable",
     }
-    assert "27 comparisons of the paper's claims:" in headline(found)
+    assert "At CPU scale, 28 of the paper's claims:" in headline(found)
     worse = findings(encoder_rows(tmp_path / "w", sst2_ce=0.78, gain=-0.02))
     assert by_key(worse, "table1-tokens: GLUE average").verdict == "contradicted"
 
@@ -135,9 +135,7 @@ def test_a_suites_html_section_needs_no_glue_figure(tmp_path) -> None:
     decoder = findings(tmp_path, suite="paper-cpu-decoder")
     assert decoder and {f.figure.claim for f in decoder} >= {"table3", "table4"}
     n = sum(f.figure.compared for f in decoder)
-    lead = (
-        f"At CPU scale, {n} comparisons of the paper&#x27;s claims that paper-cpu-decoder compares"
-    )
+    lead = f"At CPU scale, {n} of the paper&#x27;s claims that paper-cpu-decoder compares"
     assert lead in render_html(decoder, "paper-cpu-decoder")
     assert "no main claim of the paper is compared here" not in render_html(decoder, "x")
     assert "of its 2 main claims, 2 untestable" in render_html(decoder, "paper-cpu-decoder")
@@ -547,7 +545,7 @@ def test_our_measurement_whose_baseline_fails_a_gate_is_not_tested_and_names_it(
     assert masked.verdict is None and masked.gate_failed and math.isnan(masked.p_adjusted)
     assert masked.reason.startswith("gate failed: the baseline bert-tiny-cwt's glue/sst2")
     line = next(x for x in render(found).splitlines() if "duplicate targets masked" in x)
-    assert "| - | gate: bert-tiny-cwt misses glue/sst2 accuracy" in line
+    assert "| - | bert-tiny-cwt misses glue/sst2 |" in line
     assert "nan" not in line
 
 
