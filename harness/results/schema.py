@@ -35,7 +35,10 @@ class Row(BaseModel):
     cell_id: str = Field(description="hash of the cell's resolved configuration")
     model: str = Field(description="model label in the suite")
     preset: str | None = Field(description="zoo preset")
-    objective: str | None = Field(description="pretraining objective")
+    objective: str | None = Field(
+        description="pretraining objective; `external` for a checkpoint not pretrained by hlm "
+        "(no metadata: evaluated as a classical LM, but no objective of ours)"
+    )
     scale: str | None = Field(description="preset size (tiny, small, base, 70m...)")
     vocab_size: int | None = Field(description="vocabulary size")
     batch_size: int | None = Field(

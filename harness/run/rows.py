@@ -27,6 +27,16 @@ if TYPE_CHECKING:
     from harness.run.cells import Cell
 
 
+# the `objective` of a row whose checkpoint hlm did not pretrain (no metadata, no run config):
+# it is evaluated as a classical LM, but no comparison by objective may count it as one of ours
+EXTERNAL = "external"
+
+
+def recorded_objective(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> str:
+    """The objective a row records: the run's, the checkpoint metadata's, or `EXTERNAL`."""
+    return ctx.objective if cell.pretrain is not None or meta is not None else EXTERNAL
+
+
 def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> dict[str, Any]:
     spec, recipe = ctx.spec, resolve_recipe(ctx.pretrain, ctx.spec)
     return {
@@ -35,7 +45,7 @@ def _common(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> di
         "cell_id": cell.cell_id,
         "model": cell.label,
         "preset": spec.name,
-        "objective": ctx.objective,
+        "objective": recorded_objective(cell, ctx, meta),
         "scale": spec.name.split("-", 1)[-1],
         "vocab_size": meta.vocab_size if meta is not None else spec.vocab_size,
         "batch_size": meta.batch_size if meta is not None else recipe.batch_size,

@@ -126,3 +126,41 @@ def test_a_board_already_mixed_is_refused_on_reading(tmp_path: Path, include_sta
 
     with pytest.raises(UserError, match=rf"{tmp_path}: task entries 'glue' and 'glue-lr3e-4'"):
         read_leaderboard(tmp_path)
+
+
+def test_a_checkpoint_not_pretrained_here_records_no_objective_of_ours(
+    isolated: Path, tiny_encoder: Path
+) -> None:
+    """A checkpoint without hlm's metadata (a published model) is evaluated as a classical
+    LM, but its rows say `external`, so nothing that selects models by objective counts it
+    as a `ce` model we pretrained; the same weights with their metadata keep theirs."""
+    import shutil
+
+    from harness.run.rows import EXTERNAL
+
+    elsewhere = isolated / "published"
+    shutil.copytree(tiny_encoder, elsewhere)
+    for ours in ("hlm_metadata.json", "hlm_commit.json"):  # a plain Hugging Face folder
+        (elsewhere / ours).unlink()
+    suite = isolated / "ext.yaml"
+    suite.write_text(
+        "name: ext\nmodels:\n"
+        f"  - {{checkpoint: {elsewhere}, name: published}}\n"
+        f"  - {{checkpoint: {tiny_encoder}, name: ours}}\n"
+        "seeds: [0]\ntasks:\n  - type: glue\n"
+        "    params: {tasks: [sst2], source: local, epochs: 1, batch_size: 16,"
+        " max_examples: 32, max_eval_examples: 16}\n"
+    )
+    summary = run_suite(suite, root=isolated / "lb", progress=False)
+    assert summary.failed == [], summary
+    df = read_leaderboard(isolated / "lb" / "ext")
+    objective = df.groupby("model")["objective"].unique().to_dict()
+    assert list(objective["published"]) == [EXTERNAL] and list(objective["ours"]) == ["cwt"]
+
+
+def test_the_committed_published_encoder_rows_are_external() -> None:
+    """check-known-encoder's all-MiniLM-L6-v2 rows: no objective of ours."""
+    from harness.run.rows import EXTERNAL
+
+    root = Path(__file__).resolve().parents[3] / "leaderboards" / "check-known-encoder"
+    assert set(read_leaderboard(root)["objective"]) == {EXTERNAL}
