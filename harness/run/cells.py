@@ -207,7 +207,8 @@ def expand(suite: Suite) -> list[Cell]:
     plugins = plugin_digests(suite.plugin_paths())
     cells: list[Cell] = []
     seen: set[str] = set()
-    for point, model, seed in itertools.product(points, suite.models, suite.seeds):
+    for whole, model, seed in itertools.product(points, suite.models, suite.seeds):
+        point = suite.point_for(model, whole)  # the keys that apply to this model
         cfg, pkey = None, None
         if model.checkpoint is None:
             cfg, pkey = _pretrain_config(suite, model, point, seed)

@@ -16,7 +16,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.results.metrics import METRICS
-from harness.suite.grid_checks import check_recipes, check_sweep, corpus_problems
+from harness.suite.grid_checks import (
+    check_recipes,
+    check_sweep,
+    check_sweep_models,
+    corpus_problems,
+)
 from harness.suite.schema import Suite
 from harness.tasks import TASKS
 from zoo.errors import validation_problems
@@ -238,6 +243,7 @@ CHECKERS = (
     check_publish,
     check_tasks,
     check_sweep,
+    check_sweep_models,
     check_recipes,
 )
 

@@ -211,5 +211,27 @@ def check_recipes(suite: Suite) -> list[str]:
         point = dict(zip(keys, values, strict=True))
         for i, m in enumerate(suite.models):
             if m.checkpoint is None:
-                problems += _config_problems(suite, i, point)
+                problems += _config_problems(suite, i, suite.point_for(m, point))
+    return problems
+
+
+def check_sweep_models(suite: Suite) -> list[str]:
+    """`sweep_models` names models of the suite; each `loss.NAME` key is read by a model it
+    covers (a key no objective there reads would sweep nothing)."""
+    labels = [m.label() for m in suite.models]
+    problems = [
+        f"{suite.path}: sweep_models[{i}]: " + unknown_name_message("model", name, labels)
+        for i, name in enumerate(suite.sweep_models or [])
+        if name not in labels
+    ]
+    covered = [m for m in suite.models if m.label() in (suite.sweep_models or labels)]
+    for key, values in suite.sweep.items():
+        if not key.startswith("loss.") or not covered:
+            continue
+        if not any(key in suite.point_for(m, {key: values[0]}) for m in covered):
+            objectives = ", ".join(sorted({str(m.objective) for m in covered}))
+            problems.append(
+                f"{suite.path}: sweep.{key}: no model the sweep covers reads it "
+                f"(their objectives: {objectives})"
+            )
     return problems

@@ -206,6 +206,9 @@ class Suite(Settings):
         list[Annotated[StrictInt, Field(ge=0, le=2**32 - 1)]], AfterValidator(_distinct)
     ] = Field(default_factory=lambda: [0], min_length=1)
     sweep: dict[str, Annotated[list[Any], AfterValidator(_distinct)]] = Field(default_factory=dict)
+    sweep_models: list[str] | None = Field(
+        None, description="the models (labels) the sweep covers; the others run once, unswept"
+    )
     compare_at: BudgetMarks | None = Field(
         None,
         description="matched budgets (tokens, flops, seconds): every model keeps and evaluates "
@@ -214,6 +217,22 @@ class Suite(Settings):
     publish: PublishStep | None = None
 
     path: str = Field("", exclude=True)
+
+    def point_for(self, model: ModelEntry, point: dict[str, Any]) -> dict[str, Any]:
+        """The part of sweep `point` that applies to `model`: nothing where `sweep_models`
+        leaves the model out; a `loss.NAME` key only where the model's objective at the point
+        reads NAME (a plugin's option sweeps the plugin's models, not a `ce` beside them)."""
+        if self.sweep_models is not None and model.label() not in self.sweep_models:
+            return {}
+        objective = point["objective"] if "objective" in point else model.objective
+        if objective not in OBJECTIVES:
+            return dict(point)  # a checkpoint, or a name check_models reports
+        reads = OBJECTIVES.get(objective).options.model_fields
+        return {
+            k: v
+            for k, v in point.items()
+            if not k.startswith("loss.") or k.removeprefix("loss.") in reads
+        }
 
     def recipe_for(self, model: ModelEntry, point: dict[str, Any]) -> dict[str, Any]:
         """Pretraining keys of `model` at sweep `point`: the suite's recipe, then the model's,

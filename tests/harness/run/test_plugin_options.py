@@ -112,3 +112,38 @@ def test_a_misspelt_plugin_option_in_a_config_names_the_option_meant(tmp_path: P
     rc, _, err = hlm("pretrain", "--config", str(cfg), "--output-dir", str(tmp_path / "r"))
     assert rc == 2
     assert f"{cfg}: loss: temperatur: unknown key; did you mean 'temperature'?" in err
+
+
+BESIDE_CE = SUITE.replace(
+    "models: [{preset: bert-tiny, objective: cosine-cwt}]",
+    "models: [{preset: bert-tiny, objective: cosine-cwt}, {preset: bert-tiny, objective: ce}]",
+)
+
+
+def test_a_plugin_option_sweeps_the_models_that_read_it(isolated: Path, monkeypatch) -> None:
+    """A sweep over the plugin's `loss.margin` beside a `ce` model: the plugin's model runs at
+    each margin, `ce` (which has no margin) once; `sweep_models` narrows a sweep to named
+    models, and a name it does not know, or a loss key no covered model reads, is refused."""
+    from harness.run.cells import expand
+    from harness.suite import load_suite
+
+    monkeypatch.setenv("HLM_TRUST_PLUGINS", "1")
+    path = isolated / "s.yaml"
+    path.write_text(BESIDE_CE)
+    cells = expand(load_suite(path))
+    per_model = {m: [c.sweep for c in cells if c.label == m] for m in {c.label for c in cells}}
+    assert per_model == {
+        "bert-tiny-cosine-cwt": [{"loss.margin": 0.0}, {"loss.margin": 0.3}],
+        "bert-tiny-ce": [{}],
+    }
+    swept = BESIDE_CE.replace("sweep: {loss.margin: [0.0, 0.3]}", "sweep: {lr: [1.0e-3, 2.0e-3]}")
+    path.write_text(swept + "sweep_models: [bert-tiny-ce]\n")
+    cells = expand(load_suite(path))
+    assert len([c for c in cells if c.label == "bert-tiny-ce"]) == 2
+    assert [c.sweep for c in cells if c.label == "bert-tiny-cosine-cwt"] == [{}]
+    path.write_text(BESIDE_CE + "sweep_models: [bert-tiny-ce]\n")
+    rc, _, err = hlm("validate", str(path))
+    assert rc != 0 and "sweep.loss.margin: no model the sweep covers reads it" in err
+    path.write_text(BESIDE_CE + "sweep_models: [bert-tiny-cosine]\n")
+    rc, _, err = hlm("validate", str(path))
+    assert rc != 0 and "sweep_models[0]: unknown model 'bert-tiny-cosine'" in err

@@ -85,7 +85,7 @@ def test_unknown_top_level_and_nested_keys(tmp_path) -> None:
     p = write(tmp_path, d)
     assert sorted(problems(p)) == sorted(
         [
-            f"{p}: sedes: unknown key; did you mean 'seeds', 'sweep', 'models'?",
+            f"{p}: sedes: unknown key; did you mean 'seeds', 'sweep', 'sweep_models'?",
             f"{p}: recipe.stepz: unknown key; did you mean 'steps', 'save_steps', 'eps'?",
             f"{p}: models[0].objectiv: unknown key; did you mean 'objective'?",
             f"{p}: models[1].loss: unknown key; did you mean 'recipe.loss'?",
