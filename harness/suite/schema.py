@@ -225,7 +225,7 @@ class Suite(Settings):
         if self.sweep_models is not None and model.label() not in self.sweep_models:
             return {}
         objective = point["objective"] if "objective" in point else model.objective
-        if objective not in OBJECTIVES:
+        if not isinstance(objective, str) or objective not in OBJECTIVES:
             return dict(point)  # a checkpoint, or a name check_models reports
         reads = OBJECTIVES.get(objective).options.model_fields
         return {
