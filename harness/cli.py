@@ -138,15 +138,18 @@ def preload_plugins(argv: Sequence[str]) -> None:
 def cmd_ls(args: argparse.Namespace) -> int:
     from zoo.models import PRESETS
     from zoo.objectives import OBJECTIVES
-    from zoo.registry import load_plugin
+    from zoo.registry import defined_in, load_plugin
 
     for plugin in args.plugins or []:  # typed by the user: their choice
         load_plugin(plugin, trusted=True)
     print("objectives:")
+    width = max(len(name) for name, _ in OBJECTIVES.items())
     for name, obj in OBJECTIVES.items():
         tag = "headless" if obj.headless else "vocab head"
         reads = ", ".join(sorted(obj.options_read))
-        print(f"  {name:10s} [{tag}] {obj.description} (loss: {reads})")
+        source = defined_in(obj.loss)
+        where = "" if source.startswith("hlm ") else f"; from {source}"
+        print(f"  {name:{width}s}  {'[' + tag + ']':12s} {obj.description} (loss: {reads}{where})")
     print("presets:")
     for name, builder in PRESETS.items():
         spec = builder()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -182,6 +183,25 @@ def load_plugin(path: str | Path, *, trusted: bool) -> None:
         del sys.modules[mod_name]
         raise UserError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from exc
     _IMPORTED[p] = mod_name
+
+
+def defined_in(code: object) -> str:
+    """Where a registered entry's code comes from, for a record: hlm itself (its version), a
+    plugin file (its name and the hash its module is named by), an installed package (its
+    name and version), or else the module's name."""
+    module = str(getattr(code, "__module__", "") or "")
+    for path, name in _IMPORTED.items():
+        if name == module:
+            return f"plugin file {path.name} (sha256 {name.removeprefix('zoo_plugin_')})"
+    top = module.split(".")[0]
+    if top in ("zoo", "harness"):
+        from zoo import __version__
+
+        return f"hlm {__version__}"
+    found = importlib.metadata.packages_distributions().get(top)
+    if found:
+        return f"package {found[0]} {importlib.metadata.version(found[0])}"
+    return f"module {module}"
 
 
 def trusting() -> contextlib.AbstractContextManager[None]:

@@ -147,6 +147,11 @@ def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
     return out
 
 
+def _source(meta: CheckpointMetadata) -> str:
+    """Where the objective's code came from, where the checkpoint records it."""
+    return f"; defined in {meta.objective_source}" if meta.objective_source else ""
+
+
 def _facts(meta: CheckpointMetadata) -> list[str]:
     """The card's table of what the checkpoint is and how it was made."""
     r, ft = meta.recipe, meta.causal_finetune
@@ -161,7 +166,7 @@ def _facts(meta: CheckpointMetadata) -> list[str]:
         "| | |",
         "|---|---|",
         f"| preset | `{meta.preset}` ({meta.family}) |",
-        f"| pretraining objective | `{meta.objective}`{headless} |",
+        f"| pretraining objective | `{meta.objective}`{headless}{_source(meta)} |",
         f"| causal fine-tuning | {finetune} |",
         f"| parameters | {meta.params} |",
         f"| vocabulary | {meta.vocab_size} (tokenizer: {meta.tokenizer.vocab_size} entries) |",

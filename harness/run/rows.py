@@ -66,7 +66,8 @@ def _config(cell: Cell, ctx: TaskContext, meta: CheckpointMetadata | None) -> di
     """The cell's configuration, with the run config that made its weights (`pretrain`:
     every key field, a plugin objective's options included) where one is known."""
     if meta is not None and meta.config:
-        return {**cell.config, "pretrain": meta.config}
+        source = {"objective_source": meta.objective_source} if meta.objective_source else {}
+        return {**cell.config, "pretrain": meta.config, **source}
     if cell.pretrain is not None:
         return {**cell.config, "pretrain": ctx.pretrain.key_fields()}
     return cell.config

@@ -73,6 +73,11 @@ class CheckpointMetadata(BaseModel):
     family: str
     preset: str
     objective: str = Field(description="the pretraining objective (kept after fine-tuning)")
+    objective_source: str = Field(
+        "",
+        description="where the objective's code came from (`zoo.registry.defined_in`): hlm's "
+        "version, a plugin file's name and hash, or a package and its version",
+    )
     headless: bool
     loss: dict[str, Any] = Field(description="the objective's loss options as trained")
     config: dict[str, Any] = Field(

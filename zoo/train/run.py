@@ -20,6 +20,7 @@ from zoo.flops import expected_k
 from zoo.hardware import processor
 from zoo.models.spec import ModelSpec
 from zoo.objectives import LossOptions, Objective
+from zoo.registry import defined_in
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import CausalFinetune, CheckpointMetadata, ResumeRecord, TokenizerInfo
@@ -127,6 +128,7 @@ def checkpoint_metadata(
         family=run.spec.family,
         preset=run.spec.name,
         objective=lin.objective.name,
+        objective_source=defined_in(lin.objective.loss),
         headless=lin.objective.headless,
         loss=lin.loss,
         config=cfg.key_fields(),

@@ -91,6 +91,18 @@ def test_a_suite_sweeps_a_plugin_option_into_rows_and_cards(isolated: Path, monk
     final = next((isolated / "runs" / "pretrain").glob("*/final"))
     card = model_card(final, "me/m", df.iloc[:0], CardOptions())
     assert "## Training configuration" in card and "margin:" in card
+    # which code defined the objective: the plugin file's name and the hash of its contents
+    source = read_metadata(final).objective_source
+    assert source.startswith("plugin file cosine_cwt.py (sha256 ") and source in card
+    assert {json.loads(c)["objective_source"] for c in df["config"]} == {source}
+
+
+def test_hlm_ls_says_where_a_plugins_objective_comes_from() -> None:
+    rc, out, _ = hlm("ls", "--plugins", PLUGIN)
+    line = next(x for x in out.splitlines() if x.strip().startswith("cosine-cwt"))
+    assert rc == 0 and "from plugin file cosine_cwt.py (sha256 " in line
+    builtin = next(x for x in out.splitlines() if x.strip().startswith("cwt "))
+    assert "from " not in builtin  # hlm's own: its version is the package's
 
 
 def test_the_memory_probe_loads_plugins() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import zoo
 from zoo.errors import UserError
 from zoo.train.causal_finetune import CausalFinetuneConfig, finetune_causal
 from zoo.train.config import PretrainConfig
@@ -36,6 +37,7 @@ def test_metadata_is_typed_and_complete(decoder: Path) -> None:
         "cwt",
     )
     assert meta.headless and meta.causal_finetune is None
+    assert meta.objective_source == f"hlm {zoo.__version__}"  # a built-in objective
     assert (
         meta.tokenizer.source == "trained" and meta.tokenizer.vocab_size <= meta.vocab_size == 600
     )
