@@ -12,6 +12,7 @@ starts without it.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import shutil
 import warnings
@@ -44,6 +45,9 @@ class Point:
 
 
 log = logging.getLogger(__name__)
+# whether a cell's own work (pretraining steps, causal fine-tuning) shows a bar under the
+# suite's: `run_suite(progress=...)` sets it for the run
+CELL_PROGRESS: contextvars.ContextVar[bool] = contextvars.ContextVar("cell_progress", default=False)
 
 
 @contextmanager
@@ -109,8 +113,8 @@ def ensure_pretrained(cell: Cell) -> Path:
             resume = any(checkpoint_problem(p) is None for p in list_checkpoints(out))
             # the folder is this cache's own: a run killed before its first checkpoint
             # starts over in it
-            cfg = cell.pretrain.model_copy(update={"overwrite": not resume})
-            pretrain(cfg, resume=resume)
+            update = {"overwrite": not resume, "progress": CELL_PROGRESS.get()}
+            pretrain(cell.pretrain.model_copy(update=update), resume=resume)
     return out
 
 
@@ -149,7 +153,8 @@ def ensure_finetuned(cell: Cell, checkpoint: Path, folder: Path, named: bool) ->
         discard_if_damaged(folder / "final")
         if not (folder / "final").is_dir():
             # the folder is this cache's own: a fine-tuning killed before its end starts over
-            settings = cell.model.finetune.model_copy(update={"progress": False, "overwrite": True})
+            update = {"progress": CELL_PROGRESS.get(), "overwrite": True}
+            settings = cell.model.finetune.model_copy(update=update)
             finetune_causal(str(checkpoint), str(folder), settings)
     return folder / "final"
 

@@ -37,6 +37,7 @@ from harness.run.cells import (
 )
 from harness.run.claims import claimed
 from harness.run.points import (
+    CELL_PROGRESS,
     Point,
     ensure_pretrained,
     evaluation_points,
@@ -149,6 +150,9 @@ class _Outcome:
     """The cells of one run that failed, and those another run of the suite computed."""
 
     bar: Any
+    said_progress: bool = False  # progress was asked for: where no bar shows, log lines do
+    todo: int = 0  # the cells this run computes, and how many it has
+    ran: int = 0
     failed: list[str] = field(default_factory=list)
     elsewhere: int = 0
 
@@ -173,6 +177,12 @@ class _Outcome:
                         f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}"
                     )
         self.bar.update(1)
+        self.ran += 1
+        if self.bar.disable and self.said_progress:  # no bar (a log file): a line per cell
+            log.info(
+                "cell %d/%d of this run done: %s / %s (seed %d)",
+                self.ran, self.todo, cell.label, cell.task.label(), cell.seed,
+            )  # fmt: skip
 
 
 def _finished(out: Path, cell: Cell) -> bool:
@@ -198,6 +208,19 @@ def record_suite(out: Path, suite: Suite, cells: list[Cell]) -> None:
             suite.path,
             out / SUPERSEDED,
         )
+
+
+def _run_cells(todo: list[Cell], outcome: _Outcome, out: Path, done: set[str], force: bool) -> None:
+    """Run the cells grouped by pretraining key: a checkpoint is trained once, then reused;
+    a cell whose pretraining another run is training now waits for a second pass."""
+    later = []
+    for cell in todo:
+        if pretraining_elsewhere(cell):
+            later.append(cell)
+        else:
+            outcome.run(cell, out, done, force)
+    for cell in later:
+        outcome.run(cell, out, done, force)
 
 
 def run_suite(
@@ -235,21 +258,16 @@ def run_suite(
         initial=len(cells) - len(todo),
         desc=f"{suite.name}: cells",
         unit="cell",
-        disable=not progress,
+        disable=None if progress else True,  # None: no bar where stderr is no terminal (a log)
     )
-    outcome = _Outcome(bar)
-    with logging_redirect_tqdm():  # log lines above the bar, not through it
-        # grouped by pretraining key: a checkpoint is trained once, then reused; a cell whose
-        # pretraining another run is training now waits for a second pass
-        later = []
-        for cell in todo:
-            if pretraining_elsewhere(cell):
-                later.append(cell)
-            else:
-                outcome.run(cell, out, done, force)
-        for cell in later:
-            outcome.run(cell, out, done, force)
-    bar.close()
+    outcome = _Outcome(bar, progress, len(todo))
+    shown = CELL_PROGRESS.set(progress)  # a cell's pretraining bar sits under the suite's
+    try:
+        with logging_redirect_tqdm():  # log lines above the bar, not through it
+            _run_cells(todo, outcome, out, done, force)
+    finally:
+        bar.close()
+        CELL_PROGRESS.reset(shown)
     failed, elsewhere = outcome.failed, outcome.elsewhere
     computed = len(todo) - len(failed) - elsewhere
     summary = RunSummary(len(cells), len(cells) - len(todo), computed, failed, out, elsewhere)

@@ -200,8 +200,15 @@ def _train(run: Run, stop: StopRule, log: MetricsLog, remake: bool = False) -> P
     sampler = BatchSampler(len(run.blocks), cfg.seed)
     checkpointer = Checkpointer(run, stop, saves=not remake)
     label = f"{run.spec.name}/{run.objective.name}"
+    # disable None: no bar where stderr is no terminal (a log file gets the log lines alone);
+    # leave None: kept only at position 0, so a bar nested under `hlm run`'s goes when done
+    shown = cfg.progress and ctx.is_main
     bar = tqdm(
-        total=stop.max_steps, initial=c.step, disable=not (cfg.progress and ctx.is_main), desc=label
+        total=stop.max_steps,
+        initial=c.step,
+        disable=None if shown else True,
+        desc=label,
+        leave=None,
     )
     run.model.train()
     first = c.step

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -479,3 +480,37 @@ def test_a_tasks_metrics_keep_only_those_rows(isolated) -> None:
     (failure,) = summary.failed
     reason = "bert-tiny-cwt/validation produced no rows of the task's metrics (val_ppl): it gave"
     assert f"{reason} val_loss" in failure
+
+
+class _Terminal(io.StringIO):
+    """A captured stderr that says it is a terminal, as tqdm asks."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_cells_pretraining_bar_sits_under_the_suites_on_a_terminal_only(
+    isolated: Path, monkeypatch, caplog, terminal: bool
+) -> None:
+    """On a terminal, `hlm run` shows its cells' bar and, under it, the pretraining's steps
+    (gone once done); where stderr is a log file, no bar at all: a log line per cell instead."""
+    from harness.run.points import CELL_PROGRESS
+
+    suite = isolated / "s.yaml"
+    suite.write_text(
+        "name: bars\nmodels: [{preset: bert-tiny, objective: ce}]\n"
+        'recipe: {corpus: ["synthetic:100"], vocab_size: 300, steps: 3, batch_size: 2, '
+        "seq_len: 32}\ntasks: [{type: validation, params: {batches: 1}}]\n"
+    )
+    caplog.set_level("INFO", logger="harness.run.runner")
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert run_suite(suite, root=isolated / "lb", progress=True).failed == []
+    shown = err.getvalue()
+    assert ("bars: cells" in shown) is terminal
+    assert ("bert-tiny/ce" in shown) is terminal  # the pretraining's own bar
+    assert "\r" not in shown or terminal
+    assert CELL_PROGRESS.get() is False  # set for the run only
+    said = "cell 1/1 of this run done: bert-tiny-ce / validation (seed 0)"
+    assert (said in caplog.text) is not terminal
