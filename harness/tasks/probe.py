@@ -42,6 +42,7 @@ from harness.downstream.probes import (
     similarity_features,
     token_cosine,
 )
+from harness.results.gates import Gate
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from zoo.checksums import short_digests
 from zoo.data.corpus import data_root
@@ -256,6 +257,24 @@ def _describe(p: ProbeParams) -> str:
     )
 
 
+# a baseline fit to compare objectives on frozen features: above chance by a margin, and above
+# its untrained twin by that margin where the suite has one (`harness.paper.sources.Check`)
+PROBE_GATES = {
+    "sst2": Gate(
+        "accuracy",
+        0.509,
+        0.02,
+        paper="mean-pooled BERT-base features: 85.5 % on SentEval's SST (Reimers & Gurevych, "
+        "2019); the majority class of SST-2 dev is 50.9 %",
+    ),
+    "stsb": Gate(
+        "pearson",
+        0.0,
+        0.05,
+        paper="mean-pooled BERT-base, cosine: Spearman 0.47 on STS-B (Reimers & Gurevych, 2019)",
+    ),
+}
+
 PROBE = TaskType(
     name="probe",
     description="frozen-feature probes (SST-2, MRPC logistic; STS-B cosine and ridge) with "
@@ -265,5 +284,6 @@ PROBE = TaskType(
     metrics=("accuracy", "f1", "pearson", "majority", "jaccard", "token_cosine", "effective_rank"),
     data_digests=_data_digests,
     describe=_describe,
+    gates=PROBE_GATES,
 )
 TASKS.add(PROBE.name, PROBE)

@@ -66,3 +66,17 @@ def test_last_token_features_are_a_decoders(tiny, data_root) -> None:
 def test_the_probe_task_is_registered_with_its_metrics() -> None:
     probe = TASKS.get("probe")
     assert {"accuracy", "f1", "pearson", "jaccard", "token_cosine"} <= set(probe.metrics)
+
+
+def test_the_probe_gates_pass_the_papers_kind_of_model_and_refuse_a_constant_one() -> None:
+    """SST-2 and STS-B frozen-feature gates: mean-pooled BERT-base (85.5 % on SST, 0.47 on
+    STS-B; Reimers & Gurevych, 2019) passes; a majority answer or flat cosines do not."""
+    from harness.tasks import TASKS
+
+    gates = TASKS.get("probe").gates
+    assert gates["sst2"].check(0.855, lambda _: None).passed
+    assert not gates["sst2"].check(0.509, lambda _: None).passed  # SST-2 dev's majority
+    assert gates["stsb"].check(0.47, lambda _: None).passed
+    assert not gates["stsb"].check(0.0, lambda _: None).passed
+    twin = gates["sst2"].check_untrained(0.637, 0.620, "bert-tiny-untrained")
+    assert twin is not None and not twin.passed  # the committed bert-tiny-ce: not past its twin
