@@ -158,7 +158,13 @@ def gather_targets(
         return target_embeddings, target_ids, 0
     # functional collectives: the supported differentiable all-gather (its backward sums each
     # row's gradients from every rank and hands them to the row's owner: a reduce-scatter)
-    from torch.distributed._functional_collectives import all_gather_tensor_autograd
+    from torch.distributed import _functional_collectives as collectives
+
+    # `all_gather_single_autograd` where this torch has it (`..._tensor_autograd` warns that
+    # it is deprecated there), the older name before
+    gather = getattr(collectives, "all_gather_single_autograd", None) or (
+        collectives.all_gather_tensor_autograd
+    )
 
     k = torch.tensor([target_embeddings.shape[0]], device=target_embeddings.device)
     sizes_t = [torch.zeros_like(k) for _ in range(dist.get_world_size())]
@@ -167,7 +173,7 @@ def gather_targets(
     pad = max(sizes) - target_embeddings.shape[0]  # all_gather needs equal shapes
     padded = F.pad(target_embeddings, (0, 0, 0, pad))  # (max K, D)
     world = cast(dist.ProcessGroup, dist.group.WORLD)  # initialised: checked above
-    gathered = all_gather_tensor_autograd(padded, 0, world)  # (world x max K, D)
+    gathered = gather(padded, 0, world)  # (world x max K, D)
     parts = gathered.split(padded.shape[0])
     cols = torch.cat([p[:n] for p, n in zip(parts, sizes, strict=True)])  # (N, D)
     col_ids = None

@@ -4,6 +4,7 @@ loss and gradients computed in one process."""
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -33,11 +34,15 @@ def _worker(rank: int, init: str, out: str, duplicates: str, impl: str) -> None:
     h, e, ids = _rank_inputs(rank)
     h.requires_grad_()
     e.requires_grad_()
-    loss = cwt_loss(
-        h, e, duplicates=duplicates, target_ids=ids, impl=impl, chunk=4, negatives="global"
-    )  # type: ignore[arg-type]
-    loss.backward()
-    torch.save({"loss": loss.detach(), "h": h.grad, "e": e.grad}, f"{out}/rank{rank}.pt")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        loss = cwt_loss(
+            h, e, duplicates=duplicates, target_ids=ids, impl=impl, chunk=4, negatives="global"
+        )  # type: ignore[arg-type]
+        loss.backward()
+    warned = [str(w.message) for w in said]
+    got = {"loss": loss.detach(), "h": h.grad, "e": e.grad, "warned": warned}
+    torch.save(got, f"{out}/rank{rank}.pt")
     dist.barrier()  # both ranks' results are on disk
     # gloo's teardown (destroy_process_group, then the interpreter's exit) sometimes aborts a
     # worker with SIGABRT once the work is done, failing the test at random: the results are
@@ -88,6 +93,7 @@ def test_global_negatives_match_one_process(tmp_path: Path, duplicates: str, imp
     ref = _reference(duplicates)
     for r in range(2):
         got = torch.load(tmp_path / f"rank{r}.pt")
+        assert not [w for w in got["warned"] if "deprecated" in w], got["warned"]
         for key in ("loss", "h", "e"):
             assert_close(got[key], ref[r][key], rtol=1e-5, atol=1e-6, msg=f"rank {r} {key}")
 
