@@ -64,9 +64,17 @@ def verbosity(args: argparse.Namespace) -> int:
     return -1 if quiet else int(args.verbose) if "verbose" in vars(args) else 0
 
 
+def not_rank_zero() -> bool:
+    """Whether this process is a torchrun worker other than rank 0 (`RANK` set, not 0)."""
+    return "RANK" in os.environ and os.environ["RANK"] != "0"
+
+
 def configure(level: int) -> None:
-    """Set up logging, warnings and progress bars for one `hlm` invocation at `level`."""
+    """Set up logging, warnings and progress bars for one `hlm` invocation at `level`. Under
+    torchrun only rank 0 says what it does: the other ranks keep their warnings and errors."""
     ours = {-1: logging.WARNING, 0: logging.INFO}.get(level, logging.DEBUG)
+    if not_rank_zero():
+        ours = max(ours, logging.WARNING)
     theirs = _library_level(level)
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     for name in OURS:

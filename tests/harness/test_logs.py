@@ -141,3 +141,25 @@ def test_settings_reach_the_libraries_imported_after(
     )
     expected = [str(verbosity), str(bars), str(verbosity), str(bars), str(verbosity)]
     assert out.stdout.split() == expected
+
+
+@pytest.mark.parametrize(("rank", "said"), [(None, True), ("0", True), ("1", False)])
+def test_only_rank_zero_says_what_it_does(monkeypatch, rank: str | None, said: bool) -> None:
+    """Under torchrun every worker runs `hlm`: rank 0 prints our INFO lines, the others keep
+    their warnings and errors only, so a line is said once, not once per rank."""
+    import logging
+
+    from harness.logs import configure
+
+    if rank is None:
+        monkeypatch.delenv("RANK", raising=False)
+    else:
+        monkeypatch.setenv("RANK", rank)
+    before = {name: logging.getLogger(name).level for name in ("zoo", "harness")}
+    try:
+        configure(0)
+        zoo = logging.getLogger("zoo")
+        assert zoo.isEnabledFor(logging.INFO) is said and zoo.isEnabledFor(logging.WARNING)
+    finally:  # the levels as they were, for the tests after
+        for name, level in before.items():
+            logging.getLogger(name).setLevel(level)
