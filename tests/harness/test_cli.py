@@ -62,7 +62,7 @@ def test_ls_takes_plugins_like_pretrain(capsys) -> None:
     """Each objective with the loss options it reads (the others, set, are refused)."""
     assert hlm(["ls", "--plugins", str(ROOT / "examples" / "cosine_cwt.py")]) == 0
     out = capsys.readouterr().out
-    assert "cosine-cwt" in out and "(loss: margin, temperature)" in out
+    assert "cosine-cwt" in out and "(loss: margin, temperature; from plugin file cosine_cwt.py" in out
     assert "weight-tied head (loss: ce_impl, chunk, score_dtype)" in out
 
 
@@ -384,3 +384,22 @@ def test_hlm_says_its_version(capsys) -> None:
 def test_hugging_face_trainers_names_point_to_ours(capsys, flag: str, ours: str) -> None:
     assert hlm(["pretrain", flag, "1"]) == 2
     assert f"unrecognized argument '{flag}'; did you mean {ours}" in capsys.readouterr().err
+
+
+def test_dashes_and_underscores_are_one_spelling(capsys) -> None:
+    """A flag a verb knows in the other spelling is read as it: `--vocab_size` as
+    `--vocab-size` (Hugging Face's habit), `--output-path` as `--output_path` (lm-eval's); a
+    Trainer flag whose meaning differs here still points to ours."""
+    from harness.cli import _parse
+
+    args = _parse(["pretrain", "--vocab_size", "400", "--warmup_steps", "1", "--output_dir", "x"])
+    assert not isinstance(args, int)
+    assert (args.vocab_size, args.warmup_steps, args.output_dir) == (400, 1, "x")
+    args = _parse(
+        ["evaluate", "ckpt", "--tasks", "hlm_boolq", "--output-path", "o", "--num-fewshot", "2"]
+    )
+    assert not isinstance(args, int) and (args.output_path, args.num_fewshot) == ("o", 2)
+    assert _parse(["pretrain", "--max_steps", "3"]) == 2
+    assert "did you mean --steps?" in capsys.readouterr().err
+    assert _parse(["pretrain", "--save_steps", "3"]) == 2  # --save-every here: not the same
+    assert "--save-every N" in capsys.readouterr().err
