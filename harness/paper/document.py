@@ -250,7 +250,6 @@ def render(
         "",
         *main_claims(found),
         f"**{headline(found)}**",
-        "",
         *_figure_link(found),
     ]
     protocols = Footnotes()
