@@ -30,7 +30,6 @@ OBJECTIVES.add(
         needs_head=False,
         flops=contrastive_flops,
         options=CosineOptions,
-        description="headless: CWT with cosine scores and a margin on the positives (an example)",
         reads=frozenset({"temperature", "margin"}),  # any other option set is refused
     ),
 )

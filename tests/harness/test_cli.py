@@ -62,7 +62,8 @@ def test_ls_takes_plugins_like_pretrain(capsys) -> None:
     """Each objective with the loss options it reads (the others, set, are refused)."""
     assert hlm(["ls", "--plugins", str(ROOT / "examples" / "cosine_cwt.py")]) == 0
     out = capsys.readouterr().out
-    assert "cosine-cwt" in out and "(loss: margin, temperature; from plugin file cosine_cwt.py" in out
+    assert "cosine-cwt" in out
+    assert "(loss: margin, temperature; from plugin file cosine_cwt.py" in out
     assert "weight-tied head (loss: ce_impl, chunk, score_dtype)" in out
 
 
