@@ -32,6 +32,7 @@ from harness.flags import (
     TRAINER_NAMES,
     add_leaderboards,
     add_trust,
+    one_spelling,
 )
 from harness.logs import VerbParser, configure, verbosity
 from harness.parsers import VERBS, add_verbs
@@ -356,29 +357,8 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
         return 2
     preload_plugins(argv)
     parser = build_parser(argv[0] if argv else "")
-    args, unknown = parser.parse_known_args(_one_spelling(parser, argv))
+    args, unknown = parser.parse_known_args(one_spelling(parser, argv, VERBS))
     return _unknown_flags(parser, args.verb, unknown) if unknown else args
-
-
-def _one_spelling(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    """`argv` with each flag the verb knows only in the other spelling respelt: dashes and
-    underscores are one (`--vocab_size` is `--vocab-size`, `--output-path` `--output_path`),
-    as Hugging Face's and lm-eval's users type them. A flag known as written stays."""
-    if not argv or argv[0] not in VERBS:
-        return argv
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    known = sub.choices[argv[0]]._option_string_actions
-    out = argv[:1]
-    for i, arg in enumerate(argv[1:], start=1):
-        if arg == "--":  # what follows is no flag
-            return out + argv[i:]
-        flag, eq, value = arg.partition("=")
-        if flag.startswith("--") and flag not in known:
-            body = flag[2:]
-            other = "--" + (body.replace("_", "-") if "_" in body else body.replace("-", "_"))
-            flag = other if other in known else flag
-        out.append(flag + eq + value)
-    return out
 
 
 def _unknown_flags(parser: argparse.ArgumentParser, verb: str, unknown: list[str]) -> int:

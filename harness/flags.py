@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 
@@ -221,3 +221,27 @@ def refused(args: argparse.Namespace) -> list[str]:
         for name, why in REFUSED_FLAGS.items()
         if getattr(args, f"refused_{name}", None) is not None
     ]
+
+
+def one_spelling(
+    parser: argparse.ArgumentParser, argv: list[str], verbs: Container[str]
+) -> list[str]:
+    """`argv` with each flag the verb knows only in the other spelling respelt: dashes and
+    underscores are one (`--vocab_size` is `--vocab-size`, `--output-path` `--output_path`),
+    as Hugging Face's and lm-eval's users type them. A flag known as written stays; `verbs`:
+    the names `parser`'s sub-parsers answer to."""
+    if not argv or argv[0] not in verbs:
+        return argv
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = sub.choices[argv[0]]._option_string_actions
+    out = argv[:1]
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg == "--":  # what follows is no flag
+            return out + argv[i:]
+        flag, eq, value = arg.partition("=")
+        if flag.startswith("--") and flag not in known:
+            body = flag[2:]
+            other = "--" + (body.replace("_", "-") if "_" in body else body.replace("-", "_"))
+            flag = other if other in known else flag
+        out.append(flag + eq + value)
+    return out
