@@ -1,12 +1,13 @@
 """One finding as a row of the reproduction page's tables (`harness.paper.document`), and the
 notes under a section's table.
 
-A row holds the claim, the paper's figure and ours, both Δs, the seeds, the raw and adjusted p
-and the test, the verdict, and a short why (at most about 25 words: the gate missed, the p
-and the power, or why there are no rows). What rows share is said once under the table
-(`section_notes`): the runs compared, the paper's set-up, where our protocol differs, the
-equal-time step, an average's parts and the per-example evidence. `COLUMNS` are a claim's,
-`MEASURED` those of our own measurements where the paper makes no claim (no verdict).
+A row holds the claim and its scale, the paper's figure and ours, both Δs, the raw and
+adjusted p (with the test where it is not a paired t-test), the verdict, and a short why (at
+most about 25 words: the gate missed, what the seeds could detect, or why there are no rows).
+What rows share is said once under the table (`section_notes`): the runs compared, the
+paper's set-up, where our protocol differs, the equal-time step, an average's parts and the
+per-example evidence. `COLUMNS` are a claim's, `MEASURED` those of our own measurements
+where the paper makes no claim (no verdict).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 
 from harness.paper.figures import Role
-from harness.paper.findings import Finding
+from harness.paper.findings import EXPLORATORY, Finding
 from harness.paper.tables import num
 from harness.results.gates import GateCheck
 from harness.results.stats import POWER
@@ -120,7 +121,7 @@ def short_why(f: Finding) -> str:
         side = "better" if f.gain > 0 else "worse"
         said = "as the paper has it" if f.verdict == "reproduced" else "against the paper"
         return f"{f.role} {side}, {said}"
-    if f.verdict is None and f.reason.startswith("exploratory"):
+    if f.reason == EXPLORATORY:  # its table says so
         return "-"
     return f.reason
 

@@ -40,7 +40,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.findings import Declared, Finding, family_sizes, judge
 from harness.paper.scales import Scale
-from harness.paper.sources import At, Check, Parts, Source
+from harness.paper.sources import At, Check, Parts, Source, gate
 from harness.results.metrics import METRICS, direction
 from harness.suite.schema import SAFE_NAME
 from harness.tasks import TASKS
@@ -162,7 +162,7 @@ class ClaimSpec(Settings):
 
     def rows(self) -> Source:
         """Our side of the claim: where its rows are and the gates its baseline passes."""
-        checks = tuple(Check(g.task, TASKS.get(g.type).gates[g.gate]) for g in self.gates)
+        checks = tuple(Check(g.task, gate(g.type, g.gate)) for g in self.gates)
         parts = Parts(**self.parts.model_dump()) if self.parts is not None else None
         speed = (self.speed.suite, self.speed.model) if self.speed is not None else None
         return Source(

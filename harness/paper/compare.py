@@ -20,7 +20,6 @@ a second line of evidence (`Measured.evidence`).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, replace
 
@@ -31,7 +30,7 @@ from harness.paper.equal_time import SpeedRatio, equal_time
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.labels import at_steps, protocol, run_label
 from harness.paper.sources import Parts, Source, final_values, waiting
-from harness.report.tables import point_order
+from harness.report.tables import point_order, sweep_point
 from harness.results.leaderboard import final_rows
 from harness.results.metrics import metric_info
 from harness.results.stats import (
@@ -118,7 +117,7 @@ def _points_detail(g: pd.DataFrame, at: str) -> str:
 
 
 def _sweep_value(sweep: str, key: str) -> float | None:
-    point = json.loads(sweep) if sweep else {}
+    point = sweep_point(sweep)
     return float(point[key]) if key in point else None
 
 
@@ -142,8 +141,7 @@ def _compare_gaps(g: pd.DataFrame, source: Source) -> Comparison:
 
 def _sweep_words(sweep: str) -> str:
     """A sweep point in words (`batch_size 8`), '-' for none."""
-    point = json.loads(sweep) if sweep else {}
-    return ", ".join(f"{k} {v}" for k, v in point.items()) or "-"
+    return ", ".join(f"{k} {v}" for k, v in sweep_point(sweep).items()) or "-"
 
 
 def _weakness(c: Comparison, sign: float) -> tuple[int, float]:
@@ -169,7 +167,7 @@ def _trend(g: pd.DataFrame, source: Source) -> Comparison:
     """The gap's slope on log2 of the sweep's one variable: over the side-by-side
     measurements (each independent), or one slope per pretraining seed, then those slopes
     tested across seeds (the seed stays the unit)."""
-    (key,) = {k for s in g["sweep"].unique() for k in (json.loads(s) if s else {})}
+    (key,) = {k for s in g["sweep"].unique() for k in sweep_point(s)}
     per = f"gap per doubling of {key}"
     x = np.log2(g["sweep"].map(lambda s: _sweep_value(s, key)).astype(float).to_numpy())
     g = g.assign(x=x)

@@ -15,7 +15,6 @@ and no verdict: a diagnostic says where to look, the `paper-*` suites decide.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ import pandas as pd
 from harness.paper.labels import machine_counts, run_on
 from harness.paper.sources import Check, final_values, untrained_twin
 from harness.paper.tables import num, table
-from harness.report.tables import point_order
+from harness.report.tables import point_order, sweep_point
 from harness.results.leaderboard import read_leaderboard
 from harness.tasks import TASKS
 
@@ -88,7 +87,7 @@ DIAGNOSTICS = (
 
 
 def _point_label(sweep_json: str) -> str:
-    point = json.loads(sweep_json) if sweep_json not in ("", "{}") else {}
+    point = sweep_point(sweep_json)
     shown = {
         k.rsplit(".", 1)[-1]: f"{v:g}" if isinstance(v, int | float) else v
         for k, v in point.items()

@@ -70,7 +70,8 @@ METHOD = (
 
 def _main_said(claims: list[Finding]) -> str:
     """What the paper's main claims came to among `claims`, counted by verdict."""
-    main = [f for f in claims if (f.figure.key, f.role) in paper_claims().main_claims()]
+    keys = set(paper_claims().main_claims())
+    main = [f for f in claims if (f.figure.key, f.role) in keys]
     if not main:
         return "no main claim of the paper is compared here"
     counts = Counter("untestable" if f.verdict == "not comparable" else f.verdict for f in main)
@@ -234,7 +235,9 @@ def baselines_page(doc: Path) -> Path:
 
 
 def render(
-    found: list[Finding], root: Path | None = None, baselines: str = "REPRODUCTION-baselines.md"
+    found: list[Finding],
+    root: Path | None = None,
+    baselines: str = baselines_page(Path("REPRODUCTION.md")).name,
 ) -> str:
     """The whole page, in Markdown (with links to the plots committed under `root` and to
     the companion page `baselines`)."""

@@ -44,6 +44,9 @@ from harness.results.leaderboard import current_cells, read_leaderboard
 from harness.results.samples import read_samples
 from harness.results.stats import ALPHA, POWER, Comparison
 
+# the reason of a row that tests no claim of the paper and was measured
+EXPLORATORY = "exploratory: not one of the claims tested (raw p, 95 % interval)"
+
 
 @dataclass
 class Finding:
@@ -278,7 +281,7 @@ def _judge(f: Finding, blocked: str | None) -> None:
     finding is not comparable, or None."""
     if not f.figure.compared:
         f.verdict = None
-        f.reason = blocked or "exploratory: not one of the claims tested (raw p, 95 % interval)"
+        f.reason = blocked or EXPLORATORY
         return
     if blocked is not None:
         f.verdict, f.reason = "not comparable", blocked

@@ -80,17 +80,22 @@ def row_label(model: str, sweep_json: str | None) -> str:
     return model if sweep_json in ("{}", "", None) else f"{model} {_sweep_label(str(sweep_json))}"
 
 
+def sweep_point(sweep_json: str | None) -> dict[str, Any]:
+    """A row's sweep point (its `sweep` column, JSON) as a dict; {} for no point."""
+    return json.loads(sweep_json) if sweep_json not in ("", "{}", None) else {}
+
+
 def _sweep_label(sweep_json: str) -> str:
-    point = json.loads(sweep_json)
+    point = sweep_point(sweep_json)
     return " ".join(f"{k}={v}" for k, v in point.items())
 
 
 def point_order(sweep_json: str | None) -> tuple[tuple[int, float, str], ...]:
     """A sweep point (its JSON) as a sort key: its values in order, numbers by value (batch 8
     before 16) and before any text; no point ("", "{}", None) first."""
-    values = json.loads(sweep_json).values() if sweep_json not in ("", "{}", None) else []
     return tuple(
-        (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v)) for v in values
+        (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v))
+        for v in sweep_point(sweep_json).values()
     )
 
 
