@@ -4,21 +4,22 @@
     hlm run suites/x.yaml -v       # our DEBUG lines, third-party warnings and INFO
     hlm run suites/x.yaml -q       # warnings and errors only, no progress bar of ours
 
-Every verb takes `-v` (repeatable) and `-q` (`VerbParser`). The project's modules log through
-`logging.getLogger(__name__)` (loggers `zoo.*` and `harness.*`); the libraries it drives
-(transformers, datasets, lm-eval, huggingface_hub, torch) are held to errors unless `-v`.
+Every verb takes `-v` (repeatable) and `-q` (`harness.cli.parsing.VerbParser`). The
+project's modules log through `logging.getLogger(__name__)` (loggers `zoo.*` and `harness.*`);
+the libraries it drives (transformers, datasets, lm-eval, huggingface_hub, torch) are held to
+errors unless `-v`.
 """
 
 from __future__ import annotations
 
-import argparse
+import contextvars
 import logging
 import os
 import sys
 import warnings
-from typing import Any
 
-from harness.flags import text
+from tqdm import tqdm
+
 from zoo.errors import ZooWarning
 
 OURS = ("zoo", "harness")
@@ -33,35 +34,23 @@ THIRD_PARTY = (
 )
 
 
-class VerbParser(argparse.ArgumentParser):
-    """An argument parser whose every verb takes -v / -q / --debug, and whose flags of no
-    other type take a non-empty word (`harness.flags.text`)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.register("type", None, text)  # a flag of no other type: a word, never empty
-        group = self.add_argument_group("output")
-        group.add_argument(
-            "-v",
-            "--verbose",
-            action="count",
-            default=0,
-            help="more output: our debug lines (-v), third-party logs and warnings too (-vv)",
-        )
-        group.add_argument(
-            "-q", "--quiet", action="store_true", help="warnings and errors only; no progress bar"
-        )
-        group.add_argument(
-            "--debug",
-            action="store_true",
-            help="an internal error shows its traceback here (else it goes to a file, named)",
-        )
+# whether a cell's own work (pretraining steps, fine-tuning steps, lm-eval's requests) shows a
+# bar under the suite's: `harness.run.runner.run_suite(progress=...)` sets it for the run
+CELL_PROGRESS: contextvars.ContextVar[bool] = contextvars.ContextVar("cell_progress", default=False)
 
 
-def verbosity(args: argparse.Namespace) -> int:
-    """-1 quiet, 0 default, 1 and more: verbose."""
-    quiet = bool(args.quiet) if "quiet" in vars(args) else False
-    return -1 if quiet else int(args.verbose) if "verbose" in vars(args) else 0
+def cell_bar(total: int, desc: str, unit: str) -> tqdm:
+    """A bar for a cell's own work, under `hlm run`'s: shown while the run shows its bar and
+    stderr is a terminal (disable None: a log file gets the log lines alone), gone once done
+    (leave None: only a bar at position 0 stays)."""
+    shown = CELL_PROGRESS.get()
+    return tqdm(total=total, desc=desc, unit=unit, disable=None if shown else True, leave=None)
+
+
+def cell_bars_on_terminal() -> bool:
+    """Whether a library's own bars may show inside a cell: the run shows bars and stderr is a
+    terminal (a library that draws its bars unasked would write them into a log file)."""
+    return CELL_PROGRESS.get() and sys.stderr.isatty()
 
 
 def not_rank_zero() -> bool:

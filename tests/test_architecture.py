@@ -111,10 +111,7 @@ def test_no_function_over_100_lines() -> None:
 # that a suite, a run, a report or a publish never depends on the paper
 HARNESS_LAYERS = (
     "results",
-    "flags",
     "logs",
-    "parsers",
-    "exits",
     "lm_eval_tasks",
     "bench",
     "downstream",
@@ -124,7 +121,6 @@ HARNESS_LAYERS = (
     "publish",
     "run",
     "paper",
-    "commands",
     "cli",
 )
 
@@ -161,15 +157,7 @@ def test_harness_packages_import_only_earlier_layers() -> None:
 
 def test_harness_top_level_holds_only_the_cli() -> None:
     loose = sorted(p.name for p in (ROOT / "harness").glob("*.py"))
-    assert loose == [
-        "__init__.py",
-        "cli.py",
-        "commands.py",
-        "exits.py",
-        "flags.py",
-        "logs.py",
-        "parsers.py",
-    ]
+    assert loose == ["__init__.py", "logs.py"]
 
 
 def test_tests_mirror_the_packages() -> None:
@@ -226,9 +214,9 @@ def test_verbs_that_read_suites_and_leaderboards_load_no_model_code(argv: list[s
 # verbs that write pages and figures from leaderboards: the machine a page was made on is read
 # from /proc/cpuinfo (zoo.hardware.host), not from torch
 PAGE_VERBS = [
-    ["report", "paper-cpu-encoder", "--out", "{tmp}/page.html"],
-    ["report", "--paper", "--out", "{tmp}/REPRODUCTION.md"],
-    ["plot", "paper-cpu-encoder", "--out", "{tmp}/plots"],
+    ["report", "paper-cpu-encoder", "--output-dir", "{tmp}"],
+    ["report", "--paper", "--output-dir", "{tmp}"],
+    ["plot", "paper-cpu-encoder", "--output-dir", "{tmp}/plots"],
 ]
 
 

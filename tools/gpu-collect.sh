@@ -40,5 +40,5 @@ if [ -z "${GPU_COLLECT_NO_REPORT:-}" ] && [ "$DEST" = leaderboards ]; then
     "${PYTHON:-.venv/bin/python}" -m harness.cli report --paper --leaderboards "$DEST"
 elif [ -z "${GPU_COLLECT_NO_REPORT:-}" ]; then
     echo "gpu-collect: the reproduction page reads leaderboards/, not $DEST: for a page of these" \
-        "rows, hlm report --paper --leaderboards $DEST --out FILE"
+        "rows, hlm report --paper --leaderboards $DEST --output-dir DIR"
 fi

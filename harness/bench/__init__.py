@@ -11,6 +11,8 @@ measured work. The rows open with the machine's (`machine`): the judged ratios m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from harness.bench.cli import cli_rows
@@ -28,8 +30,11 @@ from zoo.numerics import flush_denormal
 PARTS = ("cwt", "steps")  # the default parts; "compile", "corpus", "cli" by name
 
 
-def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
-    """Every row of the CPU benchmark's `parts`, the machine's rows first."""
+def run_bench(
+    quick: bool = False, parts: tuple[str, ...] = PARTS, verbs: Sequence[str] = ()
+) -> list[Row]:
+    """Every row of the CPU benchmark's `parts`, the machine's rows first; part "cli" times
+    `hlm VERB --help` for each of `verbs`."""
     with flush_denormal(True):  # as pretraining does by default (PretrainConfig.flush_denormal)
         torch.manual_seed(0)
         peak = Roofline()
@@ -59,7 +64,7 @@ def run_bench(quick: bool = False, parts: tuple[str, ...] = PARTS) -> list[Row]:
         if "corpus" in parts:
             rows += corpus_rows(quick)
         if "cli" in parts:
-            rows += cli_rows(quick)
+            rows += cli_rows(quick, verbs)
         rows.append(
             Row(
                 "fp32 roofline: 12 such products back to back, best sample",

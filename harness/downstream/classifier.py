@@ -31,6 +31,7 @@ from transformers import (
 )
 
 from harness.downstream.data import Example, Kind, TaskData
+from harness.logs import cell_bar
 from harness.results.metrics import METRICS
 from zoo.tokenizers import load_tokenizer
 from zoo.train.checkpoint import load_under_new_head
@@ -260,6 +261,7 @@ def finetune(
     history: list[dict[str, dict[str, float]]] = []
     model.train()
     start = time.perf_counter()
+    bar = cell_bar(total, f"{task.benchmark}/{task.name} lr {cfg.lr:g}", "step")
     for epoch in range(cfg.epochs):
         order = list(range(len(train)))
         rng.shuffle(order)
@@ -278,6 +280,8 @@ def finetune(
             loss.backward()
             opt.step()
             sched.step()
+            bar.update()
+        bar.set_postfix(epoch=f"{epoch + 1}/{cfg.epochs}", loss=f"{float(loss.detach()):.3f}")
         history.append(
             {
                 name: score(task, predict(model, tokenizer, task, enc, cfg.eval_batch_size), gold)
@@ -285,6 +289,7 @@ def finetune(
             }
         )
         _log_epoch(task, epoch, cfg, history[-1], time.perf_counter() - start, len(train))
+    bar.close()
     return history
 
 

@@ -4,7 +4,7 @@ First one row per claim and arm: the answer in words ("headless better than vani
 stated", "untestable: not run", "inconclusive"), our Δ with its interval at the corrected level,
 the adjusted p and the seeds. Then why, one line each. The method once, at the end.
 
-    write_claims_page(Path("my-claims.yaml"), Path("leaderboards"), out)
+    write_claims_page(Path("my-claims.yaml"), Path("leaderboards"), None)  # beside the boards
 """
 
 from __future__ import annotations
@@ -109,10 +109,10 @@ def render_claims(claims: ClaimsFile, found: list[Finding], path: Path, root: Pa
     return "\n".join(lines)
 
 
-def write_claims_page(path: Path, root: Path, out: Path | None) -> Path:
-    """Judge the claims file at `path` from `root` and write its page to `out` (default:
-    `<root>/<name>-claims.md`)."""
+def write_claims_page(path: Path, root: Path, out_dir: Path | None) -> Path:
+    """Judge the claims file at `path` from `root` and write its page,
+    `<name>-claims.md`, into `out_dir` (default: `root`)."""
     claims, found = judge_claims(path, root)
-    target = out if out is not None else root / f"{claims.name}-claims.md"
+    target = (out_dir if out_dir is not None else root) / f"{claims.name}-claims.md"
     write_text(target, render_claims(claims, found, path, root))
     return target

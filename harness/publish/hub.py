@@ -3,8 +3,8 @@
     publish_model("runs/pretrain/<key>/final", "me/bert-tiny-cwt")
     publish_leaderboard("quickstart", "me/headless-quickstart")
 
-Files are staged in a temporary folder (or `--write-to` DIR, which then holds exactly what would be
-uploaded) and sent with `HfApi.upload_folder`; the local checkpoint and leaderboard are never
+Files are staged in a temporary folder (or `--output-dir` DIR, which then holds exactly what would
+be uploaded) and sent with `HfApi.upload_folder`; the local checkpoint and leaderboard are never
 modified. Re-publishing unchanged files makes no new commit (the client skips files whose
 remote blob id matches). The token comes from the usual places (HF_TOKEN, the login cache) and
 is never written to a file, a card, a log line or an error message.
@@ -12,7 +12,6 @@ is never written to a file, a card, a log line or an error message.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -25,23 +24,18 @@ import numpy as np
 import pandas as pd
 
 from harness.publish.cards import CardOptions, dataset_card, model_card
-from harness.publish.hub_names import PublishTarget
 from harness.results.leaderboard import (
     known_model,
-    no_results,
     read_cell_file,
     read_leaderboard,
-    result_files,
 )
 from harness.results.schema import COLUMNS
-from harness.suite import suite_name
 from harness.suite.record import PLUGINS, SUITE_FILE
 from zoo.checkpoint_files import check_weights
 from zoo.errors import UserError
 from zoo.train.checkpoint import hf_config, load_model
 from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
-from zoo.train.names import resolve_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +109,7 @@ def _upload(
     token = _token()
     if token is None:
         raise UserError(
-            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (use --write-to DIR to "
+            "no Hugging Face token: set HF_TOKEN or run `hf auth login` (use --output-dir DIR to "
             "only write the files)"
         )
     api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)
@@ -288,60 +282,10 @@ def _publish(
     if dry_run is not None:
         out = Path(dry_run)
         if out.exists() and any(out.iterdir()):
-            raise UserError(f"--write-to {dry_run}: folder exists and is not empty")
+            raise UserError(f"--output-dir {dry_run}: folder exists and is not empty")
         out.mkdir(parents=True, exist_ok=True)
         stage(out)
         return str(out)
     with tempfile.TemporaryDirectory(prefix="hlm-publish-") as tmp:
         stage(Path(tmp))
         return _upload(Path(tmp), repo, repo_type, private, revision, endpoint, message, retry)
-
-
-def cmd_publish(args: argparse.Namespace) -> int:
-    PublishTarget.from_flags(
-        repo=args.repo,
-        revision=args.revision if "revision" in vars(args) else None,
-        license=args.license,
-        endpoint=args.endpoint,
-        repository_url=args.repository_url if "repository_url" in vars(args) else None,
-    )
-    if args.what == "model":
-        if args.model is not None and args.suite is None:
-            raise UserError("--model: names a model of --suite; give --suite too")
-        if args.suite is not None and not result_files(Path(args.leaderboards) / args.suite):
-            raise no_results(Path(args.leaderboards) / args.suite, args.suite)
-        card = CardOptions(
-            license=args.license,
-            language=args.language,
-            base_model=args.base_model,
-            repository_url=args.repository_url,
-        )
-        out = publish_model(
-            resolve_checkpoint(args.checkpoint),
-            args.repo,
-            private=args.private,
-            revision=args.revision,
-            dry_run=args.dry_run,
-            leaderboards=Path(args.leaderboards),
-            suite=args.suite,
-            label=args.model,
-            endpoint=args.endpoint,
-            card=card,
-        )
-    else:
-        out = publish_leaderboard(
-            suite_name(args.suite),
-            args.repo,
-            private=args.private,
-            dry_run=args.dry_run,
-            leaderboards=Path(args.leaderboards),
-            license=args.license,
-            endpoint=args.endpoint,
-        )
-    kind = "model" if args.what == "model" else "dataset"
-    print(
-        f"dry run: files written to {out}"
-        if args.dry_run
-        else f"published {args.repo} (commit {out}): {hub_url(args.repo, kind, args.endpoint)}"
-    )
-    return 0

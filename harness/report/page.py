@@ -214,9 +214,10 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
 
 
 def write_report(
-    directory: Path, name: str, out: Path | None = None, sections: Sequence[Section] = ()
+    directory: Path, name: str, out_dir: Path | None = None, sections: Sequence[Section] = ()
 ) -> Path:
-    """Write the page (default `directory/report.html`, atomically); its path."""
-    target = out if out is not None else directory / "report.html"
+    """Write the page, `report.html`, into `out_dir` (default: `directory`), atomically; its
+    path."""
+    target = (out_dir if out_dir is not None else directory) / "report.html"
     page = build_report(directory, name, sections)  # an unknown suite fails here: no folder made
     return write_text(target, page)

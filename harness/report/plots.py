@@ -18,7 +18,6 @@ loss; MLM and CLM perplexities) get one axis per group (`groups`), as the metric
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from PIL import Image
 
+from harness.report.tables import point_order, sweep_point
 from harness.results.leaderboard import aggregate, final_rows, preset_kind
 from harness.results.metrics import METRICS, direction, metric_info
 from zoo.writer import inside, replacing
@@ -154,7 +154,7 @@ def _curve_row(
 
 
 def _point_value(sweep_json: str, key: str) -> object:
-    point = json.loads(sweep_json)
+    point = sweep_point(sweep_json)
     return point[key] if key in point else None
 
 
@@ -173,7 +173,7 @@ def _numeric_sweep(column: pd.Series) -> pd.Series:
     """Sort key: a sweep point by its values (8192 before 16384), other columns as they are."""
     if column.name != "sweep":
         return column
-    return column.map(lambda s: tuple(json.loads(s).values()) if s else ())
+    return column.map(point_order)
 
 
 def sweep_series(df: pd.DataFrame, key: str, metric: str) -> dict[str, pd.DataFrame]:
@@ -206,7 +206,7 @@ def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
     """One figure per sweep key: a panel per task and metric (four to a row), a line per
     model over the key's values (mean and std over seeds at the final checkpoint)."""
     files, colors = [], colors or palette(df)
-    points = [json.loads(s) for s in df["sweep"].unique()]
+    points = [sweep_point(s) for s in df["sweep"].unique()]
     keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})
     for key in keys:
         panels = _sweep_panels(df[[_point_value(s, key) is not None for s in df["sweep"]]])

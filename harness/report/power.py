@@ -24,9 +24,7 @@ a low one would read as a reason for a null result that it is not.
 
 from __future__ import annotations
 
-import argparse
 import math
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -34,20 +32,12 @@ import pandas as pd
 from harness.report.tables import point_order, row_label, select_task
 from harness.results.leaderboard import (
     aggregate,
-    current_cells,
-    known_model,
-    no_results,
-    read_leaderboard,
 )
-from harness.results.samples import read_samples
 from harness.results.significance import (
     best_epoch,
     comparable,
-    compare_to_baseline,
-    family_size,
 )
-from harness.results.stats import ALPHA, POWER, compare_seeds
-from harness.suite import last_suite, suite_name
+from harness.results.stats import ALPHA, compare_seeds
 from zoo.errors import UserError
 from zoo.registry import unknown_name_message
 
@@ -111,28 +101,26 @@ def power_table(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _level(claims: int) -> str:
+def level(claims: int) -> str:
     if claims == 1:
         return f"{ALPHA}, no correction (--claims N for N tests corrected together)"
     return f"{ALPHA}/{claims} = {ALPHA / claims:.3g}, Bonferroni's level for {claims} claims"
 
 
-def _selected(df: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
-    """The rows of --task and --metric (all where not given); a metric the board does not
-    hold is an error naming the close ones."""
-    if args.task:
-        df = df[select_task(df["task"], args.task)]
-    if args.metric:
+def selected(df: pd.DataFrame, task: str | None, metric: str | None) -> pd.DataFrame:
+    """The rows of `task` and `metric` (all where None); a metric the board does not hold is
+    an error naming the close ones."""
+    if task:
+        df = df[select_task(df["task"], task)]
+    if metric:
         known = sorted(df["metric"].unique())
-        if args.metric not in known:
-            raise UserError(
-                f"hlm power {args.suite}: {unknown_name_message('metric', args.metric, known)}"
-            )
-        df = df[df["metric"] == args.metric]
+        if metric not in known:
+            raise UserError(f"--metric: {unknown_name_message('metric', metric, known)}")
+        df = df[df["metric"] == metric]
     return df
 
 
-def _printable(table: pd.DataFrame) -> pd.DataFrame:
+def printable(table: pd.DataFrame) -> pd.DataFrame:
     """The table as printed: by task, model and sweep point (in the order of its values), a
     task's metrics as they came; each row labelled as the leaderboard labels it (the model,
     and its sweep point where it has one), and "-" where nothing could be sized."""
@@ -142,45 +130,3 @@ def _printable(table: pd.DataFrame) -> pd.DataFrame:
     shown = table.astype({"seeds_needed": float})  # None (no spread, or no effect) prints "-"
     labels = [row_label(m, s) for m, s in zip(table["model"], table["sweep"], strict=True)]
     return shown.drop(columns="sweep").assign(model=labels)
-
-
-def cmd_power(args: argparse.Namespace) -> int:
-    name = suite_name(args.suite)
-    directory = Path(args.leaderboards) / name
-    df = read_leaderboard(directory)
-    if df.empty:
-        raise no_results(directory, args.suite)
-    suite = last_suite(directory)
-    baseline = known_model(df, args.baseline) or (suite.baseline if suite is not None else None)
-    if baseline is None:
-        raise UserError(
-            f"hlm power {args.suite}: the suite names no baseline; pass --baseline MODEL"
-        )
-    samples = read_samples(directory, current_cells(directory))
-    family = family_size(compare_to_baseline(aggregate(df), baseline, samples))  # as marked
-    table = power_table(_selected(df, args), baseline, args.effect, args.claims)
-    shown = _printable(table)
-    print(
-        shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
-        if not table.empty
-        else "no comparison with the baseline"
-    )
-    metrics = sorted(set(table["metric"])) if not table.empty else []
-    if args.effect is not None and len(metrics) > 1:
-        print(
-            f"\n--effect {args.effect:g} is taken in the unit of each of the {len(metrics)} "
-            f"metrics shown ({', '.join(metrics)}); --metric sizes for one"
-        )
-    print(
-        f"\nbaseline {baseline}; detectable: the |Δ| these seeds find with {POWER:.0%} power "
-        f"(two-sided t-test, α = {_level(args.claims)}; the leaderboard's marks correct over "
-        f"its {family} comparisons); power / seeds_needed: for the effect "
-        "column, at the seed-level spread observed"
-        + (
-            "."
-            if args.effect is not None
-            else " (none without --effect: the power at the observed Δ is a function of p "
-            "alone and says nothing the test has not)."
-        )
-    )
-    return 0

@@ -17,17 +17,13 @@ there, which stays current); without it nothing is kept but what `--output_path`
 
 from __future__ import annotations
 
-import argparse
 import re
-import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from harness.flags import REFUSED_MODEL_ARGS, refused
-from harness.logs import verbosity
 from harness.results.leaderboard import current_cells, write_current_cells
 from harness.run.artifacts import ARTIFACTS
 from harness.suite import Suite, SuiteError
@@ -52,36 +48,34 @@ def default_label(checkpoint: str, given: str | None = None) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", name).lstrip(".-_") or "model"
 
 
-MODEL_ARGS = ("pretrained", "dtype", "device")  # lm-eval's model_args hlm evaluate takes
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """`hlm evaluate`'s command line as read (`harness.cli.evaluate`): lm-eval's flags under
+    their names and meanings, `model_args` already split into checked keys."""
+
+    checkpoint: str | None
+    tasks: list[str]
+    model: str
+    model_args: dict[str, str]
+    limit: str | None
+    num_fewshot: int | None
+    batch_size: str
+    include_path: list[str]
+    output_path: str | None
+    log_samples: bool
+    device: str | None
+    dtype: str | None
+    seed: list[int | None]
+    label: str | None
+    leaderboard: str | None
+    progress: bool
 
 
-def model_args(args: argparse.Namespace) -> dict[str, str]:
-    """lm-eval's `--model_args` (`k=v,k2=v2` or `k=v k2=v2`) as a dict, each key checked."""
-    out: dict[str, str] = {}
-    for token in (t for arg in args.model_args for t in arg.split(",") if t):
-        key, sep, value = token.partition("=")
-        if not sep or not key or not value.strip():
-            raise SuiteError([f"--model_args: {token!r} is not key=value (a value not empty)"])
-        if key in out:
-            raise SuiteError([f"--model_args: {key!r} given twice ({out[key]!r}, {value!r})"])
-        if key in REFUSED_MODEL_ARGS:
-            raise SuiteError([f"--model_args: {key!r}: hlm evaluate does not take it: "
-                              f"{REFUSED_MODEL_ARGS[key]}"])  # fmt: skip
-        if key not in MODEL_ARGS:
-            raise SuiteError(
-                [
-                    f"--model_args: {key!r} is not taken by hlm evaluate (it takes "
-                    f"{', '.join(MODEL_ARGS)})"
-                ]
-            )
-        out[key] = value
-    return out
-
-
-def _checkpoint(args: argparse.Namespace, margs: dict[str, str]) -> str:
-    if args.model not in ("hf", "hf-auto"):
-        raise SuiteError([f"--model: hlm evaluate runs lm-eval's hf model, not {args.model!r}"])
-    given = [c for c in (args.checkpoint, margs.get("pretrained")) if c]
+def _checkpoint(req: EvaluateRequest) -> str:
+    if req.model not in ("hf", "hf-auto"):
+        raise SuiteError([f"--model: hlm evaluate runs lm-eval's hf model, not {req.model!r}"])
+    pretrained = req.model_args["pretrained"] if "pretrained" in req.model_args else None
+    given = [c for c in (req.checkpoint, pretrained) if c]
     if not given:
         raise SuiteError(["CHECKPOINT: give it, or --model_args pretrained=PATH"])
     if len(set(given)) > 1:
@@ -135,35 +129,33 @@ def _batch_size(text: str) -> int | str:
     return int(text) if text.isdigit() else text
 
 
-def adhoc_suite(args: argparse.Namespace, name: str) -> Suite:
+def adhoc_suite(req: EvaluateRequest, name: str) -> Suite:
     """The suite `hlm evaluate` runs: the checkpoint, one lm_eval task, one seed."""
-    if problems := refused(args):
-        raise SuiteError(problems)
-    margs = model_args(args)
-    checkpoint = _checkpoint(args, margs)
-    named = args.checkpoint or (margs["pretrained"] if "pretrained" in margs else None)
+    checkpoint = _checkpoint(req)
+    margs = req.model_args
+    named = req.checkpoint or (margs["pretrained"] if "pretrained" in margs else None)
     params = {
-        "tasks": [t for arg in args.tasks for t in arg.split(",") if t],
-        "include_path": [str(Path(p).resolve()) for p in args.include_path],
-        "limit": _limit(args.limit),
-        "num_fewshot": args.num_fewshot,
-        "batch_size": _batch_size(args.batch_size),
-        "device": args.device or margs.get("device"),
-        "dtype": args.dtype or margs.get("dtype"),
-        "log_samples": args.log_samples,
-        "output_path": _output_path(args.output_path),
-        "progress": verbosity(args) >= 0,
-        "seeds": args.seed,
+        "tasks": [t for arg in req.tasks for t in arg.split(",") if t],
+        "include_path": [str(Path(p).resolve()) for p in req.include_path],
+        "limit": _limit(req.limit),
+        "num_fewshot": req.num_fewshot,
+        "batch_size": _batch_size(req.batch_size),
+        "device": req.device or (margs["device"] if "device" in margs else None),
+        "dtype": req.dtype or (margs["dtype"] if "dtype" in margs else None),
+        "log_samples": req.log_samples,
+        "output_path": _output_path(req.output_path),
+        "progress": req.progress,
+        "seeds": req.seed,
     }
     data = {
         "name": name,
         "models": [
-            {"checkpoint": checkpoint, "name": args.label or default_label(checkpoint, named)}
+            {"checkpoint": checkpoint, "name": req.label or default_label(checkpoint, named)}
         ],
         "tasks": [
             {"type": "lm_eval", "params": {k: v for k, v in params.items() if v is not None}}
         ],
-        "seeds": [args.seed[0] or 0],  # the row's seed: lm-eval's first
+        "seeds": [req.seed[0] or 0],  # the row's seed: lm-eval's first
         "path": str(Path.cwd() / f"{name}.yaml"),
     }
     try:
@@ -199,7 +191,7 @@ def _as_flags(problems: list[str]) -> list[str]:
     return out
 
 
-def _evaluate_into(suite: Suite, out: Path) -> list[dict[str, Any]]:
+def evaluate_into(suite: Suite, out: Path) -> list[dict[str, Any]]:
     """Run the suite's one cell into leaderboard folder `out`; lm-eval's results JSON."""
     from harness.run.cells import expand, missing_data
     from harness.run.runner import run_cell
@@ -214,25 +206,3 @@ def _evaluate_into(suite: Suite, out: Path) -> list[dict[str, Any]]:
     write_current_cells(out, [*(before or []), cell.cell_id])
     kept = sorted(out.glob(f"{ARTIFACTS}/{cell.cell_id}*/lm_eval_results.json"))
     return [read_json(f, "lm-eval's results") for f in kept]
-
-
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    from lm_eval.utils import make_table
-
-    name = args.leaderboard or "evaluate"
-    suite = adhoc_suite(args, name)  # the name is checked as a suite's: a safe folder name
-    began = time.time() - 1
-    with tempfile.TemporaryDirectory(prefix="hlm-evaluate-") as tmp:
-        out = Path(args.leaderboards) / name if args.leaderboard else Path(tmp) / name
-        results = _evaluate_into(suite, out)
-        for r in results:
-            print(make_table(r))
-        if args.output_path:
-            written = results_written(suite.tasks[0].params["output_path"], began)
-            if not written:
-                raise UserError(f"--output_path {args.output_path}: lm-eval wrote no results there")
-            for f in written:
-                print(f"lm-eval's results: {f}")
-    if args.leaderboard:
-        print(f"rows added to {out} (hlm leaderboard {name})")
-    return 0

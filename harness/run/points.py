@@ -12,7 +12,6 @@ starts without it.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import shutil
 import warnings
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from harness.logs import CELL_PROGRESS
 from harness.run.cells import Cell, digest
 from harness.suite.schema import pretraining_point
 from harness.tasks import TASKS
@@ -45,9 +45,6 @@ class Point:
 
 
 log = logging.getLogger(__name__)
-# whether a cell's own work (pretraining steps, causal fine-tuning) shows a bar under the
-# suite's: `run_suite(progress=...)` sets it for the run
-CELL_PROGRESS: contextvars.ContextVar[bool] = contextvars.ContextVar("cell_progress", default=False)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from typing import Any
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from harness.logs import CELL_PROGRESS
 from harness.results.leaderboard import (
     SUPERSEDED,
     done_cells,
@@ -37,7 +38,6 @@ from harness.run.cells import (
 )
 from harness.run.claims import claimed
 from harness.run.points import (
-    CELL_PROGRESS,
     Point,
     ensure_pretrained,
     evaluation_points,

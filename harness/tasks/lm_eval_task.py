@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from harness.logs import cell_bars_on_terminal
 from harness.results.gates import VALIDATION, Gate
 from harness.tasks.base import TASKS, Result, TaskContext, TaskType
 from harness.tasks.lm_eval_env import data_root_env, lm_eval_bars, project_git
@@ -249,7 +250,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     check_weights_fit(str(ctx.checkpoint))  # lm-eval would only warn of a weight at random
     root = _data_root(p)
     device, dtype = device_and_dtype(p)
-    with data_root_env(root), project_git(), lm_eval_bars(p.progress):
+    with data_root_env(root), project_git(), lm_eval_bars(p.progress or cell_bars_on_terminal()):
         # the values as `lm_eval run` passes them, so that its results file reads the same
         model_args = {"pretrained": str(ctx.checkpoint), "dtype": dtype}
         manager = task_manager([ctx.suite_dir / d for d in p.include_path], dict(model_args))

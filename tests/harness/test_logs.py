@@ -164,3 +164,27 @@ def test_only_rank_zero_says_what_it_does(monkeypatch, rank: str | None, said: b
     finally:  # the levels as they were, for the tests after
         for name, level in before.items():
             logging.getLogger(name).setLevel(level)
+
+
+def test_a_librarys_own_bars_show_in_a_cell_only_on_a_terminal(monkeypatch) -> None:
+    """lm-eval draws its request bars unasked: inside `hlm run`'s bar on a terminal they show
+    (`harness.tasks.lm_eval_task` lets them through); in a log file, or outside a run, not."""
+    import io
+
+    from harness.logs import CELL_PROGRESS, cell_bars_on_terminal
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for in_run, stream, shown in (
+        (True, Terminal(), True),
+        (True, io.StringIO(), False),
+        (False, Terminal(), False),
+    ):
+        monkeypatch.setattr(sys, "stderr", stream)
+        token = CELL_PROGRESS.set(in_run)
+        try:
+            assert cell_bars_on_terminal() is shown
+        finally:
+            CELL_PROGRESS.reset(token)

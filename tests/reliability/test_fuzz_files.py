@@ -138,7 +138,7 @@ def _command(verb: str, ckpt: Path, out: Path) -> list[str]:
             "--output-dir",
             str(out),
         ],
-        "publish": ["publish", "model", str(ckpt), "--repo", "me/x", "--write-to", str(out)],
+        "publish": ["publish", "model", str(ckpt), "--repo", "me/x", "--output-dir", str(out)],
     }[verb]
 
 
@@ -184,9 +184,9 @@ def _writer(verb: str, out: str, ckpt: Path, lb: Path) -> list[str]:
     return {
         "pretrain": ["pretrain", *PRETRAIN, "--corpus", "synthetic:50", "--output-dir", out],
         "finetune-causal": ["finetune-causal", str(ckpt), out, "--steps", "1"],
-        "publish": ["publish", "model", str(ckpt), "--repo", "me/x", "--write-to", out],
-        "report": ["report", "paper-cpu-decoder", "--leaderboards", str(lb), "--out", out],
-        "plot": ["plot", "paper-cpu-decoder", "--leaderboards", str(lb), "--out", out],
+        "publish": ["publish", "model", str(ckpt), "--repo", "me/x", "--output-dir", out],
+        "report": ["report", "paper-cpu-decoder", "--leaderboards", str(lb), "--output-dir", out],
+        "plot": ["plot", "paper-cpu-decoder", "--leaderboards", str(lb), "--output-dir", out],
     }[verb]
 
 
@@ -194,7 +194,6 @@ OUT_CASES = [
     (verb, state)
     for verb in ("pretrain", "finetune-causal", "publish", "report", "plot")
     for state in OUT_STATES
-    if (verb, state) != ("report", "a file")  # the report's --out is the page's file path
 ]
 
 
@@ -258,7 +257,7 @@ def test_a_damaged_leaderboard_file_is_named_never_a_traceback(
     victim = _victim(lb, kind)
     LB_DAMAGES[damage](victim)
     before = snapshot(lb)
-    out = {"report": ["--out", str(tmp_path / "r.html")], "plot": ["--out", str(tmp_path / "p")]}
+    out = {verb: ["--output-dir", str(tmp_path / verb)] for verb in ("report", "plot")}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rc, err = hlm(verb, "paper-cpu-decoder", "--leaderboards", str(lb),

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import build_parser
-from harness.parsers import VERBS
+from harness.cli.verbs import VERBS
 from tests.reliability.test_bad_input import FULL, hlm
 from zoo.checkpoint_files import check_model_config, check_tokenizer_files
 from zoo.errors import UserError

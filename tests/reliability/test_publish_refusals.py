@@ -86,7 +86,7 @@ def test_publish_and_evaluate_refuse_weights_that_lie(final, tmp_path, damage) -
     harm, named = DAMAGE[damage]
     harm(folder)
     out = tmp_path / "staged"
-    rc, err = hlm("publish", "model", str(folder), "--repo", "me/x", "--write-to", str(out))
+    rc, err = hlm("publish", "model", str(folder), "--repo", "me/x", "--output-dir", str(out))
     assert_clean_error(rc, err, f"{folder / WEIGHTS}: ", named)
     assert not out.exists()
     rc, err = hlm("evaluate", str(folder), "--tasks", "hlm_lambada", "--limit", "2")
@@ -98,7 +98,7 @@ def test_publish_refuses_a_config_of_another_architecture(final, tmp_path) -> No
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "model_type": "gpt2"}))
     out = tmp_path / "staged"
-    rc, err = hlm("publish", "model", str(folder), "--repo", "me/x", "--write-to", str(out))
+    rc, err = hlm("publish", "model", str(folder), "--repo", "me/x", "--output-dir", str(out))
     assert rc == 2 and "Traceback" not in err and not out.exists(), err
 
 

@@ -74,7 +74,7 @@ def test_an_output_path_that_cannot_hold_results_is_refused(tmp_path: Path) -> N
     ],
 )
 def test_publish_checks_names_as_the_hub_does(tmp_path: Path, flags: list[str], named: str) -> None:
-    rc, err = hlm("publish", "model", "runs/x", *flags, "--write-to", str(tmp_path / "o"))
+    rc, err = hlm("publish", "model", "runs/x", *flags, "--output-dir", str(tmp_path / "o"))
     assert_clean_error(rc, err, named)
     assert not (tmp_path / "o").exists()
 
@@ -82,7 +82,7 @@ def test_publish_checks_names_as_the_hub_does(tmp_path: Path, flags: list[str], 
 def test_publish_model_names_a_model_of_a_suite(tmp_path: Path) -> None:
     ckpt = tmp_path / "final"
     ckpt.mkdir()
-    out = ["--repo", "me/x", "--write-to", str(tmp_path / "o"), *BOARD]
+    out = ["--repo", "me/x", "--output-dir", str(tmp_path / "o"), *BOARD]
     rc, err = hlm("publish", "model", str(ckpt), "--model", "pythia-tiny-ce", *out)
     assert_clean_error(rc, err, "--model: names a model of --suite; give --suite too")
     rc, err = hlm("publish", "model", str(ckpt), "--suite", "nosuch", *out)

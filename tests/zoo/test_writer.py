@@ -115,8 +115,13 @@ def test_hlm_report_never_replaces_a_device(tmp_path: Path) -> None:
     from tests.reliability.test_bad_input import hlm
 
     _board(tmp_path)
-    rc, err = hlm("report", "s", "--leaderboards", str(tmp_path / "lb"), "--out", os.devnull)
-    assert rc == 2 and "exists and is not a regular file" in err, err
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.html").symlink_to(os.devnull)
+    lb = str(tmp_path / "lb")
+    rc, err = hlm("report", "s", "--leaderboards", lb, "--output-dir", str(tmp_path / "out"))
+    assert rc == 2 and "is a link; the project never writes through one" in err, err
+    rc, err = hlm("report", "s", "--leaderboards", lb, "--output-dir", os.devnull)
+    assert rc == 2 and os.devnull in err, err
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
 
 

@@ -4,9 +4,11 @@ files, and every task type end to end on small slices of the local data."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 import shutil
+import sys
 import warnings
 from pathlib import Path
 
@@ -274,6 +276,39 @@ def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device, 
     lines = [r.getMessage() for r in caplog.records]
     assert [line.split(": epoch ")[1][:3] for line in lines] == ["1/2", "2/2"]
     assert f"dev {task.primary} {history[1]['dev'][task.primary]:.4g};" in lines[1]
+
+
+class _Terminal(io.StringIO):
+    """A captured stderr that says it is a terminal, as tqdm asks."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("in_run", "terminal"), [(True, True), (True, False), (False, True)])
+def test_finetuning_steps_show_a_bar_under_the_runs_on_a_terminal_only(
+    tiny_encoder, monkeypatch, in_run: bool, terminal: bool
+) -> None:
+    """Inside `hlm run` on a terminal, a GLUE cell's fine-tuning steps have their bar (its
+    epochs and loss beside it); in a log file, or outside a run's bar, none."""
+    from harness.downstream import classifier
+    from harness.downstream.benchmarks import SYNTHETIC
+    from harness.logs import CELL_PROGRESS
+
+    task = SYNTHETIC["agreement"]
+    train = load_examples(task, "train", "local", None)[:16]
+    dev = load_examples(task, "eval", "local", None)[:8]
+    err = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    shown = CELL_PROGRESS.set(in_run)
+    try:
+        cfg = classifier.FinetuneConfig(epochs=2, batch_size=8, lr=1e-4)
+        classifier.finetune(tiny_encoder, task, train, {"dev": dev}, cfg)
+    finally:
+        CELL_PROGRESS.reset(shown)
+    said = err.getvalue()
+    assert (f"{task.benchmark}/{task.name} lr 0.0001" in said) is (in_run and terminal), said
+    assert ("4/4" in said and "epoch=2/2" in said) is (in_run and terminal)
 
 
 def test_a_data_dir_that_would_never_be_read_is_refused(tmp_path) -> None:

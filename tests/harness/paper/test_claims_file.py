@@ -120,7 +120,7 @@ def test_the_committed_probes_page_is_what_the_command_makes(tmp_path: Path, mon
     suites/claims/cpu-encoder-probes.yaml` over the committed rows, byte for byte."""
     monkeypatch.chdir(ROOT)
     claims = Path("suites/claims/cpu-encoder-probes.yaml")
-    out = write_claims_page(claims, Path("leaderboards"), tmp_path / "page.md")
+    out = write_claims_page(claims, Path("leaderboards"), tmp_path)
     assert out.read_text() == (ROOT / "leaderboards" / "cpu-encoder-probes-claims.md").read_text()
 
 

@@ -339,16 +339,17 @@ def test_hlm_report_paper_out_writes_only_the_page(tmp_path, monkeypatch, capsys
     original = "a\n<!-- reproduction-headline -->\nold\n<!-- /reproduction-headline -->\n"
     readme.write_text(original)
     monkeypatch.chdir(tmp_path)
-    assert hlm(["report", "--paper", "--out", "copy.md", "--leaderboards", str(root)]) == 0
-    assert readme.read_text() == original and "reproduced" in (tmp_path / "copy.md").read_text()
+    assert hlm(["report", "--paper", "--output-dir", "copy", "--leaderboards", str(root)]) == 0
+    copy = tmp_path / "copy" / "REPRODUCTION.md"
+    assert readme.read_text() == original and "reproduced" in copy.read_text()
     # the project's page and headline come from leaderboards/, which the page says it reads
     assert hlm(["report", "--paper", "--leaderboards", str(root)]) == 2
     said = capsys.readouterr().err
     assert "docs/REPRODUCTION.md and the README's headline are made from leaderboards/" in said
-    assert f"for a page of {root}, give --out FILE" in said
-    page_there = ["--out", "docs/REPRODUCTION.md", "--leaderboards", str(root)]
+    assert f"for a page of {root}, give --output-dir DIR" in said
+    page_there = ["--output-dir", "docs", "--leaderboards", str(root)]
     assert hlm(["report", "--paper", *page_there]) == 2
-    assert f"for a page of {root}, give --out FILE" in capsys.readouterr().err  # the same page
+    assert f"for a page of {root}, give --output-dir DIR" in capsys.readouterr().err  # same page
     assert readme.read_text() == original and not (tmp_path / "docs").exists()
     root.rename(tmp_path / "leaderboards")
     assert hlm(["report", "--paper"]) == 0  # the project's page

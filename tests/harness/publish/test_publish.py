@@ -140,7 +140,7 @@ def test_dry_run_writes_exactly_the_uploaded_files(trained, hub, tmp_path) -> No
                 str(ckpt),
                 "--repo",
                 "tester/dry",
-                "--write-to",
+                "--output-dir",
                 str(dry),
                 "--leaderboards",
                 str(root / "lb"),

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as hlm
-from harness.parsers import add_evaluate
+from harness.cli.evaluate import add_arguments as add_evaluate
+from harness.cli.evaluate import request
 from harness.results.leaderboard import read_leaderboard
 from harness.suite import SuiteError
 from harness.tasks.lm_eval_folders import SHIPPED
@@ -159,7 +160,7 @@ def test_lm_eval_values_are_read_with_lm_eval_meanings(tiny_decoder: Path, capsy
     def suite(*argv: str):  # type: ignore[no-untyped-def]
         parser = argparse.ArgumentParser()
         add_evaluate(parser)
-        return adhoc_suite(parser.parse_args(list(argv)), "evaluate")
+        return adhoc_suite(request(parser.parse_args(list(argv))), "evaluate")
 
     s = suite("--model_args", f"pretrained={tiny_decoder}", "dtype=float32", "-t", "a,b", "c",
               "--limit", "0.5", "--batch_size", "auto:4", "--num_fewshot", "2")  # fmt: skip
@@ -189,7 +190,7 @@ def test_a_task_folder_named_on_the_command_line_is_the_users_choice(
     import argparse
 
     from harness.run.evaluate import adhoc_suite
-    from zoo.registry import TRUST_ENV
+    from zoo.registry import TRUST_ENV, plugins_trusted
 
     folder = tmp_path / "elsewhere" / "tasks"
     shutil.copytree(SHIPPED.parents[1] / "suites" / "lm_eval_tasks", folder)
@@ -200,9 +201,9 @@ def test_a_task_folder_named_on_the_command_line_is_the_users_choice(
     args = parser.parse_args(
         [str(tiny_decoder), "-t", "flores_eng_ppl", "--include_path", str(folder)]
     )
-    suite = adhoc_suite(args, "evaluate")
+    suite = adhoc_suite(request(args), "evaluate")
     assert suite.tasks[0].params["include_path"] == [str(folder)]
-    assert os.environ[TRUST_ENV] == "0"
+    assert os.environ[TRUST_ENV] == "0" and not plugins_trusted()
 
 
 def test_seed_takes_lm_evals_forms() -> None:
@@ -210,7 +211,7 @@ def test_seed_takes_lm_evals_forms() -> None:
     (None leaves one unset), three with the few-shot seed at lm-eval's default 1234."""
     import argparse
 
-    from harness.flags import lm_eval_seeds
+    from harness.cli.lm_eval_flags import lm_eval_seeds
 
     parser = argparse.ArgumentParser()
     add_evaluate(parser)
@@ -230,7 +231,7 @@ def test_every_flag_of_lm_eval_run_is_taken_or_refused_with_why(capsys) -> None:
 
     from lm_eval._cli.run import Run
 
-    from harness.flags import REFUSED_FLAGS
+    from harness.cli.lm_eval_flags import REFUSED_FLAGS
 
     theirs = argparse.ArgumentParser()
     run = Run(theirs.add_subparsers())

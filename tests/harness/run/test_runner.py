@@ -495,7 +495,7 @@ def test_a_cells_pretraining_bar_sits_under_the_suites_on_a_terminal_only(
 ) -> None:
     """On a terminal, `hlm run` shows its cells' bar and, under it, the pretraining's steps
     (gone once done); where stderr is a log file, no bar at all: a log line per cell instead."""
-    from harness.run.points import CELL_PROGRESS
+    from harness.logs import CELL_PROGRESS
 
     suite = isolated / "s.yaml"
     suite.write_text(

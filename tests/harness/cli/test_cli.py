@@ -12,11 +12,11 @@ import pytest
 import harness.run.runner
 from harness.cli import build_parser
 from harness.cli import main as hlm
-from harness.parsers import VERBS
+from harness.cli.verbs import VERBS
 from harness.results.leaderboard import write_cell
 from tests.harness.results.test_leaderboard import row
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def test_a_mistyped_verb_gets_a_suggestion(capsys) -> None:
@@ -44,7 +44,7 @@ def test_every_verbs_help_says_what_it_does(verb: str) -> None:
     sub = next(a for a in parser._actions if a.dest == "verb")
     description = sub.choices[verb].description  # type: ignore[attr-defined]
     assert description and description[0].isupper() and description.rstrip().endswith(".")
-    said = VERBS[verb][0]
+    said = VERBS[verb]
     assert description.startswith(f"{said[:1].upper()}{said[1:]}.") or len(description) > 80
 
 
@@ -197,7 +197,7 @@ def test_the_verb_table_builds_every_verb() -> None:
     sub = next(a for a in parser._actions if a.dest == "verb")
     assert list(sub.choices) == list(VERBS)
     for name, p in sub.choices.items():  # type: ignore[attr-defined]
-        assert p.get_default("func") is not None, name
+        assert p.get_default("run") is not None, name
 
 
 def test_false_friends_name_the_flag_meant(capsys) -> None:
@@ -344,12 +344,12 @@ def test_a_bug_is_one_line_naming_its_traceback_file(monkeypatch, capsys, tmp_pa
     """An unexpected exception is one line (the verb, the cause, where its traceback went),
     status 3 (bad input is 2); --debug shows the traceback itself."""
     import harness.cli as cli
-    import harness.exits
+    import harness.cli.leaderboard
 
     def broken(args):  # a verb with a bug
         return 1 / 0
 
-    monkeypatch.setattr(harness.exits, "command", lambda args: broken)
+    monkeypatch.setattr(harness.cli.leaderboard, "run", broken)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
 
@@ -391,7 +391,7 @@ def test_dashes_and_underscores_are_one_spelling(capsys) -> None:
     """A flag a verb knows in the other spelling is read as it: `--vocab_size` as
     `--vocab-size` (Hugging Face's habit), `--output-path` as `--output_path` (lm-eval's); a
     Trainer flag whose meaning differs here still points to ours."""
-    from harness.cli import _parse
+    from harness.cli.parsing import parse as _parse
 
     args = _parse(["pretrain", "--vocab_size", "400", "--warmup_steps", "1", "--output_dir", "x"])
     assert not isinstance(args, int)

@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 
-from harness.parsers import command
 from zoo.errors import UserError
 from zoo.registry import load_installed_plugins
 from zoo.train.interrupt import TrainingInterrupted
@@ -46,7 +45,7 @@ def _run_verb(args: argparse.Namespace) -> int:
     closed pipe ends it with its own status."""
     try:
         load_installed_plugins()
-        return int(command(args)(args))
+        return int(args.run(args))
     except UserError as exc:
         for line in str(exc).splitlines():
             print(f"hlm {args.verb}: error: {line}", file=sys.stderr)

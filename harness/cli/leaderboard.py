@@ -1,0 +1,102 @@
+"""`hlm leaderboard SUITE`: a suite's leaderboard, seeds aggregated, models x metrics, with
+significance marks against the baseline (`harness.report.view.leaderboard_view`).
+
+    hlm leaderboard paper-cpu-encoder
+    hlm leaderboard paper-cpu-encoder --format csv > rows.csv     # the long table
+    hlm leaderboard paper-cpu-decoder --at tokens=5e6             # at a matched budget
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from harness.cli.flags import add_leaderboards, int_at_least
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument(
+        "--format",
+        choices=["md", "csv", "json"],
+        default="md",
+        help="md: pivot table; csv/json: long table",
+    )
+    p.add_argument(
+        "--baseline", help="model label to test against (default: the suite's `baseline`)"
+    )
+    p.add_argument("--sort", help="column (task/metric) to sort by, in its better direction")
+    p.add_argument("--task", help="only this task (or family of sub-tasks: lm_eval, glue)")
+    p.add_argument(
+        "--at",
+        metavar="BUDGET",
+        help="compare at a matched budget: steps=N, tokens=T, flops=F or seconds=S; each "
+        "model's rows come from its first checkpoint that reached it (see the suite's compare_at)",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="md: also informational metrics (params, FLOPs) and @best columns",
+    )
+    p.add_argument(
+        "--width",
+        type=int_at_least(1),
+        default=None,
+        help="md: widest table line; wider tables are turned (models as columns) or cut "
+        "(default: the terminal's width, at most 120)",
+    )
+    add_leaderboards(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    import shutil
+    import textwrap
+
+    from harness.report.tables import WIDTH, render
+    from harness.report.view import leaderboard_view
+    from harness.results.leaderboard import current_cells, known_model
+    from harness.results.samples import read_samples
+    from harness.suite import last_suite
+
+    directory, df = read_rows(args.leaderboards, args.suite)
+    if args.at:
+        df = _at_budget(df, args.at)
+    suite = last_suite(directory)
+    baseline = known_model(df, args.baseline) or (suite.baseline if suite is not None else None)
+    samples = read_samples(directory, current_cells(directory))
+    readable = args.format == "md" and not args.all
+    agg, notes = leaderboard_view(df, baseline, samples, args.task, readable)
+    width = args.width or min(shutil.get_terminal_size((WIDTH, 24)).columns, WIDTH)
+    print(render(agg, args.format, args.sort, width))
+    if args.format == "md" and notes:
+        print()
+        for line in notes:
+            print(textwrap.fill(line, width))
+    return 0
+
+
+def read_rows(leaderboards: str, suite: str) -> tuple[Path, Any]:
+    """The folder of `suite`'s leaderboard under `leaderboards` and its rows; no rows is an
+    error that says how to make them."""
+    from harness.results.leaderboard import no_results, read_leaderboard
+    from harness.suite import suite_name
+
+    directory = Path(leaderboards) / suite_name(suite)
+    df = read_leaderboard(directory)
+    if df.empty:
+        raise no_results(directory, suite)
+    return directory, df
+
+
+def _at_budget(df: Any, text: str) -> Any:
+    """The rows at budget `text` (tokens=T...), after printing which checkpoint each came from."""
+    from tabulate import tabulate
+
+    from harness.results.budgets import at_budget, budget_checkpoints, parse_budget
+
+    measure, value = parse_budget(text)
+    table = budget_checkpoints(df, measure, value)
+    print(f"each model at {measure} = {value:g}, from the first checkpoint that reached it:")
+    print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github") + "\n")
+    return at_budget(df, measure, value)

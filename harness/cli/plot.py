@@ -1,0 +1,40 @@
+"""`hlm plot SUITE`: PNG figures of a suite's leaderboard (`harness.report.plots.make_plots`),
+each said as new, replaced or unchanged.
+
+    hlm plot paper-cpu-encoder                       # into leaderboards/<suite>/_plots
+    hlm plot paper-cpu-encoder --output-dir figs
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli.flags import add_leaderboards, add_output_dir
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", help="suite name or YAML path")
+    add_output_dir(p, "the PNG figures", default="leaderboards/<suite>/_plots")
+    add_leaderboards(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.cli.leaderboard import read_rows
+    from harness.report.plots import make_plots
+    from harness.results.leaderboard import current_cells
+    from harness.results.samples import read_samples
+    from zoo.writer import inside
+
+    directory, df = read_rows(args.leaderboards, args.suite)
+    out = Path(args.output_dir) if args.output_dir else inside(directory, "_plots")
+    before = {p.name: p.read_bytes() for p in out.glob("*.png")} if out.is_dir() else {}
+    made = make_plots(df, out, read_samples(directory, current_cells(directory)))
+    said = {"new": 0, "replaced": 0, "unchanged": 0}
+    for f in made:
+        was = before.get(Path(f).name)
+        state = "new" if was is None else "unchanged" if was == Path(f).read_bytes() else "replaced"
+        said[state] += 1
+        print(f"{f}" + ("" if state == "unchanged" else f" ({state})"))
+    print(f"{len(made)} plots in {out}: " + ", ".join(f"{n} {k}" for k, n in said.items()))
+    return 0

@@ -1,0 +1,117 @@
+"""`hlm run SUITE`: a suite's cells (model x sweep point x seed x task) computed into its
+leaderboard, pretraining what is missing (`harness.run.runner.run_suite`).
+
+    hlm run suites/quickstart.yaml
+    hlm run paper-cpu-encoder --seed 0 --skip-task throughput
+    hlm run paper-cpu-encoder --dry-run          # the plan: cells to compute, runs to train
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.cli.flags import add_leaderboards, add_max_cells, add_trust
+from harness.cli.parsing import verbosity
+
+if TYPE_CHECKING:
+    from harness.run.cells import Selection
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Validate the suite, expand it into cells (model x sweep point x seed x task), skip "
+        "cells already in leaderboards/<suite>/, compute the rest. Pretrained checkpoints are "
+        "cached in $HLM_RUNS_DIR (default runs/) by configuration hash."
+    )
+    p.add_argument("suite", help="suite YAML path or name under suites/")
+    add_trust(p)
+    add_max_cells(p)
+    p.add_argument(
+        "--force", action="store_true", help="recompute cells already in the leaderboard"
+    )
+    p.add_argument("--model", help="run only the cells of this model label")
+    p.add_argument(
+        "--task",
+        help="run only the cells of this task label (its `name:`, else its type); with "
+        "--force, re-measure them, e.g. `--task throughput --force` on a quiet machine",
+    )
+    p.add_argument(
+        "--skip-task",
+        action="append",
+        default=[],
+        metavar="TASK",
+        help="leave out the cells of this task label (repeatable): `--skip-task throughput` "
+        "while other work shares the machine, then `--task throughput` once it is quiet",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="run only the cells of this seed, for every model: `--seed 0`, then `--seed 1`, "
+        "so that each stretch of work leaves whole seeds, each a paired comparison (two runs "
+        "with the same --seed share its cells)",
+    )
+    p.add_argument(
+        "--publish", action="store_true", help="run the suite's `publish:` step at the end"
+    )
+    add_leaderboards(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (cells to compute and done, pretraining runs cached or to train) "
+        "and write nothing",
+    )
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    from harness.run.cells import Selection
+
+    return Selection(
+        model=args.model, task=args.task, seed=args.seed, skip_tasks=tuple(args.skip_task)
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.suite import resolve_suite_path
+    from zoo.registry import trusting
+
+    with trusting(args.trust_plugins):
+        if args.dry_run:
+            return _plan(args, resolve_suite_path(args.suite))
+        return _compute(args, resolve_suite_path(args.suite))
+
+
+def _plan(args: argparse.Namespace, path: Path) -> int:
+    from harness.run.runner import plan_suite
+
+    plan = plan_suite(path, Path(args.leaderboards), args.force, _selection(args), args.max_cells)
+    print(plan.table())
+    return 0
+
+
+def _compute(args: argparse.Namespace, path: Path) -> int:
+    from harness.run.runner import run_suite
+
+    summary = run_suite(
+        path,
+        force=args.force,
+        root=Path(args.leaderboards),
+        progress=not args.no_progress and verbosity(args) >= 0,
+        select=_selection(args),
+        publish=args.publish,
+        max_cells=args.max_cells,
+    )
+    print(
+        f"{summary.total} cells: {summary.skipped} already done, {summary.computed} computed, "
+        f"{len(summary.failed)} failed"
+        + (f", {summary.elsewhere} by another run" if summary.elsewhere else "")
+        + f" -> {summary.leaderboard}"
+    )
+    for f in summary.failed:
+        print(f"failed: {f}", file=sys.stderr)
+    for repo in summary.published:
+        print(f"published: {repo}")
+    return 1 if summary.failed else 0
