@@ -107,9 +107,7 @@ def _described(config: str, model: str) -> str:
         if task is None:
             return ""
         spec = TASKS.get(task.type)
-        return (
-            "" if spec.describe is None else spec.describe(spec.params.model_validate(task.params))
-        )
+        return spec.describe(spec.params.model_validate(task.params))
     except ValidationError as err:
         raise ValueError(
             f"{model}: a row's task params do not read: {err.errors()[0]['loc']} "

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.suite import ModelEntry, Suite, TaskEntry
-from harness.tasks import TASKS
+from harness.tasks import TASKS, Identity
 from harness.tasks.keyed_defaults import PINNED_DATA, moved_data, moved_defaults
 from zoo.checksums import short_digest
 from zoo.errors import UserError
@@ -47,31 +47,12 @@ def file_digests(files: dict[str, Path]) -> dict[str, str]:
     return {name: short_digest(p) for name, p in files.items()}
 
 
-def _definition_digests(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
-    """The content hashes of the files that define what `task` computes beyond its params
-    (`TaskType.definition_files`: a user's lm-eval task folder); none for most tasks."""
+def task_identity(task: TaskEntry, suite_dir: Path) -> Identity:
+    """What defines `task`'s computation beyond its params (`TaskType.identity`: the files
+    of a user's lm-eval task folder, lm-eval's release, the local data it reads); nothing for
+    most tasks."""
     spec = TASKS.get(task.type)
-    if spec.definition_files is None:
-        return {}
-    return file_digests(spec.definition_files(spec.params.model_validate(task.params), suite_dir))
-
-
-def _definition_versions(task: TaskEntry, suite_dir: Path) -> dict[str, str]:
-    """The versions of the installed code that defines what `task` computes
-    (`TaskType.definition_versions`: lm-eval's own tasks); none for most tasks."""
-    spec = TASKS.get(task.type)
-    if spec.definition_versions is None:
-        return {}
-    return spec.definition_versions(spec.params.model_validate(task.params), suite_dir)
-
-
-def _data_read(task: TaskEntry, suite_dir: Path) -> dict[str, str | None]:
-    """The local data `task` reads (`TaskType.data_digests`), None where it is not here;
-    none for most cells."""
-    spec = TASKS.get(task.type)
-    if spec.data_digests is None:
-        return {}
-    return spec.data_digests(spec.params.model_validate(task.params), suite_dir)
+    return spec.identity(spec.params.model_validate(task.params), suite_dir)
 
 
 def moved_shared_data(cells: list[Cell]) -> list[str]:
@@ -177,21 +158,19 @@ def pretraining_folder(pretrain_key: str) -> Path:
     return runs_dir() / "pretrain" / pretrain_key
 
 
-def _keyed_where_set(
-    model: ModelEntry, task: TaskEntry, suite_dir: Path, read: dict[str, str | None]
-) -> dict[str, Any]:
+def _keyed_where_set(model: ModelEntry, task: TaskEntry, identity: Identity) -> dict[str, Any]:
     """What joins a cell's id only where it is set, so that other cells keep their ids: the
-    causal fine-tuning's version, the task's definition files and versions, the data it reads
-    that differs from what was first keyed (`read`: name -> digest), and a default it relies
-    on that has changed."""
+    causal fine-tuning's version, the task's definition files (by content) and versions, the
+    data it reads that differs from what was first keyed, and a default it relies on that
+    has changed."""
     extra: dict[str, Any] = {}
     if model.finetune_causal:  # a fix to what it saves: its cells computed anew
         extra["finetune_version"] = FINETUNE_VERSION
-    if files := _definition_digests(task, suite_dir):
-        extra["task_files"] = files
-    if versions := _definition_versions(task, suite_dir):
-        extra["task_versions"] = versions
-    if data := moved_data(read):
+    if identity.files:
+        extra["task_files"] = file_digests(identity.files)
+    if identity.versions:
+        extra["task_versions"] = identity.versions
+    if data := moved_data(identity.data):
         extra["data_files"] = data  # an edited data file, a user's own
     if moved := moved_defaults(task.type, task.params):
         extra["task_defaults"] = moved
@@ -227,13 +206,13 @@ def expand(suite: Suite) -> list[Cell]:
                 "task": task_here.model_dump(),
                 "plugins": plugins,
             }
-            read = _data_read(task_here, Path(suite.path).parent)
-            config |= _keyed_where_set(model, task_here, Path(suite.path).parent, read)
+            identity = task_identity(task_here, Path(suite.path).parent)
+            config |= _keyed_where_set(model, task_here, identity)
             cell_id = digest(config)
             if cell_id in seen:  # a task the point's `tasks.` keys do not sweep: once
                 continue
             seen.add(cell_id)
-            not_here = tuple(sorted(name for name, d in read.items() if d is None))
+            not_here = tuple(sorted(name for name, d in identity.data.items() if d is None))
             cells.append(
                 Cell(
                     suite,

@@ -87,7 +87,7 @@ def library_problems(suite: Suite, todo: list[Cell]) -> list[str]:
     problems: list[str] = []
     for t, task in enumerate(suite.tasks):
         spec = TASKS.get(task.type)
-        if spec.preflight is None or not any(c.task == task for c in todo):
+        if not any(c.task == task for c in todo):
             continue
         params = spec.params.model_validate(task.params)
         found = spec.preflight(params, Path(suite.path).parent)

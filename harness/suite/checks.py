@@ -166,10 +166,9 @@ def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
     problems = []
     try:
         params = tt.params.model_validate(task.params)
-        if tt.check is not None:
-            problems += [
-                f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params, Path(src).parent)
-            ]
+        problems += [
+            f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params, Path(src).parent)
+        ]
     except ValidationError as exc:
         problems += validation_problems(exc, src, f"{key}.params", model=tt.params)
     for j, metric in enumerate(task.metrics or []):

@@ -1,16 +1,17 @@
 """Task types: what a suite can ask to measure, registered like objectives.
 
-A task type declares its parameters (a pydantic model, unknown keys rejected), the metrics it
-produces, whether it needs a pretrained checkpoint, and which model kinds it accepts. `run`
-receives a `TaskContext` and returns `Result`s; the runner turns them into leaderboard rows.
-Each task file registers its types in `TASKS` where it defines them.
+A task type (`TaskType`, subclassed) declares its parameters (a pydantic model, unknown keys
+rejected), the metrics it produces, whether it needs a pretrained checkpoint, and which model
+kinds it accepts. `run` receives a `TaskContext` and returns `Result`s; the runner turns them
+into leaderboard rows. Each task file registers its types in `TASKS` where it defines them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel
@@ -58,49 +59,85 @@ class TaskContext:
 
 
 @dataclass(frozen=True)
+class Identity:
+    """What defines a cell's computation beyond its task params, each joining its cell id, so
+    that an edit computes anew instead of being read as done (`harness.run.cells`):
+
+    - `files`: files that define what it computes, by name (a user's lm-eval task folder),
+      joined by their contents, as plugin files are;
+    - `versions`: installed code outside the project that defines it, {distribution: version}
+      (lm-eval's own task YAMLs come with its release);
+    - `data`: the local data it reads, {name under the data root: sha256 prefix of the contents
+      as read, None where it is not there}; what differs from its pin
+      (`harness.tasks.keyed_defaults.PINNED_DATA`) joins the id.
+    """
+
+    files: dict[str, Path] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    data: dict[str, str | None] = field(default_factory=dict)
+
+
 class TaskType:
+    """A kind of measurement a suite can ask for. A task type is a subclass in one file of
+    this package (or a plugin file): its class attributes say what it is, its methods what it
+    does; the file registers an instance under its name.
+
+        class MyTask(TaskType):
+            name = "my-task"
+            description = "what it measures"
+            params = MyParams              # a pydantic model: unknown keys refused
+            metrics = ("my_metric",)
+
+            def run(self, ctx: TaskContext) -> list[Result]: ...
+
+        TASKS.add(MyTask.name, MyTask())
+
+    Only `run` must be written; every other method has a default that adds nothing.
+    """
+
     name: str
     description: str
-    run: Callable[[TaskContext], list[Result]]
     params: type[BaseModel] = NoParams
     metrics: tuple[str, ...] = ()
     needs_checkpoint: bool = True
     kinds: tuple[str, ...] = ("encoder", "decoder")
-    # extra checks of validated params: (params, suite_dir) -> [(key under params, message)]
-    check: Callable[[Any, Path], list[tuple[str, str]]] | None = None
-    # checks only the task's own library can make, too slow to load for `hlm validate`:
-    # (params, suite_dir) -> [(key under params, message)], run by `hlm run` once per task
-    # entry before any cell computes (lm-eval's task names)
-    preflight: Callable[[Any, Path], list[tuple[str, str]]] | None = None
-    # the files that define what it computes, beyond its params: (params, suite_dir) ->
-    # {name: path}; their contents join the cell id, as plugin files' do, so that an edited
-    # definition (a user's lm-eval task folder) is computed anew, not read as done
-    definition_files: Callable[[Any, Path], dict[str, Path]] | None = None
-    # the installed code outside the project that defines what it computes: (params,
-    # suite_dir) -> {distribution: version}; joins the cell id where there is any (lm-eval's
-    # own tasks, whose YAMLs come with the lm-eval release), so a new release computes anew
-    definition_versions: Callable[[Any, Path], dict[str, str]] | None = None
-    # the local data it reads, beyond its params: (params, suite_dir) -> {name: the sha256
-    # prefix of its contents as read, None where it is not there}, named under the data root
-    # where it lies there; what differs from its pin (`keyed_defaults.PINNED_DATA`) joins the
-    # cell id, so that an edited data file is computed anew, not read as done
-    data_digests: Callable[[Any, Path], dict[str, str | None]] | None = None
-    # its params in words, as a reader compares them with another protocol (the paper's):
-    # what a row of it ran ("fine-tuned 3 epochs ... on at most 4000 training examples")
-    describe: Callable[[Any], str] | None = None
     # the sub-tasks it runs when a task entry names none (`tasks: []`, "the paper's set"),
     # pinned as first keyed in `harness.tasks.keyed_defaults`; () for a type without sub-tasks
     default_subtasks: tuple[str, ...] = ()
     # the Hub task type of its results for a model kind ("encoder" -> "text-classification");
     # a kind not named: not a Hub evaluation (kept in the model card's table only)
-    hub_tasks: dict[str, str] = field(default_factory=dict)
+    hub_tasks: Mapping[str, str] = MappingProxyType({})
     # the Hub dataset (id, config) each sub-task it reports evaluates on ("" for the task
     # itself); a sub-task not named (a local corpus, an average) stays out of model-indexes
-    hub_datasets: dict[str, tuple[str, str]] = field(default_factory=dict)
+    hub_datasets: Mapping[str, tuple[str, str]] = MappingProxyType({})
     # the sanity gate of each sub-task it reports ("" for the task itself; "sub/metric" where
     # one of a sub-task's metrics needs its own bar): the task's own metric against chance, a
     # bar the paper's own models pass (`harness.results.gates`)
-    gates: dict[str, Gate] = field(default_factory=dict)
+    gates: Mapping[str, Gate] = MappingProxyType({})
+
+    def run(self, ctx: TaskContext) -> list[Result]:
+        """Measure one cell: the rows' values (the runner writes them)."""
+        raise NotImplementedError(f"task type {self.name!r} defines no run()")
+
+    def check(self, params: Any, suite_dir: Path) -> list[tuple[str, str]]:
+        """Checks of validated params beyond their model's: [(key under params, message)]."""
+        return []
+
+    def preflight(self, params: Any, suite_dir: Path) -> list[tuple[str, str]]:
+        """Checks only the task's own library can make, too slow to load for `hlm validate`:
+        run by `hlm run` once per task entry before any cell computes (lm-eval's task
+        names). [(key under params, message)]."""
+        return []
+
+    def identity(self, params: Any, suite_dir: Path) -> Identity:
+        """What defines its computation beyond `params` (`Identity`); nothing by default."""
+        return Identity()
+
+    def describe(self, params: Any) -> str:
+        """Its params in words, as a reader compares them with another protocol (the
+        paper's): what a row of it ran ("fine-tuned 3 epochs ... on at most 4000 training
+        examples"); "" where there is nothing to say."""
+        return ""
 
 
 TASKS: Registry[TaskType] = Registry("task type")

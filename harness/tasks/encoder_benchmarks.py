@@ -1,4 +1,5 @@
-"""`glue`, `superglue` and `xnli` task types: fine-tune the encoder, report the field's metrics.
+"""`glue`, `superglue` and `synthetic` task types: fine-tune the encoder, report the field's
+metrics (`xnli` reuses their runs: `harness.tasks.xnli`).
 
 Each sub-task is fine-tuned `finetune_seeds` times from the cell's checkpoint; a row holds the
 mean over those runs (stderr: their standard error) at the last epoch (`mcc`) and at the best
@@ -13,28 +14,24 @@ import logging
 import random
 import statistics
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from harness.downstream.benchmarks import (
     GLUE,
     SUPERGLUE,
     SYNTHETIC,
     USER_TSV,
-    XNLI_GATE,
-    XNLI_LANGUAGES,
-    xnli,
 )
 from harness.downstream.data import Example, TaskData, load_examples, local_names, local_path
 from harness.results.gates import Gate
 from harness.results.metrics import METRICS
-from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Identity, Result, TaskContext, TaskType
 from harness.tasks.finetune_params import (
     FinetuneParams,
-    XNLIParams,
-    describe_xnli,
     describer,
 )
 from zoo.checksums import short_digests
@@ -85,13 +82,13 @@ def _root(p: FinetuneParams) -> Path:
     return Path(p.data_dir) if p.data_dir else data_root()
 
 
-def _data(task: TaskData, p: FinetuneParams, split: str) -> list[Example]:
+def read_split(task: TaskData, p: FinetuneParams, split: str) -> list[Example]:
     files = _given(p, split, task.name)
     exs = load_examples(task, split, p.source, _root(p), files, USER_TSV.get(task.name), p.revision)
     return _cap(exs, p.max_examples if split == "train" else p.max_eval_examples)
 
 
-def _runs(
+def finetune_runs(
     ckpt: Path,
     task: TaskData,
     train: list[Example],
@@ -139,7 +136,7 @@ def _best_epoch(history: list[dict[str, dict[str, float]]], eval_name: str, metr
     return scores.index(max(scores))
 
 
-def _results(
+def run_rows(
     label: str, task: TaskData, runs: list[list[dict[str, dict[str, float]]]], eval_name: str
 ) -> list[Result]:
     """Last-epoch and best-epoch rows for one eval set, averaged over fine-tuning runs."""
@@ -166,7 +163,7 @@ def majority(label: str, task: TaskData, train: list[Example], dev: list[Example
     return Result("majority", METRICS.get(task.primary).score(pred, gold), task=label)
 
 
-def _average(prefix: str, results: list[Result], primaries: dict[str, str]) -> list[Result]:
+def average_rows(prefix: str, results: list[Result], primaries: dict[str, str]) -> list[Result]:
     out = []
     for suffix in ("", "@best"):
         vals = [
@@ -179,56 +176,9 @@ def _average(prefix: str, results: list[Result], primaries: dict[str, str]) -> l
     return out
 
 
-def _benchmark_runner(
-    benchmark: str, registry: dict[str, TaskData], default: list[str]
-) -> Callable[[TaskContext], list[Result]]:
-    def run(ctx: TaskContext) -> list[Result]:
-        p: FinetuneParams = ctx.params
-        assert ctx.checkpoint is not None
-        results: list[Result] = []
-        primaries = {}
-        for name in p.tasks or default:
-            task = registry[name]
-            label = f"{benchmark}/{name}"
-            train, dev = _data(task, p, "train"), _data(task, p, "eval")
-            runs = _runs(ctx.checkpoint, task, train, {"dev": dev}, p, ctx.seed)
-            results += [*_results(label, task, runs, "dev"), majority(label, task, train, dev)]
-            primaries[label] = task.primary
-        return results + _average(benchmark, results, primaries)
-
-    return run
-
-
-def run_xnli(ctx: TaskContext) -> list[Result]:
-    p: XNLIParams = ctx.params
-    assert ctx.checkpoint is not None
-    prefix = f"xnli-{p.mode}"
-    results: list[Result] = []
-    if p.mode == "zero-shot":
-        evals = {lang: _data(xnli(lang), p, "eval") for lang in p.languages}
-        runs = _runs(ctx.checkpoint, xnli("en"), _data(xnli("en"), p, "train"), evals, p, ctx.seed)
-        for lang in p.languages:
-            results += _results(f"{prefix}/{lang}", xnli(lang), runs, lang)
-    else:
-        for lang in p.languages:
-            task = xnli(lang)
-            runs = _runs(
-                ctx.checkpoint,
-                task,
-                _data(task, p, "train"),
-                {lang: _data(task, p, "eval")},
-                p,
-                ctx.seed,
-            )
-            results += _results(f"{prefix}/{lang}", task, runs, lang)
-    return results + _average(
-        prefix, results, {f"{prefix}/{lang}": "accuracy" for lang in p.languages}
-    )
-
-
-def _read_digests(tasks: list[TaskData], p: FinetuneParams) -> dict[str, str | None]:
+def read_digests(tasks: list[TaskData], p: FinetuneParams) -> dict[str, str | None]:
     """The local files that `tasks`, run under `p`, read (`local_names`: none from the Hub or
-    for generated data), each by its name and digest (`TaskType.data_digests`)."""
+    for generated data), each by its name and digest (`TaskType.identity`)."""
     return short_digests(
         {
             name: local_path(_root(p), name)
@@ -237,43 +187,6 @@ def _read_digests(tasks: list[TaskData], p: FinetuneParams) -> dict[str, str | N
             for name in local_names(task, split, p.source, _given(p, split, task.name))
         }
     )
-
-
-def _data_digests(
-    registry: dict[str, TaskData], default: list[str]
-) -> Callable[[FinetuneParams, Path], dict[str, str | None]]:
-    def digests(p: FinetuneParams, suite_dir: Path) -> dict[str, str | None]:
-        return _read_digests([registry[name] for name in p.tasks or default if name in registry], p)
-
-    return digests
-
-
-def _xnli_digests(p: XNLIParams, suite_dir: Path) -> dict[str, str | None]:
-    """The XNLI files a cell reads: each language's, and English's for zero-shot training."""
-    langs = dict.fromkeys([*p.languages, "en"] if p.mode == "zero-shot" else p.languages)
-    return _read_digests([xnli(lang) for lang in langs if lang in XNLI_LANGUAGES], p)
-
-
-def _check(
-    registry: dict[str, TaskData], default: list[str]
-) -> Callable[[FinetuneParams, Path], list[tuple[str, str]]]:
-    def check(p: FinetuneParams, suite_dir: Path) -> list[tuple[str, str]]:
-        problems = [
-            (f"tasks[{i}]", f"unknown task {name!r} (known: {', '.join(registry)})")
-            for i, name in enumerate(p.tasks)
-            if name not in registry
-        ]
-        for i, name in enumerate(p.tasks or default):
-            if name in registry:
-                problems += _data_problems(registry[name], i, p)
-        problems += [
-            ("train_files" if key in p.train_files else "eval_files", f"unknown task {key!r}")
-            for key in (*p.train_files, *p.eval_files)
-            if key not in registry
-        ]
-        return problems
-
-    return check
 
 
 def _data_problems(task: TaskData, i: int, p: FinetuneParams) -> list[tuple[str, str]]:
@@ -299,14 +212,6 @@ def _data_problems(task: TaskData, i: int, p: FinetuneParams) -> list[tuple[str,
     ]
 
 
-def _check_xnli(p: XNLIParams, suite_dir: Path) -> list[tuple[str, str]]:
-    return [
-        (f"languages[{i}]", f"unknown XNLI language {lang!r} (known: {', '.join(XNLI_LANGUAGES)})")
-        for i, lang in enumerate(p.languages)
-        if lang not in XNLI_LANGUAGES
-    ]
-
-
 GLUE_DEFAULT = [
     "cola",
     "sst2",
@@ -325,68 +230,102 @@ def hub_datasets(tasks: dict[str, TaskData]) -> dict[str, tuple[str, str]]:
     return {name: data.hub for name, data in tasks.items() if data.hub[0]}
 
 
-def _benchmark_type(
-    name: str, description: str, tasks: dict[str, TaskData], default: list[str], **more: Any
-) -> TaskType:
-    """A fine-tuning benchmark's task type: its runner, checks and description over `tasks`
-    (`default`: the sub-tasks a suite runs when it names none); `more`: digests, gates."""
-    return TaskType(
-        name=name,
-        description=description,
-        run=_benchmark_runner(name, tasks, default),
-        params=FinetuneParams,
-        describe=describer(tasks, default),
-        default_subtasks=tuple(default),
-        kinds=("encoder",),
-        check=_check(tasks, default),
-        hub_tasks={"encoder": "text-classification"},
-        **more,
-    )
+class FinetuneBenchmark(TaskType):
+    """A fine-tuning benchmark over sub-tasks `tasks` (`default`: those a suite runs when it
+    names none): each fine-tuned k times at the chosen rate, scored on its dev set, beside
+    its majority class, and averaged over the sub-tasks. `keyed_data`: its local files join
+    the cell id (`Identity.data`)."""
+
+    params = FinetuneParams
+    kinds = ("encoder",)
+    hub_tasks = MappingProxyType({"encoder": "text-classification"})
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        tasks: dict[str, TaskData],
+        default: list[str],
+        keyed_data: bool,
+        gates: Mapping[str, Gate] = MappingProxyType({}),
+    ) -> None:
+        self.name, self.description = name, description
+        self.tasks, self.keyed_data = tasks, keyed_data
+        self.default_subtasks = tuple(default)
+        self.hub_datasets = MappingProxyType(hub_datasets(tasks))
+        self.gates = gates
+        self._describe = describer(tasks, default)
+
+    def _names(self, p: FinetuneParams) -> list[str]:
+        return list(p.tasks or self.default_subtasks)
+
+    def run(self, ctx: TaskContext) -> list[Result]:
+        p: FinetuneParams = ctx.params
+        assert ctx.checkpoint is not None
+        results: list[Result] = []
+        primaries = {}
+        for name in self._names(p):
+            task = self.tasks[name]
+            label = f"{self.name}/{name}"
+            train, dev = read_split(task, p, "train"), read_split(task, p, "eval")
+            runs = finetune_runs(ctx.checkpoint, task, train, {"dev": dev}, p, ctx.seed)
+            results += [*run_rows(label, task, runs, "dev"), majority(label, task, train, dev)]
+            primaries[label] = task.primary
+        return results + average_rows(self.name, results, primaries)
+
+    def check(self, params: FinetuneParams, suite_dir: Path) -> list[tuple[str, str]]:
+        p, known = params, self.tasks
+        problems = [
+            (f"tasks[{i}]", f"unknown task {name!r} (known: {', '.join(known)})")
+            for i, name in enumerate(p.tasks)
+            if name not in known
+        ]
+        for i, name in enumerate(self._names(p)):
+            if name in known:
+                problems += _data_problems(known[name], i, p)
+        problems += [
+            ("train_files" if key in p.train_files else "eval_files", f"unknown task {key!r}")
+            for key in (*p.train_files, *p.eval_files)
+            if key not in known
+        ]
+        return problems
+
+    def identity(self, params: FinetuneParams, suite_dir: Path) -> Identity:
+        if not self.keyed_data:
+            return Identity()
+        read = [self.tasks[name] for name in self._names(params) if name in self.tasks]
+        return Identity(data=read_digests(read, params))
+
+    def describe(self, params: FinetuneParams) -> str:
+        return self._describe(params)
 
 
-GLUE_TASK = _benchmark_type(
+GLUE_TASK = FinetuneBenchmark(
     "glue",
     "GLUE fine-tuning (balanced or plain CE): CoLA mcc, STS-B spearman, "
     "MRPC/QQP acc+F1, acc elsewhere",
     GLUE,
     GLUE_DEFAULT,
-    data_digests=_data_digests(GLUE, GLUE_DEFAULT),
-    hub_datasets=hub_datasets(GLUE),
-    gates={name: data.gate for name, data in GLUE.items() if data.gate is not None},
+    keyed_data=True,
+    gates=MappingProxyType({name: data.gate for name, data in GLUE.items() if data.gate}),
 )
-SUPERGLUE_TASK = _benchmark_type(
+SUPERGLUE_TASK = FinetuneBenchmark(
     "superglue",
     "SuperGLUE fine-tuning: BoolQ, CB, COPA (multiple choice), WiC accuracy",
     SUPERGLUE,
     SUPERGLUE_DEFAULT,
-    data_digests=_data_digests(SUPERGLUE, SUPERGLUE_DEFAULT),
-    hub_datasets=hub_datasets(SUPERGLUE),
+    keyed_data=True,
 )
-SYNTHETIC_TASK = _benchmark_type(
+SYNTHETIC_TASK = FinetuneBenchmark(
     "synthetic",
     "CoLA-like acceptability (subject-verb agreement) in the embedded synthetic "
     "language: no download",
     SYNTHETIC,
     SYNTHETIC_DEFAULT,
+    keyed_data=False,
 )
-XNLI_TASK = TaskType(
-    name="xnli",
-    description="XNLI: translate-train or English-only zero-shot transfer, "
-    "accuracy per language and average",
-    run=run_xnli,
-    params=XNLIParams,
-    describe=describe_xnli,
-    kinds=("encoder",),
-    check=_check_xnli,
-    data_digests=_xnli_digests,
-    hub_tasks={"encoder": "text-classification"},
-    hub_datasets=hub_datasets({lang: xnli(lang) for lang in XNLI_LANGUAGES}),
-    gates={
-        **{lang: XNLI_GATE for lang in XNLI_LANGUAGES},
-        "average": Gate("average", 1 / 3, 0.02, paper="55.37 % and 62.87 % (Table 5)"),
-    },
-)
+
+
 TASKS.add(GLUE_TASK.name, GLUE_TASK)
 TASKS.add(SUPERGLUE_TASK.name, SUPERGLUE_TASK)
 TASKS.add(SYNTHETIC_TASK.name, SYNTHETIC_TASK)
-TASKS.add(XNLI_TASK.name, XNLI_TASK)

@@ -17,7 +17,7 @@ The shipped lm-eval task files are pinned by their contents (`PINNED_SHIPPED`): 
 its task, not the YAML and loader that define it, so an edited shipped task would otherwise
 keep the ids of the cells that ran the old one.
 
-The local data a cell reads (`TaskType.data_digests`: GLUE's TSVs, WordNet, LAMBADA...) is
+The local data a cell reads (`TaskType.identity`: GLUE's TSVs, WordNet, LAMBADA...) is
 pinned by its contents as read (`PINNED_DATA`): a suite names its data files by path, so an
 edited file would otherwise keep the ids of the cells that read the old one. Only what
 differs from its pin joins the id (`moved_data`), so the shipped data's cells keep theirs.
@@ -130,7 +130,7 @@ PINNED_SHIPPED: dict[str, str] = {
 
 
 # each local data file a built-in task type reads, by its name under the data root -> the
-# first 16 hex digits of the sha256 of its contents as read (`TaskType.data_digests`: the
+# first 16 hex digits of the sha256 of its contents as read (`TaskType.identity`: the
 # file's bytes; WordNet's: the synsets the synonyms task reads, which a trimmed copy keeps), as
 # first keyed: an edited file re-keys the cells that read it
 PINNED_DATA: dict[str, str] = {
@@ -180,7 +180,7 @@ PINNED_DATA: dict[str, str] = {
 
 
 def moved_data(digests: Mapping[str, str | None]) -> dict[str, str]:
-    """The data of `digests` (a cell's, `TaskType.data_digests`) whose digest differs from
+    """The data of `digests` (a cell's, `TaskType.identity`) whose digest differs from
     its pin (`PINNED_DATA`), or that has none (a user's own files), with its digest. Data not
     there (None) adds nothing: `hlm run` refuses to start a cell that would read it."""
     return {

@@ -25,7 +25,7 @@
   it joins the cell id, and a new release computes such cells anew.
 - `folder_files`: every file of a suite's folders, and the files outside them that their
   YAMLs include or import (`referenced_outside`), whose contents join the cell id
-  (`TaskType.definition_files`), as a plugin file's do: an edited task is computed anew, not
+  (`TaskType.identity`), as a plugin file's do: an edited task is computed anew, not
   read as done.
 
 lm-eval is imported only when a cell runs (`task_manager`), so checking a suite loads none of

@@ -16,13 +16,14 @@ import json
 import math
 import re
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from harness.logs import cell_bars_on_terminal
 from harness.results.gates import VALIDATION, Gate
-from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Identity, Result, TaskContext, TaskType
 from harness.tasks.lm_eval_env import data_root_env, lm_eval_bars, project_git
 from harness.tasks.lm_eval_folders import (
     folder_files,
@@ -302,30 +303,9 @@ def save_as_lm_eval(tracker: Any, results: dict[str, Any], log_samples: bool) ->
             tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
 
 
-def _check(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
-    folders = folder_problems(p.include_path, suite_dir)
-    return folders or unknown_shipped(p.tasks, p.include_path, suite_dir)
-
-
-def _preflight(p: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
-    return unknown_tasks(p.tasks, p.include_path, suite_dir)
-
-
-def _definition_files(p: LMEvalParams, suite_dir: Path) -> dict[str, Path]:
-    return {**folder_files(p.include_path, suite_dir), **shipped_moved(p.tasks)}
-
-
 def _data_root(p: LMEvalParams) -> Path:
     """Where the shipped tasks' loaders read: `data_dir`, else the data root."""
     return Path(p.data_dir) if p.data_dir else data_root()
-
-
-def _data_digests(p: LMEvalParams, suite_dir: Path) -> dict[str, str | None]:
-    return short_digests(shipped_data(p.tasks, _data_root(p)))
-
-
-def _definition_versions(p: LMEvalParams, suite_dir: Path) -> dict[str, str]:
-    return upstream_release(p.tasks, p.include_path, suite_dir)
 
 
 def describe(p: LMEvalParams) -> str:
@@ -368,21 +348,42 @@ LM_EVAL_HUB_DATASETS = {
     "hlm_crows_pairs_english": ("jannalu/crows_pairs_multilingual", "english"),
     "hlm_pubmedqa": ("bigbio/pubmed_qa", "pubmed_qa_labeled_fold0_source"),
 }
-LM_EVAL_TASK = TaskType(
-    name="lm_eval",
-    description="lm-eval (0.4) zero/few-shot tasks on a decoder checkpoint (model=hf), "
-    "every metric with stderr",
-    run=run_lm_eval,
-    params=LMEvalParams,
-    kinds=("decoder",),
-    check=_check,
-    preflight=_preflight,
-    definition_files=_definition_files,
-    definition_versions=_definition_versions,
-    data_digests=_data_digests,
-    describe=describe,
-    hub_tasks={"decoder": "text-generation"},
-    hub_datasets=LM_EVAL_HUB_DATASETS,
-    gates=LM_EVAL_GATES,
-)
-TASKS.add(LM_EVAL_TASK.name, LM_EVAL_TASK)
+
+
+class LMEvalTask(TaskType):
+    name = "lm_eval"
+    description = (
+        "lm-eval (0.4) zero/few-shot tasks on a decoder checkpoint (model=hf), every metric "
+        "with stderr"
+    )
+    params = LMEvalParams
+    kinds = ("decoder",)
+    hub_tasks = MappingProxyType({"decoder": "text-generation"})
+    hub_datasets = MappingProxyType(LM_EVAL_HUB_DATASETS)
+    gates = MappingProxyType(LM_EVAL_GATES)
+
+    def run(self, ctx: TaskContext) -> list[Result]:
+        return run_lm_eval(ctx)
+
+    def check(self, params: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
+        folders = folder_problems(params.include_path, suite_dir)
+        return folders or unknown_shipped(params.tasks, params.include_path, suite_dir)
+
+    def preflight(self, params: LMEvalParams, suite_dir: Path) -> list[tuple[str, str]]:
+        return unknown_tasks(params.tasks, params.include_path, suite_dir)
+
+    def identity(self, params: LMEvalParams, suite_dir: Path) -> Identity:
+        """Its task folders' files and the shipped tasks' moved ones; lm-eval's release for
+        its own tasks; the shipped tasks' local data."""
+        p = params
+        return Identity(
+            files={**folder_files(p.include_path, suite_dir), **shipped_moved(p.tasks)},
+            versions=upstream_release(p.tasks, p.include_path, suite_dir),
+            data=short_digests(shipped_data(p.tasks, _data_root(p))),
+        )
+
+    def describe(self, params: LMEvalParams) -> str:
+        return describe(params)
+
+
+LM_EVAL_TASK = TASKS.add(LMEvalTask.name, LMEvalTask())

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
@@ -43,7 +44,7 @@ from harness.downstream.probes import (
     token_cosine,
 )
 from harness.results.gates import Gate
-from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Identity, Result, TaskContext, TaskType
 from zoo.checksums import short_digests
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
@@ -275,15 +276,25 @@ PROBE_GATES = {
     ),
 }
 
-PROBE = TaskType(
-    name="probe",
-    description="frozen-feature probes (SST-2, MRPC logistic; STS-B cosine and ridge) with "
-    "majority and token-overlap baselines, and token-state collapse diagnostics",
-    run=run_probe,
-    params=ProbeParams,
-    metrics=("accuracy", "f1", "pearson", "majority", "jaccard", "token_cosine", "effective_rank"),
-    data_digests=_data_digests,
-    describe=_describe,
-    gates=PROBE_GATES,
-)
-TASKS.add(PROBE.name, PROBE)
+
+class ProbeTask(TaskType):
+    name = "probe"
+    description = (
+        "frozen-feature probes (SST-2, MRPC logistic; STS-B cosine and ridge) with majority "
+        "and token-overlap baselines, and token-state collapse diagnostics"
+    )
+    params = ProbeParams
+    metrics = ("accuracy", "f1", "pearson", "majority", "jaccard", "token_cosine", "effective_rank")
+    gates = MappingProxyType(PROBE_GATES)
+
+    def run(self, ctx: TaskContext) -> list[Result]:
+        return run_probe(ctx)
+
+    def identity(self, params: ProbeParams, suite_dir: Path) -> Identity:
+        return Identity(data=_data_digests(params, suite_dir))
+
+    def describe(self, params: ProbeParams) -> str:
+        return _describe(params)
+
+
+PROBE = TASKS.add(ProbeTask.name, ProbeTask())

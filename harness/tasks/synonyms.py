@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 from pydantic import Field
 
 from harness.downstream.wordnet import synonym_pairs, synsets_digest
-from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Identity, Result, TaskContext, TaskType
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
 from zoo.settings import Settings
@@ -152,14 +152,23 @@ def _data_digests(p: SynonymParams, suite_dir: Path) -> dict[str, str | None]:
     return {f"wordnet/data.{pos}": synsets_digest(folder / f"data.{pos}") for pos in p.pos}
 
 
-SYNONYMS = TaskType(
-    name="synonyms",
-    description="cosine of WordNet synonyms' input embeddings (paper Appendix A / Fig. 8), "
-    "with the per-pair distribution",
-    run=run_synonyms,
-    params=SynonymParams,
-    metrics=("synonym_cosine", "synonym_pairs", "random_pair_cosine", "synonym_margin"),
-    check=_check,
-    data_digests=_data_digests,
-)
-TASKS.add(SYNONYMS.name, SYNONYMS)
+class Synonyms(TaskType):
+    name = "synonyms"
+    description = (
+        "cosine of WordNet synonyms' input embeddings (paper Appendix A / Fig. 8), "
+        "with the per-pair distribution"
+    )
+    params = SynonymParams
+    metrics = ("synonym_cosine", "synonym_pairs", "random_pair_cosine", "synonym_margin")
+
+    def run(self, ctx: TaskContext) -> list[Result]:
+        return run_synonyms(ctx)
+
+    def check(self, params: SynonymParams, suite_dir: Path) -> list[tuple[str, str]]:
+        return _check(params, suite_dir)
+
+    def identity(self, params: SynonymParams, suite_dir: Path) -> Identity:
+        return Identity(data=_data_digests(params, suite_dir))
+
+
+SYNONYMS = TASKS.add(Synonyms.name, Synonyms())

@@ -34,13 +34,14 @@ def run_throughput(ctx: TaskContext) -> list[Result]:
     return measure(ctx)
 
 
-THROUGHPUT = TaskType(
-    name="throughput",
-    description="training tokens/s, step latency, FLOPs, MFU and peak memory, "
-    "with ratios to a baseline objective",
-    run=run_throughput,
-    params=ThroughputParams,
-    metrics=(
+class Throughput(TaskType):
+    name = "throughput"
+    description = (
+        "training tokens/s, step latency, FLOPs, MFU and peak memory, with ratios to a "
+        "baseline objective"
+    )
+    params = ThroughputParams
+    metrics = (
         "tokens_per_s",
         "step_ms",
         "flops_per_token",
@@ -53,7 +54,11 @@ THROUGHPUT = TaskType(
         "speedup_vs_hf",
         "cuda_peak_mb",
         "max_batch",
-    ),
-    needs_checkpoint=False,
-)
-TASKS.add(THROUGHPUT.name, THROUGHPUT)
+    )
+    needs_checkpoint = False
+
+    def run(self, ctx: TaskContext) -> list[Result]:
+        return run_throughput(ctx)
+
+
+THROUGHPUT = TASKS.add(Throughput.name, Throughput())

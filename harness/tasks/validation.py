@@ -16,13 +16,14 @@ runs: checking a suite does not load it.
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import Field
 
 from harness.results.gates import VALIDATION as VALIDATION_GATE
-from harness.tasks.base import TASKS, Result, TaskContext, TaskType
+from harness.tasks.base import TASKS, Identity, Result, TaskContext, TaskType
 from harness.tasks.unigram import unigram_perplexity
 from zoo.checksums import file_sha256, text_digest
 from zoo.data.corpus import LOCAL, local_files, source_kind
@@ -179,16 +180,24 @@ def _data_digests(p: ValidationParams, suite_dir: Path) -> dict[str, str | None]
     return out
 
 
-VALIDATION = TaskType(
-    name="validation",
-    description="validation loss / perplexity on held-out text "
-    "(objective loss, LM-head CE and ppl)",
-    run=run_validation,
-    params=ValidationParams,
-    describe=describe,
-    data_digests=_data_digests,
-    metrics=("val_loss", "val_ce", "val_ppl", "unigram_ppl", "context_gain"),
-    hub_tasks={"encoder": "fill-mask", "decoder": "text-generation"},
-    gates={"": VALIDATION_GATE},
-)
-TASKS.add(VALIDATION.name, VALIDATION)
+class Validation(TaskType):
+    name = "validation"
+    description = (
+        "validation loss / perplexity on held-out text (objective loss, LM-head CE and ppl)"
+    )
+    params = ValidationParams
+    metrics = ("val_loss", "val_ce", "val_ppl", "unigram_ppl", "context_gain")
+    hub_tasks = MappingProxyType({"encoder": "fill-mask", "decoder": "text-generation"})
+    gates = MappingProxyType({"": VALIDATION_GATE})
+
+    def run(self, ctx: TaskContext) -> list[Result]:
+        return run_validation(ctx)
+
+    def identity(self, params: ValidationParams, suite_dir: Path) -> Identity:
+        return Identity(data=_data_digests(params, suite_dir))
+
+    def describe(self, params: ValidationParams) -> str:
+        return describe(params)
+
+
+VALIDATION = TASKS.add(Validation.name, Validation())

@@ -3,7 +3,7 @@ a new pretraining setting or task param joins at its default (`zoo.train.identit
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import json
 from pathlib import Path
 
@@ -65,7 +65,9 @@ def test_a_new_setting_and_task_param_at_their_defaults_rename_no_committed_cell
         params = create_model(
             f"Wider{spec.params.__name__}", __base__=spec.params, new_param=(bool, False)
         )
-        monkeypatch.setitem(TASKS._entries, name, dataclasses.replace(spec, params=params))
+        wider_task = copy.copy(spec)
+        wider_task.params = params
+        monkeypatch.setitem(TASKS._entries, name, wider_task)
     cells = expand(load_suite(ROOT / "suites" / "paper-cpu-encoder.yaml"))
     assert all(type(c.pretrain) is wider for c in cells if c.pretrain is not None)
     assert all("new_param" in TASKS.get(c.task.type).params.model_fields for c in cells)

@@ -1,4 +1,4 @@
-"""The local data a cell reads keys it by its contents (`TaskType.data_digests`,
+"""The local data a cell reads keys it by its contents (`TaskType.identity`,
 `keyed_defaults.PINNED_DATA`): every data file a built-in task type reads is pinned as it is
 today, so no committed cell moves, and an edited file, a user's own file or another text to
 score gives the cells that read it a new id, and no other cell one."""
@@ -33,7 +33,7 @@ DATA_MOVED_ON_PURPOSE: set[str] = set()
 
 def _digests(task_type: str, params: dict[str, Any], suite_dir: Path = Path(".")) -> dict:
     spec = TASKS.get(task_type)
-    return spec.data_digests(spec.params.model_validate(params), suite_dir)
+    return spec.identity(spec.params.model_validate(params), suite_dir).data
 
 
 def _every_known_file() -> dict[str, str | None]:

@@ -15,7 +15,7 @@ from tests.harness.tasks.keyed_suite import cells_by_label, one_model_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILT_IN = sorted(
-    name for name in TASKS.names() if TASKS.get(name).run.__module__.startswith("harness.tasks.")
+    name for name in TASKS.names() if type(TASKS.get(name)).__module__.startswith("harness.tasks.")
 )
 
 
