@@ -5,10 +5,10 @@ import torch.nn.functional as F
 from pydantic import Field
 from torch import Tensor
 
-from zoo.objectives import OBJECTIVES, LossInputs, LossOptions, Objective, contrastive_flops
+from zoo.objectives import OBJECTIVES, LossInputs, Objective, ObjectiveOptions, contrastive_flops
 
 
-class CosineOptions(LossOptions):  # set as `loss: {temperature: 0.1, margin: 0.2}` or --loss.margin
+class CosineOptions(ObjectiveOptions):  # `loss: {temperature: 0.1, margin: 0.2}`, --loss.margin
     temperature: float = Field(0.05, gt=0, description="cosine scores are divided by it")
     margin: float = Field(0.0, ge=0, lt=2, description="subtracted from each positive's cosine")
 
@@ -29,7 +29,6 @@ OBJECTIVES.add(
         cosine_cwt,
         needs_head=False,
         flops=contrastive_flops,
-        options=CosineOptions,
-        reads=frozenset({"temperature", "margin"}),  # any other option set is refused
+        options=CosineOptions,  # any other option set is refused
     ),
 )

@@ -23,6 +23,7 @@ declares a module in the `hlm.plugins` entry-point group (`load_installed_plugin
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import importlib.metadata
@@ -34,7 +35,6 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from zoo.checksums import sha256_of
-from zoo.env import env_set
 from zoo.errors import UserError, did_you_mean
 
 T = TypeVar("T")
@@ -112,10 +112,15 @@ TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": files may name code to run (`--trust-plu
 SHIPPED_SUITES = Path(__file__).resolve().parent.parent / "suites"
 
 
+# `--trust-plugins` for the command that runs now (`trusting`): a value scoped to that command,
+# never written to the environment, so it outlives nothing and reaches no child process
+_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("plugins_trusted", default=False)
+
+
 def plugins_trusted() -> bool:
     """Whether the user said that files may name code to run: `--trust-plugins` on the
-    command line, or HLM_TRUST_PLUGINS=1."""
-    return TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1"
+    command running (`trusting`), or HLM_TRUST_PLUGINS=1 in their environment."""
+    return _TRUSTED.get() or (TRUST_ENV in os.environ and os.environ[TRUST_ENV] == "1")
 
 
 def may_run_code(path: Path) -> bool:
@@ -204,11 +209,16 @@ def defined_in(code: object) -> str:
     return f"module {module}"
 
 
-def trusting() -> contextlib.AbstractContextManager[None]:
-    """Code from anywhere may run within (`may_run_code`), and the setting is restored after:
-    for files a user named on the command line, which are their choice (as `lm_eval
-    --include_path` runs the folder it is given)."""
-    return env_set(TRUST_ENV, "1")
+@contextlib.contextmanager
+def trusting(trusted: bool = True) -> Iterator[None]:
+    """Within, code from anywhere may run (`may_run_code`) if `trusted`; the setting before is
+    restored after. For `--trust-plugins`, and for files a user named on the command line,
+    which are their choice (as `lm_eval --include_path` runs the folder it is given)."""
+    token = _TRUSTED.set(trusted or _TRUSTED.get())
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
 
 
 ENTRY_POINTS = "hlm.plugins"

@@ -56,7 +56,7 @@ def _variant(data: dict[str, Any]) -> Any:
     from harness.bench.stepper import Variant
     from zoo.objectives import OBJECTIVES
 
-    loss = OBJECTIVES.get(data["objective"]).options.model_validate(data["loss"])
+    loss = OBJECTIVES.get(data["objective"]).read_options(data["loss"])
     return Variant(**{**data, "loss": loss})
 
 

@@ -16,7 +16,7 @@ from zoo.data.batches import IGNORE, clm_labels
 from zoo.flops import body_forward_flops, train_step_flops
 from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
-from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.objectives import OBJECTIVES, LossOptions, ObjectiveOptions
 from zoo.train.optim import clip_grad_norm, make_optimizer
 from zoo.train.recipe import ResolvedRecipe
 from zoo.train.step import TrainModule, last_layer_queries, prepare_for_objective
@@ -34,7 +34,7 @@ class Variant:
     """
 
     objective: str = "cwt"
-    loss: LossOptions = field(default_factory=LossOptions)
+    loss: ObjectiveOptions = field(default_factory=LossOptions)  # a superset: any built-in reads it
     hf_default: bool = False
     sparse: bool = False
     bf16: bool = False

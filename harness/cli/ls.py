@@ -37,7 +37,7 @@ def _objectives() -> None:
     width = max(len(name) for name, _ in OBJECTIVES.items())
     for name, obj in OBJECTIVES.items():
         tag = "headless" if obj.headless else "vocab head"
-        reads = ", ".join(sorted(obj.options_read))
+        reads = ", ".join(sorted(obj.options.model_fields))
         source = defined_in(obj.loss)
         where = "" if source.startswith("hlm ") else f"; from {source}"
         print(f"  {name:{width}s}  {'[' + tag + ']':12s} {obj.description} (loss: {reads}{where})")

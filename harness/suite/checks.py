@@ -122,11 +122,13 @@ def check_loss(suite: Suite) -> list[str]:
             continue
         loss = {**(suite.recipe.loss or {}), **(m.recipe.loss or {})}  # type: ignore[attr-defined]
         key = f"models[{i}].recipe.loss" if m.recipe.loss else "recipe.loss"  # type: ignore[attr-defined]
-        options = OBJECTIVES.get(m.objective).options
+        objective = OBJECTIVES.get(m.objective)
         try:
-            options.model_validate(loss)
+            objective.read_options(
+                {k: v for k, v in loss.items() if k not in objective.lacks(loss)}
+            )
         except ValidationError as exc:
-            problems += validation_problems(exc, suite.path, key, model=options)
+            problems += validation_problems(exc, suite.path, key, model=objective.options)
     return problems
 
 

@@ -29,7 +29,7 @@ from harness.tasks import TASKS
 from zoo.data.corpus import source_problem
 from zoo.errors import error_message
 from zoo.models import PRESETS
-from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.objectives import OBJECTIVES, LossOptions, ObjectiveOptions
 from zoo.registry import unknown_name_message
 from zoo.train.config import PretrainConfig
 from zoo.train.sections.model import UNREAD_OPTION
@@ -41,7 +41,7 @@ def corpus_problems(sources: list[str], src: str, key: str) -> list[str]:
     return [f"{src}: {key}[{i}]: {p}" for i, p in problems if p is not None]
 
 
-def _loss_options_with(name: str, objectives: list[str]) -> type[LossOptions]:
+def _loss_options_with(name: str, objectives: list[str]) -> type[ObjectiveOptions]:
     """The options model of the first of `objectives` that has option `name` (plugins'
     own options included); the shared `LossOptions` where none has it."""
     for objective in objectives:
@@ -163,7 +163,7 @@ def _error_problems(
     """One config error as the suite's problems: a loss option the objective never reads
     at the key that set it; any other error at its key, unless another check reports it."""
     if err["type"] == UNREAD_OPTION:
-        unread = OBJECTIVES.get(objective).unread_message
+        unread = OBJECTIVES.get(objective).lacks_message
         return [
             f"{suite.path}: {_recipe_source(suite, i, point, f'loss.{n}')}: {unread([n])}"
             for n in err["ctx"]["names"]

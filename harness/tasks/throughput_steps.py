@@ -19,7 +19,7 @@ from zoo.errors import UserError
 from zoo.models import get_spec
 from zoo.models.spec import ModelSpec
 from zoo.numerics import flush_denormal
-from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.objectives import OBJECTIVES
 from zoo.train.distributed import resolve_device
 from zoo.train.recipe import resolve_recipe
 
@@ -35,8 +35,7 @@ def _variants(
     cfg = ctx.pretrain
     variants = {"model": Variant(cfg.objective, cfg.loss, sparse=cfg.sparse_embeddings, bf16=cuda)}
     if baseline:
-        shared = cfg.loss.model_dump(include=set(LossOptions.model_fields))  # not a plugin's own
-        loss = OBJECTIVES.get(baseline).options.model_validate(shared)
+        loss = OBJECTIVES.get(baseline).options_from(cfg.loss)  # the options both read
         variants["baseline"] = Variant(baseline, loss, bf16=cuda)
     if p.hf_baseline:
         variants["hf"] = Variant("ce", hf_default=True, bf16=cuda)

@@ -8,8 +8,8 @@ Add your own from a file of yours (no package edit), then pass ``--plugins my_ob
         "my-obj", Objective("my-obj", my_loss, needs_head=False, flops=contrastive_flops)
     )
 
-An objective with options of its own declares them as a `LossOptions` subclass
-(``options=MyOptions``); a suite or config sets them under ``loss:``.
+An objective with options declares them as an `ObjectiveOptions` subclass holding the fields
+its loss reads (``options=MyOptions``); a suite or config sets them under ``loss:``.
 
 Importing this package does not import torch: the registry holds declarations
 (`zoo.objectives.declared`) whose built-in losses load at their first call. The names that
@@ -22,10 +22,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from zoo.objectives.declared import (
+    ContrastiveOptions,
     DeferredLoss,
     LossOptions,
     LossShape,
     Objective,
+    ObjectiveOptions,
+    VocabularyOptions,
     contrastive_flops,
     register_builtin_objectives,
     vocab_ce_flops,
@@ -55,12 +58,15 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "OBJECTIVES",
+    "ContrastiveOptions",
     "DeferredLoss",
     "LossInputs",
     "LossOptions",
     "LossShape",
     "Objective",
+    "ObjectiveOptions",
     "VocabHead",
+    "VocabularyOptions",
     "contrastive_flops",
     "cwt_loss",
     "vocab_ce_flops",

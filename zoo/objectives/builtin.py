@@ -12,11 +12,11 @@ from torch import Tensor
 
 from zoo.objectives.base import LossInputs, VocabHead
 from zoo.objectives.cwt import cwt_loss
-from zoo.objectives.declared import LossOptions
+from zoo.objectives.declared import ContrastiveOptions, LossOptions, VocabularyOptions
 from zoo.objectives.kernels import KERNELS
 
 
-def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
+def ce_loss(batch: LossInputs, options: VocabularyOptions) -> dict[str, Tensor]:
     """Classical cross-entropy through the weight-tied head, at the K selected positions only.
 
     batch.hidden (Tensor): [K, D]; the logits [K, V] are products in autocast's dtype under
@@ -39,7 +39,7 @@ def ce_loss(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     return {"loss": loss, "ce": loss.detach()}
 
 
-def _logits(head: VocabHead, hidden: Tensor, options: LossOptions) -> Tensor:
+def _logits(head: VocabHead, hidden: Tensor, options: VocabularyOptions) -> Tensor:
     """[K, V] fp32 logits of hidden [K, D]: the projection under the step's autocast, or, with
     ``score_dtype: fp32``, in fp32 with autocast off (the head's transform runs as the body)."""
     if options.score_dtype == "autocast":
@@ -50,7 +50,7 @@ def _logits(head: VocabHead, hidden: Tensor, options: LossOptions) -> Tensor:
         return F.linear(x.float(), head.weight.float(), bias)
 
 
-def _contrast(batch: LossInputs, targets_e: Tensor, options: LossOptions) -> Tensor:
+def _contrast(batch: LossInputs, targets_e: Tensor, options: ContrastiveOptions) -> Tensor:
     """h [K, D] against target vectors [K, D] with in-batch negatives, per `options`."""
     return cwt_loss(
         batch.hidden,
@@ -65,7 +65,7 @@ def _contrast(batch: LossInputs, targets_e: Tensor, options: LossOptions) -> Ten
     )
 
 
-def cwt_objective(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
+def cwt_objective(batch: LossInputs, options: ContrastiveOptions) -> dict[str, Tensor]:
     """Headless: contrast h [K, D] against e(targets) [K, D]; never touches the head."""
     loss = _contrast(batch, batch.input_embeddings(batch.targets), options)  # e(targets): (K, D)
     return {"loss": loss, "cwt": loss.detach()}
@@ -78,7 +78,7 @@ def ce_plus_cwt(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
     return {"loss": ce + cwt, "ce": ce.detach(), "cwt": cwt.detach()}
 
 
-def nce_objective(batch: LossInputs, options: LossOptions) -> dict[str, Tensor]:
+def nce_objective(batch: LossInputs, options: ContrastiveOptions) -> dict[str, Tensor]:
     """NCE without weight tying: targets come from a separate [V, D] matrix, not e_theta."""
     if batch.output_embeddings is None:
         raise RuntimeError("the 'nce' objective needs the model's untied output embeddings")

@@ -6,11 +6,10 @@ An `Objective` is a pure loss function plus a declaration of what it needs from 
   (``needs_head=False``) is never handed the head, so no [K, V] tensor can exist in its step.
 - ``needs_output_embeddings``: a separate (untied) target-embedding matrix [V, D], as in NCE
   without weight tying. The model keeps it as its (untied) output embeddings.
-- ``options``: its options model, `LossOptions` or a subclass of it with the objective's own
-  fields (a suite or a config sets them under ``loss:``).
-- ``reads``: the options its loss reads (unset: all). An option it does not read, set away
-  from its default, is refused (`Objective.unread`): it would give the run another
-  pretraining key and the same weights.
+- ``options``: the model of the options its loss reads, and of no other (`ObjectiveOptions`
+  subclassed: `VocabularyOptions` for ce, `ContrastiveOptions` for cwt and nce, `LossOptions`
+  for both). A suite or a config sets them under ``loss:``; a key the model lacks is refused
+  (`Objective.read_options`): it would give the run another key and the same weights.
 - ``flops``: the analytic forward FLOPs of its loss term for a `LossShape` (zoo.flops adds
   the body and multiplies by 3 for training).
 
@@ -25,7 +24,7 @@ Nothing here imports torch: the built-ins are declared at the bottom with their 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,13 +47,38 @@ Negatives = Literal["local", "global"]
 ScoreDtype = Literal["autocast", "fp32"]
 
 
-class LossOptions(Settings):
-    """The loss knobs of every built-in objective (each reads those in its `Objective.reads`).
-
-    One typed model, nested in the pretraining config as ``loss:``, read by pretraining, the
-    validation task and the throughput task alike. A plugin objective subclasses it to add its
-    own fields (see examples/cosine_cwt.py).
+class ObjectiveOptions(Settings):
+    """The options of an objective that reads none. Every objective's options model is a
+    subclass holding the fields its loss reads, and nothing else: a suite or config sets them
+    under ``loss:``, and a key the model lacks is refused by name (`Objective.read_options`).
+    A plugin objective declares its own fields on a subclass (see examples/cosine_cwt.py).
     """
+
+
+class _BothLosses(ObjectiveOptions):
+    """The options the vocabulary CE and the contrastive loss both read."""
+
+    chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
+    score_dtype: ScoreDtype = Field(
+        "autocast",
+        description="the score products of both losses (the head's logits, the contrastive "
+        "[K, K]) under bf16: in autocast's dtype, as a Hugging Face head computes its logits, "
+        "or in fp32; the softmax is fp32 either way, and without bf16 all is fp32",
+    )
+
+
+class VocabularyOptions(_BothLosses):
+    """What the vocabulary cross-entropy reads (`ce`)."""
+
+    ce_impl: CEImpl = Field(
+        "plain",
+        description="vocabulary CE at the selected positions: plain [K, V], chunked, recompute, "
+        "torch, or (CUDA, where installed) cce / liger",
+    )
+
+
+class ContrastiveOptions(_BothLosses):
+    """What the contrastive losses read (`cwt`, `nce`)."""
 
     temperature: float = Field(1.0, gt=0, description="contrastive scores are divided by it")
     duplicates: Duplicates = Field(
@@ -67,23 +91,25 @@ class LossOptions(Settings):
         description="contrastive loss kernel: plain [K, K], chunked, recompute, torch, auto by "
         "size, or (CUDA, where installed) cce / liger",
     )
-    ce_impl: CEImpl = Field(
-        "plain",
-        description="vocabulary CE at the selected positions: plain [K, V], chunked, recompute, "
-        "torch, or (CUDA, where installed) cce / liger",
-    )
-    chunk: int = Field(1024, gt=0, description="rows per block of the chunked losses")
     negatives: Negatives = Field(
         "local",
         description="contrastive negatives: this process's batch, or every rank's batch "
         "all-gathered (torchrun; same as local in one process)",
     )
-    score_dtype: ScoreDtype = Field(
-        "autocast",
-        description="the score products of both losses (the head's logits, the contrastive "
-        "[K, K]) under bf16: in autocast's dtype, as a Hugging Face head computes its logits, "
-        "or in fp32; the softmax is fp32 either way, and without bf16 all is fp32",
-    )
+
+
+class LossOptions(VocabularyOptions, ContrastiveOptions):
+    """Every built-in loss option: what `ce+cwt` reads (both losses). A run's key names them
+    all, at their defaults where its objective lacks one (`zoo.train.identity`)."""
+
+
+BUILT_IN_DEFAULTS: dict[str, Any] = LossOptions().model_dump(mode="json")
+
+
+def built_in_option(options: ObjectiveOptions, name: str) -> Any:
+    """Built-in option `name` of `options` where its objective reads it, else that option's
+    default, which is how an objective that lacks it behaves (ce's negatives are local)."""
+    return getattr(options, name) if name in type(options).model_fields else BUILT_IN_DEFAULTS[name]
 
 
 @dataclass(frozen=True)
@@ -121,7 +147,8 @@ class Objective:
     """A registered pretraining objective.
 
     ``loss`` returns a dict with at least ``"loss"`` (the scalar to minimise); other entries
-    (e.g. ``"ce"``, ``"cwt"``) are logged. ``loss`` receives an instance of ``options``.
+    (e.g. ``"ce"``, ``"cwt"``) are logged. ``loss`` receives an instance of ``options``, the
+    model of the options it reads (`ObjectiveOptions` for none).
     """
 
     name: str
@@ -129,39 +156,46 @@ class Objective:
     needs_head: bool
     flops: FlopsFn
     needs_output_embeddings: bool = False
-    options: type[LossOptions] = LossOptions
+    options: type[ObjectiveOptions] = ObjectiveOptions
     description: str = ""
-    reads: frozenset[str] | None = None
-
-    def __post_init__(self) -> None:
-        unknown = sorted(self.options_read - set(self.options.model_fields))
-        if unknown:
-            raise ValueError(
-                f"objective {self.name!r}: reads names {', '.join(unknown)}, which "
-                f"{self.options.__name__} does not have"
-            )
 
     @property
     def headless(self) -> bool:
         return not self.needs_head
 
-    @property
-    def options_read(self) -> frozenset[str]:
-        """The options its loss reads: `reads`, or every field of its options model."""
-        return self.reads if self.reads is not None else frozenset(self.options.model_fields)
-
-    def unread(self, options: LossOptions) -> list[str]:
-        """The options set away from their defaults that this objective's loss never reads."""
+    def lacks(self, values: Mapping[str, Any]) -> list[str]:
+        """The built-in options of a `loss:` mapping its options model has no field for, set
+        away from their defaults (at a default, one means nothing: a record written when
+        every objective carried all of them, or a suite's shared `loss:`)."""
+        own = self.options.model_fields
         return [
-            name
-            for name, field in type(options).model_fields.items()
-            if name not in self.options_read
-            and getattr(options, name) != field.get_default(call_default_factory=True)
+            k
+            for k, v in values.items()
+            if k not in own and k in BUILT_IN_DEFAULTS and v != BUILT_IN_DEFAULTS[k]
         ]
 
-    def unread_message(self, names: list[str]) -> str:
-        """Why `names` (from `unread`) are refused, and what the objective does read."""
-        reads = ", ".join(sorted(self.options_read))
+    def read_options(self, values: Mapping[str, Any]) -> ObjectiveOptions:
+        """A `loss:` mapping as this objective's options: the one place options are read. A
+        built-in option it lacks is refused (`lacks_message`); any other key it lacks is
+        refused by pydantic as unknown, with the close names; each value's range checked."""
+        if lacked := self.lacks(values):
+            raise ValueError(self.lacks_message(lacked))
+        own = self.options.model_fields
+        kept = {k: v for k, v in values.items() if k in own or k not in BUILT_IN_DEFAULTS}
+        return self.options.model_validate(kept)
+
+    def options_from(self, other: ObjectiveOptions) -> ObjectiveOptions:
+        """Its options, taking from `other` (another objective's) the values of the fields
+        both hold: a headless run's head CE at evaluation reads the run's chunk and
+        score_dtype; a throughput cell's baseline twin its shared options."""
+        own = self.options.model_fields
+        return self.options.model_validate(
+            {k: v for k, v in other.model_dump().items() if k in own}
+        )
+
+    def lacks_message(self, names: list[str]) -> str:
+        """Why `names` (from `lacks`) are refused, and what the objective does read."""
+        reads = ", ".join(sorted(self.options.model_fields))
         return (
             f"the objective {self.name!r} does not read {', '.join(names)} (it reads "
             f"{reads or 'no option'}): another value gives the run another pretraining key "
@@ -190,13 +224,6 @@ def plain_loss(loss: LossFn) -> LossFn:
     return loss.resolve() if isinstance(loss, DeferredLoss) else loss
 
 
-# the options each built-in loss reads (zoo.objectives.builtin); ce+cwt reads them all
-_VOCABULARY_OPTIONS = frozenset({"ce_impl", "chunk", "score_dtype"})
-_CONTRASTIVE_OPTIONS = frozenset(
-    {"temperature", "duplicates", "cwt_impl", "chunk", "negatives", "score_dtype"}
-)
-
-
 def _both_flops(s: LossShape) -> float:
     return vocab_ce_flops(s) + contrastive_flops(s)
 
@@ -212,7 +239,7 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             flops=vocab_ce_flops,
             description="classical LM: cross-entropy over the vocabulary "
             "through the weight-tied head",
-            reads=_VOCABULARY_OPTIONS,
+            options=VocabularyOptions,
         ),
         Objective(
             "cwt",
@@ -221,7 +248,7 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             flops=contrastive_flops,
             description="headless: Contrastive Weight Tying with in-batch negatives "
             "(no vocabulary projection)",
-            reads=_CONTRASTIVE_OPTIONS,
+            options=ContrastiveOptions,
         ),
         Objective(
             "ce+cwt",
@@ -229,6 +256,7 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             needs_head=True,
             flops=_both_flops,
             description="ablation: cross-entropy + CWT, summed",
+            options=LossOptions,
         ),
         Objective(
             "nce",
@@ -238,7 +266,7 @@ def register_builtin_objectives(registry: Registry[Objective]) -> None:
             needs_output_embeddings=True,
             description="ablation: contrastive against a separate target-embedding matrix "
             "(no weight tying)",
-            reads=_CONTRASTIVE_OPTIONS,
+            options=ContrastiveOptions,
         ),
     ):
         registry.add(obj.name, obj)

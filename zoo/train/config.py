@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from zoo.errors import UserError, format_validation_error
+from zoo.objectives.declared import built_in_option
 from zoo.registry import load_plugin, resolve_named
 from zoo.train.identity import key_fields
 from zoo.train.sections import (
@@ -78,8 +79,8 @@ class PretrainConfig(*reversed(SECTIONS)):  # type: ignore[misc]  # pydantic ord
         re-keying old rows and resuming an old run rely on)."""
         if not self.bf16:
             return True
-        plain_ce = self.objective == "ce" and self.loss.ce_impl == "plain"
-        return plain_ce and self.loss.score_dtype == "autocast"
+        plain_ce = self.objective == "ce" and built_in_option(self.loss, "ce_impl") == "plain"
+        return plain_ce and built_in_option(self.loss, "score_dtype") == "autocast"
 
     def as_given(self) -> dict[str, Any]:
         """Every field as JSON values, as `config.yaml` holds it (`--config` reads it back)."""

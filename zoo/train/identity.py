@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from zoo.objectives.declared import LossOptions
+from zoo.objectives.declared import BUILT_IN_DEFAULTS, LossOptions
 from zoo.train.roles import names_with_role
 
 # the weights and resume settings keyed before the rule: keyed at every value, as they were
@@ -92,6 +92,10 @@ def key_fields(cfg: BaseModel) -> dict[str, Any]:
         if not keyed["bf16"]:  # keyed always
             loss = {k: v for k, v in loss.items() if k != "score_dtype"}
         own = {k: v for k, v in loss.items() if k not in LossOptions.model_fields}
-        built_in = {k: v for k, v in loss.items() if k in LossOptions.model_fields}
+        # every built-in option, at its default where the objective lacks it: the keys of the
+        # runs made when every objective's options carried them all
+        built_in = {**BUILT_IN_DEFAULTS, **{k: v for k, v in loss.items() if k not in own}}
+        if not keyed["bf16"]:
+            built_in.pop("score_dtype")
         keyed["loss"] = {**_kept(built_in, LossOptions, LOSS_KEYED_ALWAYS, LOSS_BASELINE), **own}
     return keyed

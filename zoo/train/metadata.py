@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zoo.errors import UserError, format_validation_error
 from zoo.models.spec import Kind
-from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.objectives import OBJECTIVES, ObjectiveOptions
 from zoo.reader import read_json
 from zoo.train.recipe import ResolvedRecipe
 from zoo.writer import write_text
@@ -139,9 +139,9 @@ class CheckpointMetadata(BaseModel):
         """The pretraining step these weights come from (a fine-tuning's starting step)."""
         return self.causal_finetune.from_step if self.causal_finetune is not None else self.steps
 
-    def loss_options(self) -> LossOptions:
+    def loss_options(self) -> ObjectiveOptions:
         """The loss options, as the objective's own options model (its plugin must be loaded)."""
-        return OBJECTIVES.get(self.objective).options.model_validate(self.loss)
+        return OBJECTIVES.get(self.objective).read_options(self.loss)
 
 
 def versions() -> dict[str, str]:

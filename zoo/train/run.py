@@ -19,7 +19,8 @@ from zoo.data.batches import MaskingConfig, PackedBlocks
 from zoo.flops import expected_k
 from zoo.hardware import processor
 from zoo.models.spec import ModelSpec
-from zoo.objectives import LossOptions, Objective
+from zoo.objectives import Objective, ObjectiveOptions
+from zoo.objectives.declared import built_in_option
 from zoo.registry import defined_in
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
@@ -65,7 +66,7 @@ class Run:
     ctx: DistContext
     out: Path
     objective: Objective  # the objective this run trains with
-    options: LossOptions
+    options: ObjectiveOptions
     spec: ModelSpec
     recipe: ResolvedRecipe
     model: PreTrainedModel
@@ -100,7 +101,8 @@ def negatives_per_forward(run: Run) -> int:
     size where every rank's targets are gathered."""
     r = run.recipe
     k = expected_k(run.spec, r.micro_batch_size, r.seq_len, run.cfg.mlm_probability)
-    return k * (run.ctx.world_size if run.options.negatives == "global" else 1)
+    gathered = built_in_option(run.options, "negatives") == "global"
+    return k * (run.ctx.world_size if gathered else 1)
 
 
 def checkpoint_metadata(

@@ -27,6 +27,7 @@ from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
 from zoo.models.xformers_attention import check_xformers, use_xformers
 from zoo.objectives import OBJECTIVES, Objective
+from zoo.objectives.declared import built_in_option
 from zoo.objectives.kernels import KERNELS
 from zoo.registry import load_plugin, plugins_trusted
 from zoo.tokenizers import complete_specials, load_tokenizer, special_ids
@@ -47,9 +48,10 @@ from zoo.writer import write_text
 
 def check_kernels(cfg: PretrainConfig, device: str) -> None:
     """Vendor CUDA kernels are refused before anything is computed where they cannot run."""
-    for key, impl in (("loss.ce_impl", cfg.loss.ce_impl), ("loss.cwt_impl", cfg.loss.cwt_impl)):
+    for name in ("ce_impl", "cwt_impl"):
+        impl = built_in_option(cfg.loss, name)
         if impl in KERNELS:  # "plain" and "auto" are no kernel of their own
-            KERNELS.get(impl).check_device(device, key)
+            KERNELS.get(impl).check_device(device, f"loss.{name}")
     if cfg.attention == "xformers":
         check_xformers(device)
 

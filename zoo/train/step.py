@@ -14,7 +14,7 @@ from zoo.data.batches import IGNORE
 from zoo.errors import UserError
 from zoo.models.spec import ModelSpec, padded_row_count
 from zoo.objectives.base import LossInputs
-from zoo.objectives.declared import LossOptions, Objective, plain_loss
+from zoo.objectives.declared import Objective, ObjectiveOptions, plain_loss
 
 
 def prepare_for_objective(
@@ -90,7 +90,7 @@ class TrainModule(nn.Module):
         model: PreTrainedModel,
         spec: type[ModelSpec] | ModelSpec,
         objective: Objective,
-        options: LossOptions,
+        options: ObjectiveOptions,
         prune_last_layer: bool = True,
     ) -> None:
         super().__init__()
@@ -100,6 +100,7 @@ class TrainModule(nn.Module):
         self.loss_fn = plain_loss(objective.loss)  # resolved outside the compiled forward
         self.options = options
         self.prune_last_layer = prune_last_layer
+        self._options_of: dict[str, ObjectiveOptions] = {objective.name: options}
 
     def forward(
         self,
@@ -109,7 +110,8 @@ class TrainModule(nn.Module):
         objective: Objective | None = None,
     ) -> dict[str, Tensor]:
         """`objective`: another objective's loss through the same module (evaluation's CE
-        through the head), with this module's options."""
+        through the head), with the options it shares with this module's
+        (`Objective.options_from`)."""
         selected = labels != IGNORE  # (B, T)
         if self.prune_last_layer:  # the family may skip the last layer's unselected positions
             h = self.spec.selected_body(self.model, input_ids, attention_mask, selected)  # (K, D)
@@ -126,7 +128,10 @@ class TrainModule(nn.Module):
             if obj.needs_output_embeddings
             else None,
         )
-        out = (self.loss_fn if objective is None else plain_loss(obj.loss))(batch, self.options)
+        if obj.name not in self._options_of:  # another objective's: once, outside any step
+            self._options_of[obj.name] = obj.options_from(self.options)
+        loss_fn = self.loss_fn if objective is None else plain_loss(obj.loss)
+        out = loss_fn(batch, self._options_of[obj.name])
         if "loss" not in out:
             raise RuntimeError(f"objective {obj.name!r} returned no 'loss' entry")
         return out

@@ -193,6 +193,8 @@ def test_model_loss_task_and_sweep_mistakes_name_their_key(tmp_path) -> None:
         f"{p}: sweep.loss.duplicates[1]: Input should be 'keep', 'mask' or 'unique'",
         f"{p}: sweep.corpus[1][0]: no file matches 'corpus/no-such-file.txt'",
         f"{p}: sweep.tasks.validation.batches: expected a non-empty list of values",
+        # the shared temperature is also one the vanilla models' objective never reads
+        f"{p}: recipe.loss.temperature: the objective 'ce' does not read temperature",
     ]
     assert_problems(got, expected)
 
@@ -200,7 +202,9 @@ def test_model_loss_task_and_sweep_mistakes_name_their_key(tmp_path) -> None:
 def test_a_setting_no_model_reads_is_named_where_it_was_set(tmp_path) -> None:
     """A loss option its objective never reads, or an encoders-only setting on a decoder,
     would train the same weights under another key: named at the key that set it (the
-    suite's recipe, the model's or the sweep), per model and value, each once."""
+    suite's recipe or the model's), per model and value, each once. A sweep over an option
+    applies only to the models whose objective reads it (`Suite.point_for`): ce is not
+    swept over temperature."""
     d = base()
     d["models"][0]["recipe"] = {"loss": {"negatives": "global"}}  # ce
     d["models"].append({"preset": "pythia-tiny", "objective": "cwt"})
@@ -214,7 +218,6 @@ def test_a_setting_no_model_reads_is_named_where_it_was_set(tmp_path) -> None:
         [
             f"{p}: models[0].recipe.loss.negatives: {ce} negatives (it reads ce_impl, chunk, "
             "score_dtype): another value gives the run another pretraining key",
-            f"{p}: sweep.loss.temperature[1]: {ce} temperature (it reads ",
             f"{p}: recipe.loss.ce_impl: {cwt} ce_impl (it reads chunk, cwt_impl, duplicates, ",
             f"{p}: recipe.mlm_probability: applies to encoders; pythia-tiny is a decoder",
         ],

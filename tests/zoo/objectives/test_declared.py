@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 import torch
+from pydantic import ValidationError
 from torch import nn
 from torch.testing import assert_close
 
-from zoo.objectives import OBJECTIVES, LossOptions, Objective, contrastive_flops
+from zoo.objectives import OBJECTIVES, LossOptions, Objective, ObjectiveOptions
 from zoo.objectives.base import LossInputs, VocabHead
 from zoo.train.config import PretrainConfig
 
@@ -54,15 +55,17 @@ def _inputs(objective: Objective) -> LossInputs:
 
 
 def _loss(name: str, **options: Any) -> torch.Tensor:
+    """The loss given every built-in option (`LossOptions`, a superset of each objective's
+    model), so that one its model lacks can be set too."""
     objective = OBJECTIVES.get(name)
-    return objective.loss(_inputs(objective), objective.options(**options))["loss"]
+    return objective.loss(_inputs(objective), LossOptions(**options))["loss"]
 
 
 @pytest.mark.parametrize("name", BUILTIN)
 def test_an_option_an_objective_does_not_read_leaves_its_loss_as_it_is(name: str) -> None:
-    """The declaration is true: were `reads` to leave out an option the loss does read, the
+    """The options model is true: were it to leave out an option the loss does read, the
     config would refuse a setting that changes the weights; this would fail first."""
-    unread = [o for o in OTHER if o not in OBJECTIVES.get(name).options_read]
+    unread = [o for o in OTHER if o not in OBJECTIVES.get(name).options.model_fields]
     assert (name in ("ce+cwt",)) == (not unread)  # ce+cwt reads them all
     base = _loss(name)
     for option in unread:
@@ -77,26 +80,26 @@ def test_the_contrastive_options_do_change_a_contrastive_loss(name: str) -> None
         assert not torch.equal(_loss(name, **{option: OTHER[option]}), base), option
 
 
-def test_unread_names_the_options_set_away_from_their_defaults() -> None:
+def test_lacks_names_the_options_outside_the_model_set_away_from_their_defaults() -> None:
     ce = OBJECTIVES.get("ce")
-    assert ce.unread(LossOptions()) == []
-    assert ce.unread(LossOptions(temperature=1.0, ce_impl="chunked")) == []  # the default
-    assert ce.unread(LossOptions(temperature=0.5, negatives="global")) == [
-        "temperature",
-        "negatives",
-    ]
-    assert OBJECTIVES.get("ce+cwt").unread(LossOptions(temperature=0.5)) == []
+    assert ce.lacks({}) == []
+    assert ce.lacks({"temperature": 1.0, "ce_impl": "chunked"}) == []  # a default: no matter
+    assert ce.lacks({"temperature": 0.5, "negatives": "global"}) == ["temperature", "negatives"]
+    assert OBJECTIVES.get("ce+cwt").lacks({"temperature": 0.5}) == []
+    assert ce.lacks({"margin": 0.0}) == []  # no option of ours: an unknown key to pydantic
+    with pytest.raises(ValidationError, match=r"margin\n  Extra inputs are not permitted"):
+        ce.read_options({"margin": 0.0})
 
 
-def test_reads_must_name_options_of_its_model() -> None:
-    with pytest.raises(ValueError, match=r"'x': reads names margin, which LossOptions does not"):
-        Objective(
-            "x",
-            OBJECTIVES.get("cwt").loss,
-            needs_head=False,
-            flops=contrastive_flops,
-            reads=frozenset({"temperature", "margin"}),
-        )
+def test_each_objective_holds_only_the_options_it_reads() -> None:
+    """A plugin's options model starts empty (`ObjectiveOptions`), not with seven it ignores;
+    reading a record of the old shape drops the built-ins it lacks at their defaults."""
+    assert set(ObjectiveOptions.model_fields) == set()
+    assert set(OBJECTIVES.get("ce").options.model_fields) == {"ce_impl", "chunk", "score_dtype"}
+    read = OBJECTIVES.get("ce").read_options({**LossOptions().model_dump(), "chunk": 64})
+    assert read.model_dump() == {"chunk": 64, "score_dtype": "autocast", "ce_impl": "plain"}
+    with pytest.raises(ValueError, match=r"'ce' does not read temperature \(it reads ce_impl"):
+        OBJECTIVES.get("ce").read_options({"temperature": 0.5})
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from zoo.errors import error_message, key_path
-from zoo.objectives import OBJECTIVES, LossOptions
+from zoo.objectives import OBJECTIVES, ObjectiveOptions
 from zoo.settings import Settings
 from zoo.train.limits import MAX_VOCAB
 from zoo.train.roles import role
@@ -38,8 +38,8 @@ class ObjectiveSettings(Settings):
         description="pretraining objective (hlm ls)",
         json_schema_extra=role("weights", recipe=False),
     )
-    loss: SerializeAsAny[LossOptions] = Field(
-        default_factory=LossOptions,
+    loss: SerializeAsAny[ObjectiveOptions] = Field(
+        default_factory=ObjectiveOptions,
         validate_default=True,
         description="the objective's loss options (its own options model)",
         json_schema_extra=role("weights", recipe=False),
@@ -72,37 +72,30 @@ class ObjectiveSettings(Settings):
     @field_validator("loss", mode="before")
     @classmethod
     def _objective_options(cls, v: Any, info: ValidationInfo) -> Any:
-        """Validate `loss:` against the objective's own options model (a LossOptions subclass)."""
+        """`loss:` as the objective's own options model (`Objective.read_options`): a key it
+        lacks is refused (its own error type, so that a suite's check names where each was
+        set), a value out of range named at its key."""
         name = info.data["objective"] if "objective" in info.data else None
         if name is None:
             return v
-        options = OBJECTIVES.get(name).options
-        if isinstance(v, LossOptions):  # the default, or a copy: keep only what was set
+        objective = OBJECTIVES.get(name)
+        if isinstance(v, ObjectiveOptions):  # the default, or a copy: keep only what was set
             v = v.model_dump(exclude_unset=True)
-        if options is LossOptions or not isinstance(v, dict):
-            return v  # validated by the field itself, with nested key paths
+        if not isinstance(v, dict):
+            return v  # refused by the field itself
+        if lacked := objective.lacks(v):
+            raise PydanticCustomError(
+                UNREAD_OPTION, objective.lacks_message(lacked), {"names": lacked}
+            )
         try:
-            return options.model_validate(v)
+            return objective.read_options(v)
         except ValidationError as exc:
             raise ValueError(
                 "; ".join(
-                    f"{key_path(tuple(e['loc']))}: {error_message(e, options)}"
+                    f"{key_path(tuple(e['loc']))}: {error_message(e, objective.options)}"
                     for e in exc.errors()
                 )
             ) from None
-
-    @field_validator("loss")
-    @classmethod
-    def _read_by_objective(cls, v: LossOptions, info: ValidationInfo) -> LossOptions:
-        """Refuse an option the objective never reads, set away from its default."""
-        if "objective" in info.data:
-            objective = OBJECTIVES.get(info.data["objective"])
-            unread = objective.unread(v)
-            if unread:  # its own type: a suite's check names where each option was set
-                raise PydanticCustomError(
-                    UNREAD_OPTION, objective.unread_message(unread), {"names": unread}
-                )
-        return v
 
 
 def refuse_for_decoders(info: ValidationInfo, why: str) -> None:
