@@ -33,7 +33,7 @@ typecheck: env
 	$(BIN)/mypy
 
 pytest: env
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 test: lint typecheck pytest
 

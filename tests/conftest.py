@@ -13,6 +13,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 # The token and tokenizer cache of this test session (subprocesses inherit it), not ~/.cache.
 os.environ.setdefault("HLM_CACHE_DIR", tempfile.mkdtemp(prefix="hlm-test-cache-"))
+# Under pytest-xdist (`make test` runs one worker per core) each worker and the processes it
+# starts compute on one thread: two workers of two threads each on two cores would fight for
+# them. Set before torch is imported, which reads it once.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 import transformers
