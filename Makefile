@@ -26,8 +26,8 @@ demo: env
 	$(BIN)/hlm plot quickstart
 
 lint: env
-	$(BIN)/ruff check zoo harness tests examples suites
-	$(BIN)/ruff format --check zoo harness tests examples suites
+	$(BIN)/ruff check zoo harness benchmarks tests examples suites
+	$(BIN)/ruff format --check zoo harness benchmarks tests examples suites
 
 typecheck: env
 	$(BIN)/mypy

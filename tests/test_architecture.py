@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import hlm_imports
 
 ROOT = Path(__file__).parents[1]
-PACKAGES = ("zoo", "harness")
+PACKAGES = ("zoo", "harness", "benchmarks")
 
 
 def _modules() -> dict[str, Path]:
@@ -153,6 +153,19 @@ def test_harness_packages_import_only_earlier_layers() -> None:
                     if order[dep] > order[part]:
                         wrong.append(f"{f.relative_to(ROOT)} imports {mod}")
     assert not wrong
+
+
+def test_only_the_bench_verb_runs_the_repositorys_benchmarks() -> None:
+    """`benchmarks/` measures the project; the project never depends on it (the throughput
+    task's machinery is `harness.bench`), but for the verb that runs it."""
+    modules = _modules()
+    users = sorted(
+        name
+        for name, path in modules.items()
+        if not name.startswith("benchmarks")
+        and any(m.split(".")[0] == "benchmarks" for m in _imports(path, modules))
+    )
+    assert users == ["harness.cli.bench"]
 
 
 def test_harness_top_level_holds_only_the_cli() -> None:

@@ -8,7 +8,9 @@ peak RSS of this address space) and `peak_mb()` reads VmHWM from /proc/self/stat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def _status_kb(field: str) -> float:
@@ -47,3 +49,15 @@ def torch_huge_pages() -> bool:
     grown = anon_huge_kb() - before
     del x
     return grown >= 8 * 1024
+
+
+def cuda_peak_mb(fn: Callable[[], Any]) -> float:
+    """The caching allocator's peak over `fn()`, above what was allocated before it."""
+    import torch  # the CUDA allocator's: where a GPU runs
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - before) / 2**20

@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.bench import format_rows, profile_headless_step, run_bench, run_cuda_bench
+    from benchmarks import format_rows, profile_headless_step, run_bench, run_cuda_bench
     from harness.cli.verbs import VERBS
     from zoo.errors import UserError
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from harness.bench.cuda import cuda_peak_mb
+from harness.bench.memory import cuda_peak_mb
 from harness.bench.probe import probe
 from harness.bench.stepper import Stepper, Variant
 from harness.bench.timing import Roofline

@@ -271,7 +271,7 @@ def test_the_mfu_benchmark_asks_for_a_gpu(capsys) -> None:
 def test_the_gpu_benchmark_measures_the_mfu_steps_first_by_default(
     monkeypatch, capsys, flags: list[str], parts: tuple[str, ...]
 ) -> None:
-    import harness.bench
+    import benchmarks
 
     asked: list[tuple[str, ...]] = []
 
@@ -279,7 +279,7 @@ def test_the_gpu_benchmark_measures_the_mfu_steps_first_by_default(
         asked.append(parts)
         return []
 
-    monkeypatch.setattr(harness.bench, "run_cuda_bench", fake)
+    monkeypatch.setattr(benchmarks, "run_cuda_bench", fake)
     assert hlm(["bench", "--device", "cuda", *flags]) == 0
     assert asked == [parts]
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.bench import cuda
+from benchmarks import cuda
 
 
 def test_the_larger_step_reports_the_faster_headless_steps_mfu(monkeypatch) -> None:

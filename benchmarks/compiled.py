@@ -7,8 +7,8 @@ The rows are INFO: whether compilation pays depends on the machine and the shape
 
 from __future__ import annotations
 
+from benchmarks.steps import steppers, timed
 from harness.bench.stepper import Variant
-from harness.bench.steps import steppers, timed
 from harness.bench.timing import Roofline, Row, spread_row
 
 VARIANTS = {

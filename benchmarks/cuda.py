@@ -19,8 +19,9 @@ from typing import Any
 
 import torch
 
+from benchmarks.steps import steppers
+from harness.bench.memory import cuda_peak_mb
 from harness.bench.stepper import Stepper, Variant
-from harness.bench.steps import steppers
 from harness.bench.timing import Row, interleaved, spread_row
 from zoo.objectives import LossOptions, cwt_loss
 from zoo.objectives.base import LossInputs, VocabHead
@@ -47,16 +48,6 @@ def _timed(fn: Callable[[], Any]) -> Callable[[], float]:
         return time.perf_counter() - t
 
     return run
-
-
-def cuda_peak_mb(fn: Callable[[], Any]) -> float:
-    """The caching allocator's peak over `fn()`, above what was allocated before it."""
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated()
-    fn()
-    torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - before) / 2**20
 
 
 def mm_roofline(dtype: torch.dtype, n: int = 8192, reps: int = 20) -> float:
