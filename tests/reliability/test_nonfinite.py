@@ -25,7 +25,7 @@ TINY = dict(
 
 PLUGIN = """
 import torch
-from zoo.objectives import OBJECTIVES, Objective, contrastive_flops
+from zoo.objectives import OBJECTIVES, ContrastiveOptions, Objective, contrastive_flops
 from zoo.objectives.builtin import cwt_objective
 
 def loss(batch, options):
@@ -40,7 +40,8 @@ def loss(batch, options):
 
 loss.calls = 0
 BAD = {BAD}
-OBJECTIVES.add("{NAME}", Objective("{NAME}", loss, needs_head=False, flops=contrastive_flops))
+OBJECTIVES.add("{NAME}", Objective("{NAME}", loss, needs_head=False, flops=contrastive_flops,
+                                   options=ContrastiveOptions))
 """
 
 

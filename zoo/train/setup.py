@@ -345,7 +345,8 @@ def setup(
         model = spec.build(tie_word_embeddings=not objective.needs_output_embeddings)
     set_token_ids(model, special)
     model = prepare_model(cfg, model, spec, objective, ctx)
-    step = TrainModule(model, spec, objective, cfg.loss, cfg.prune_last_layer)
+    options = objective.options_from(cfg.loss)  # its own model even for an unvalidated copy
+    step = TrainModule(model, spec, objective, options, cfg.prune_last_layer)
     ctx.shard(step, spec.shard_units(model))  # FSDP: before the optimizer sees the parameters
     optimizer = make_optimizer(model, spec, objective, recipe, cfg.sparse_embeddings)
     run = Run(
@@ -353,7 +354,7 @@ def setup(
         ctx=ctx,
         out=out,
         objective=objective,
-        options=cfg.loss,
+        options=options,
         spec=spec,
         recipe=recipe,
         model=model,

@@ -109,7 +109,8 @@ def test_tiny_suite_end_to_end_rows_and_idempotence(isolated) -> None:
     assert run_suite(TINY, root=lb, progress=False, force=True).computed == 8
 
 
-def test_leaderboard_and_plot_verbs(isolated, capsys) -> None:
+def test_leaderboard_and_plot_verbs(isolated, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "120")  # the table's width: a terminal's, not a test worker's
     lb = isolated / "lb"
     run_suite(TINY, root=lb, progress=False)
     assert (

@@ -60,7 +60,7 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
     plugin = tmp_path / "nan_obj.py"
     plugin.write_text(
         "import torch\n"
-        "from zoo.objectives import OBJECTIVES, Objective, contrastive_flops\n"
+        "from zoo.objectives import OBJECTIVES, ContrastiveOptions, Objective, contrastive_flops\n"
         "from zoo.objectives.builtin import cwt_objective\n"
         "def loss(batch, options):\n"
         "    out = cwt_objective(batch, options)\n"
@@ -70,7 +70,7 @@ def test_nan_loss_stops_with_clear_error_and_keeps_checkpoint(tmp_path) -> None:
         "    return out\n"
         "loss.calls = 0\n"
         "OBJECTIVES.add('test-nan-after-6', Objective('test-nan-after-6', loss, needs_head=False, "
-        "flops=contrastive_flops))\n"
+        "flops=contrastive_flops, options=ContrastiveOptions))\n"
     )
     load_plugin(plugin, trusted=True)  # as the user's --plugins: a config names code it imported
     cfg = PretrainConfig(
