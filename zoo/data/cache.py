@@ -250,8 +250,9 @@ def _bar(corpus: CorpusSpec, progress: bool) -> tqdm:
         total=total,
         unit="B",
         unit_scale=True,
-        disable=not progress,
+        disable=None if progress else True,  # None: no bar where stderr is no terminal (a log)
         desc=f"tokenising {corpus.describe()}"[:60],
+        leave=None,  # under `hlm run`'s bar: gone once done
     )
 
 

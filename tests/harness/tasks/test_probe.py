@@ -80,3 +80,25 @@ def test_the_probe_gates_pass_the_papers_kind_of_model_and_refuse_a_constant_one
     assert not gates["stsb"].check(0.0, lambda _: None).passed
     twin = gates["sst2"].check_untrained(0.637, 0.620, "bert-tiny-untrained")
     assert twin is not None and not twin.passed  # the committed bert-tiny-ce: not past its twin
+
+
+def test_a_decoder_is_probed_by_its_last_and_mean_token_states(tiny_decoder, data_root) -> None:
+    """A causal model has read the sentence by its last token: `last` is its feature, beside
+    the mean and the static embeddings, every row finite."""
+    from zoo.train.config import load_config
+
+    cfg = load_config(str(tiny_decoder.parent / "config.yaml"), {})
+    ctx = TaskContext(
+        spec=PRESETS.get(cfg.preset)(),
+        objective=cfg.objective,
+        pretrain=cfg,
+        params=ProbeParams.model_validate(
+            {"max_examples": 60, "batch_size": 32, "features": ["last", "mean"]}
+        ),
+        seed=0,
+        checkpoint=tiny_decoder,
+    )
+    rows = {(r.task, r.metric): r.value for r in run_probe(ctx)}
+    assert {("probe/sst2/last", "accuracy"), ("probe/stsb/last-cosine", "pearson")} <= set(rows)
+    assert {("probe/mrpc/mean", "f1"), ("probe/diagnostics", "effective_rank")} <= set(rows)
+    assert all(math.isfinite(v) for v in rows.values())

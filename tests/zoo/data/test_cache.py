@@ -357,3 +357,22 @@ def test_the_build_log_names_the_cache_entry_not_its_temporary_folder(
         built = token_streams(CorpusSpec((str(corpus),)), tok, "decoder").folder
     said = [r.getMessage() for r in caplog.records if "tokenised" in r.getMessage()]
     assert len(said) == 1 and said[0].endswith(f"-> {built}"), said
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_tokenising_bar_shows_on_a_terminal_only(monkeypatch, terminal: bool) -> None:
+    """A log file gets the cache's INFO line alone, never the bar's carriage returns."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = cache_module._bar(CorpusSpec(("synthetic:10",)), progress=True)
+    bar.update(1)
+    bar.close()
+    assert ("tokenising" in err.getvalue()) is terminal
+    assert cache_module._bar(CorpusSpec(("synthetic:10",)), progress=False).disable
