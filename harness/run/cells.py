@@ -146,7 +146,7 @@ def _pretrain_config(
     wanted = {s for t in suite.tasks if _applies(t, model) for s in task_steps(t, steps)}
     marks = suite.compare_at or BudgetMarks()
     cfg = cfg.model_copy(
-        update={"save_steps": sorted(wanted | set(cfg.save_steps)), "save_at": marks}
+        update={"save_at_steps": sorted(wanted | set(cfg.save_at_steps)), "save_at": marks}
     )
     key = digest({**cfg.key_fields(), "plugins": plugin_digests(plugins)})
     out = str(pretraining_folder(key))

@@ -21,6 +21,7 @@ from pydantic import (
     ValidationInfo,
     create_model,
     field_validator,
+    model_validator,
 )
 from pydantic.fields import FieldInfo
 
@@ -31,6 +32,7 @@ from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import CausalFinetuneConfig
 from zoo.train.limits import MAX_STEPS
 from zoo.train.roles import recipe_names
+from zoo.train.sections.runtime import renamed
 
 # Pretraining keys a suite may set (in `recipe`, per model, or in a sweep): read from the fields.
 RECIPE_KEYS = recipe_names(PretrainConfig)
@@ -74,10 +76,19 @@ def _optional(field: FieldInfo) -> Any:
     return Optional[kind]  # noqa: UP045
 
 
+class _Recipe(Settings):
+    """A recipe's keys as a run config's, a renamed one read under its new name."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        return renamed(data)
+
+
 # `loss` stays a mapping here: it is validated per model against its objective's options model.
 RecipeOverrides: type[BaseModel] = create_model(  # type: ignore[call-overload]
     "RecipeOverrides",
-    __base__=Settings,
+    __base__=_Recipe,
     loss=(Optional[dict[str, Any]], None),  # noqa: UP045
     **{k: (_optional(PretrainConfig.model_fields[k]), None) for k in RECIPE_KEYS},
 )

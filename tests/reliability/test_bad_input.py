@@ -127,7 +127,7 @@ ISSUE_CONFIG_CASES = {
     "grad_clip: -1": ("grad_clip", -1),
     "eps: .inf": ("eps", float("inf")),
     "betas: [2, 0.9]": ("betas", [2, 0.9]),
-    "save_steps: [-5]": ("save_steps", [-5]),
+    "save_at_steps: [-5]": ("save_at_steps", [-5]),
     "seed: 2^64": ("seed", 2**64),
 }
 

@@ -76,7 +76,7 @@ class MetricsLog:
 
 class Checkpointer:
     """Writes `checkpoints/step-N/` (with training state) every `save_every` steps and at
-    each of `save_steps`, and `final/`, on the main process only (`saves=False`: none along
+    each of `save_at_steps`, and `final/`, on the main process only (`saves=False`: none along
     the way, as when an intermediate checkpoint is made again)."""
 
     def __init__(self, run: Run, stop: StopRule, saves: bool = True) -> None:
@@ -95,7 +95,7 @@ class Checkpointer:
         step = run.counters.step
         marks = [m for m in self._reached() if m not in self.passed]
         self.passed.update(marks)
-        wanted = (every and step % every == 0) or step in run.cfg.save_steps or marks
+        wanted = (every and step % every == 0) or step in run.cfg.save_at_steps or marks
         if self.saves and wanted and not self.stop.done(run.counters):
             self._save_step(marks)
 

@@ -216,7 +216,7 @@ def test_an_interval_in_save_steps_points_to_save_every() -> None:
     from zoo.train.config import PretrainConfig
 
     with pytest.raises(ValidationError, match="use save_every: 500"):
-        PretrainConfig(preset="bert-tiny", objective="cwt", output_dir="x", save_steps=500)
+        PretrainConfig(preset="bert-tiny", objective="cwt", output_dir="x", save_at_steps=500)
 
 
 def _installed(root: Path, module: str, code: str) -> None:

@@ -86,7 +86,7 @@ def test_unknown_top_level_and_nested_keys(tmp_path) -> None:
     assert sorted(problems(p)) == sorted(
         [
             f"{p}: sedes: unknown key; did you mean 'seeds', 'sweep', 'sweep_models'?",
-            f"{p}: recipe.stepz: unknown key; did you mean 'steps', 'save_steps', 'eps'?",
+            f"{p}: recipe.stepz: unknown key; did you mean 'steps', 'eps'?",
             f"{p}: models[0].objectiv: unknown key; did you mean 'objective'?",
             f"{p}: models[1].loss: unknown key; did you mean 'recipe.loss'?",
             f"{p}: tasks[0].evry: unknown key; did you mean 'every'?",

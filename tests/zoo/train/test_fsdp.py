@@ -36,7 +36,7 @@ RUN = {
     "vocab_size": 400,
     "corpus": ["synthetic:200"],
     "log_every": 1,
-    "save_steps": [2],
+    "save_at_steps": [2],
 }
 
 
@@ -49,7 +49,7 @@ def _port() -> int:
 def _flags(settings: dict) -> list[str]:
     out = []
     for key, value in settings.items():
-        fields = PretrainConfig.model_fields  # --save-at-steps for save_steps; --resume is no field
+        fields = PretrainConfig.model_fields  # --resume is no field
         flag = flag_of(key, fields[key]) if key in fields else "--" + key.replace("_", "-")
         if value is True:
             out.append(flag)
@@ -103,7 +103,7 @@ def test_fsdp_trains_as_ddp(tmp_path, preset: str) -> None:
 def test_global_negatives_under_fsdp_equal_one_process_on_the_whole_batch(tmp_path) -> None:
     """Two ranks of 2 sequences, each scoring its rows against both ranks' targets, against
     one process scoring all 4 sequences at once: the same losses, step after step."""
-    batch = {"batch_size": 4, "micro_batch_size": 2, "steps": 3, "save_steps": []}
+    batch = {"batch_size": 4, "micro_batch_size": 2, "steps": 3, "save_at_steps": []}
     two = _pretrain_2(
         tmp_path / "two", "pythia-tiny", "fsdp", **{"loss.negatives": "global"}, **batch
     )

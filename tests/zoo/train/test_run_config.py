@@ -9,6 +9,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from harness.run.cells import digest
 from zoo.errors import UserError
@@ -61,7 +62,7 @@ ALTERNATIVES: dict[str, tuple[Any, Any]] = {
     "eval_every": (0, 10),
     "eval_batches": (8, 2),
     "save_every": (0, 10),
-    "save_steps": ([], [5, 10]),
+    "save_at_steps": ([], [5, 10]),
     "save_at": ({}, {"tokens": [1000]}),
     "log_every": (10, 1),
     "report_to": ([], ["tensorboard"]),
@@ -88,7 +89,7 @@ def test_every_field_has_a_role_and_two_test_values() -> None:
     # what the issue names: evaluation points and runtime never in the key; bf16 and the
     # dropout masks define the weights; the schedule may change on resume
     runtime = names_with_role(PretrainConfig, "runtime")
-    assert {"save_every", "save_steps", "save_at", "eval_every", "device", "output_dir"} <= set(
+    assert {"save_every", "save_at_steps", "save_at", "eval_every", "device", "output_dir"} <= set(
         runtime
     )
     assert {"bf16", "fast_dropout", "loss", "seed"} <= set(
@@ -244,3 +245,18 @@ def test_a_loss_that_is_not_a_mapping_is_refused_with_the_file(tmp_path: Any, lo
     f.write_text("preset: bert-tiny\noutput_dir: x\nloss: {temperature: 0.5}\n")
     merged = load_config(str(f), {"loss": {"chunk": 256, "duplicates": None}}).loss
     assert (merged.temperature, merged.chunk) == (0.5, 256)
+
+
+def test_a_renamed_key_still_reads_and_is_written_under_its_new_name() -> None:
+    """`save_steps` is `save_at_steps` now, the name of its flag: a config.yaml or a recorded
+    suite written before still reads; both names at once is an error."""
+    from harness.suite.schema import RecipeOverrides
+
+    base = {"preset": "bert-tiny", "objective": "cwt", "output_dir": "x"}
+    cfg = PretrainConfig.model_validate({**base, "save_steps": [5, 10]})
+    assert cfg.save_at_steps == [5, 10] and "save_steps" not in cfg.as_given()
+    assert RecipeOverrides.model_validate({"save_steps": None}).model_dump() == (
+        RecipeOverrides.model_validate({}).model_dump()
+    )
+    with pytest.raises(ValidationError, match="save_steps and save_at_steps are one setting"):
+        PretrainConfig.model_validate({**base, "save_steps": [5], "save_at_steps": [5]})

@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
     field_validator,
+    model_validator,
 )
 
 from zoo.settings import Settings
 from zoo.train.budgets import BudgetMarks
 from zoo.train.roles import role
 from zoo.train.trackers import TRACKERS
+
+# keys renamed since runs recorded them: old -> new (a config.yaml or a leaderboard's
+# _suite.yaml written before still reads, as the new key)
+RENAMED_KEYS = {"save_steps": "save_at_steps"}
+
+
+def renamed(data: Any) -> Any:
+    """`data` (a mapping of config keys) with each old key of `RENAMED_KEYS` under its new
+    name; both given is an error, naming them."""
+    if not isinstance(data, dict) or not any(old in data for old in RENAMED_KEYS):
+        return data
+    out = dict(data)
+    for old, new in RENAMED_KEYS.items():
+        if old in out:
+            if new in out:
+                raise ValueError(f"{old} and {new} are one setting (now {new}): give it once")
+            out[new] = out.pop(old)
+    return out
 
 
 class EvaluationSettings(Settings):
@@ -33,11 +52,11 @@ class EvaluationSettings(Settings):
         description="checkpoint every N steps, 0 = only final/",
         json_schema_extra=role("runtime"),
     )
-    save_steps: list[Annotated[int, Field(gt=0)]] = Field(
+    save_at_steps: list[Annotated[int, Field(gt=0)]] = Field(
         default_factory=list,
-        description="also checkpoint at these steps (evaluated along training); the flag is "
-        "--save-at-steps, since Hugging Face's --save-steps is an interval (here --save-every)",
-        json_schema_extra=role("runtime", flag="save-at-steps"),
+        description="also checkpoint at these steps (evaluated along training); not Hugging "
+        "Face's save_steps, an interval (here save_every)",
+        json_schema_extra=role("runtime"),
     )
     save_at: BudgetMarks = Field(
         default_factory=BudgetMarks,
@@ -54,7 +73,12 @@ class EvaluationSettings(Settings):
         json_schema_extra=role("runtime"),
     )
 
-    @field_validator("save_steps", mode="before")
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        return renamed(data)
+
+    @field_validator("save_at_steps", mode="before")
     @classmethod
     def _steps_not_interval(cls, v: object) -> object:
         if isinstance(v, int) and not isinstance(v, bool):
