@@ -33,7 +33,7 @@ typecheck: env
 	$(BIN)/mypy
 
 pytest: env
-	$(BIN)/pytest -q -n auto
+	$(BIN)/pytest -q -n auto --dist worksteal
 
 test: lint typecheck pytest
 

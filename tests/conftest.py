@@ -79,3 +79,9 @@ def load_tool(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow end-to-end tests first, so that `make test`'s workers share them from the
+    start instead of one worker finishing a four-minute test alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
