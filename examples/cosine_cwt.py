@@ -30,5 +30,6 @@ OBJECTIVES.add(
         needs_head=False,
         flops=contrastive_flops,
         options=CosineOptions,  # any other option set is refused
+        description="CWT on cosine similarities, a margin on the positives",
     ),
 )
