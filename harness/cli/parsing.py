@@ -27,7 +27,8 @@ class VerbParser(argparse.ArgumentParser):
     other type take a non-empty word (`harness.cli.flags.text`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        # no prefix of a flag stands for it: `--out` is not `--output-dir`, whose meaning differs
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
         self.register("type", None, text)  # a flag of no other type: a word, never empty
         group = self.add_argument_group("output")
         group.add_argument(

@@ -112,6 +112,11 @@ def test_code_a_file_names_runs_only_while_trusted(tmp_path, monkeypatch) -> Non
         assert may_run_code(beside) and plugins_trusted()
         raise RuntimeError("the trust ends with the block, however it ends")
     assert TRUST_ENV not in os.environ and not may_run_code(beside)
+    with trusting(False):  # `--trust-plugins` not given: nothing granted
+        assert not plugins_trusted()
+    with trusting(True), trusting(False):  # a block inside a trusted one keeps its trust
+        assert plugins_trusted()
+    assert not plugins_trusted()
 
 
 def test_an_untrusted_plugin_runs_nothing(tmp_path) -> None:

@@ -404,3 +404,17 @@ def test_dashes_and_underscores_are_one_spelling(capsys) -> None:
     assert "did you mean --steps?" in capsys.readouterr().err
     assert _parse(["pretrain", "--save_steps", "3"]) == 2  # --save-every here: not the same
     assert "--save-every N" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plot", "quickstart", "--out", "figs"],
+        ["report", "quickstart", "--out", "page.html"],
+        ["publish", "leaderboard", "quickstart", "--repo", "me/x", "--write-to", "review"],
+    ],
+)
+def test_every_verb_writes_under_output_dir(capsys, argv: list[str]) -> None:
+    """One name for where a verb writes: the older spellings point to it."""
+    assert hlm(argv) == 2
+    assert "did you mean --output-dir DIR" in capsys.readouterr().err
