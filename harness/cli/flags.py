@@ -12,7 +12,8 @@ that names the flag, never an error deep inside the command.
 One name per idea: where a verb writes its output is `--output-dir DIR` (`hlm evaluate`
 also takes lm-eval's `--output_path`, with lm-eval's meaning); the leaderboards a verb reads
 and adds to live under `--leaderboards ROOT`; flags are spelt with dashes, and the
-underscore spelling is the same flag (`harness.cli.parsing.one_spelling`).
+underscore spelling is the same flag (`harness.cli.parsing.one_spelling`); no prefix of a
+flag stands for it (`--out` is not `--output-dir`).
 """
 
 from __future__ import annotations
