@@ -23,7 +23,7 @@ from benchmarks.machine import machine_rows
 from benchmarks.startup import cli_rows
 from benchmarks.steps import bench_steps
 from harness.bench.memory import torch_huge_pages
-from harness.bench.stepper import Stepper, Variant
+from harness.bench.stepper import Stepper, variant
 from harness.bench.timing import Roofline, Row, format_rows
 from zoo.models import get_spec
 from zoo.numerics import flush_denormal
@@ -89,7 +89,9 @@ def profile_headless_step(batch: int = 32, steps: int = 3) -> str:
     from torch.profiler import ProfilerActivity, profile
 
     with flush_denormal(True):
-        s = Stepper(get_spec("bert-small", 50_000), Variant("cwt", sparse=True), batch, 128)
+        s = Stepper(
+            get_spec("bert-small", 50_000), variant("cwt", sparse_embeddings=True), batch, 128
+        )
         s.step()
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             for _ in range(steps):

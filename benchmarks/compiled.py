@@ -8,14 +8,14 @@ The rows are INFO: whether compilation pays depends on the machine and the shape
 from __future__ import annotations
 
 from benchmarks.steps import steppers, timed
-from harness.bench.stepper import Variant
+from harness.bench.stepper import variant
 from harness.bench.timing import Roofline, Row, spread_row
 
 VARIANTS = {
-    "vanilla": Variant("ce"),
-    "vanilla-compiled": Variant("ce", compile=True),
-    "headless": Variant("cwt"),
-    "headless-compiled": Variant("cwt", compile=True),
+    "vanilla": variant("ce"),
+    "vanilla-compiled": variant("ce", compile=True),
+    "headless": variant("cwt"),
+    "headless-compiled": variant("cwt", compile=True),
 }
 
 

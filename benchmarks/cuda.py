@@ -21,7 +21,7 @@ import torch
 
 from benchmarks.steps import steppers
 from harness.bench.memory import cuda_peak_mb
-from harness.bench.stepper import Stepper, Variant
+from harness.bench.stepper import Stepper, Variant, variant
 from harness.bench.timing import Row, interleaved, spread_row
 from zoo.objectives import LossOptions, cwt_loss
 from zoo.objectives.base import LossInputs, VocabHead
@@ -139,9 +139,9 @@ def larger_step(preset: str, bf16_peak: float, batch: int = 256) -> list[Row]:
     asks of a GPU step, eager and compiled, beside the eager vanilla step."""
     tag = f"cuda {preset} V=50k b={batch} s=128 bf16"
     configs = {
-        "vanilla": Variant("ce"),
-        "headless": Variant("cwt"),
-        "headless-compiled": Variant("cwt", compile=True),
+        "vanilla": variant("ce"),
+        "headless": variant("cwt"),
+        "headless-compiled": variant("cwt", compile=True),
     }
     rows, best, st = _step_rows(tag, preset, 50_304, batch, 128, configs)
     head = min(best["headless"], best["headless-compiled"])
@@ -164,9 +164,9 @@ def graphed_step(preset: str, bf16_peak: float, batch: int = 256) -> list[Row]:
     that cuts it off leaves the rows before it."""
     tag = f"cuda {preset} V=50k b={batch} s=128 bf16"
     name = "headless-compiled-cuda-graphs"
-    variant = {name: Variant("cwt", compile=True, cuda_graphs=True)}
+    graphed = {name: variant("cwt", compile=True, cuda_graphs=True)}
     try:
-        rows, best, st = _step_rows(tag, preset, 50_304, batch, 128, variant)
+        rows, best, st = _step_rows(tag, preset, 50_304, batch, 128, graphed)
     except RuntimeError as exc:  # dynamo's and inductor's errors; the rows after it still run
         log.warning("%s %s: %s: %s", tag, name, type(exc).__name__, str(exc)[:500])
         return _logged([Row(f"{tag} {name}: failed ({type(exc).__name__})", 0.0, "info")])
@@ -184,14 +184,14 @@ def bench_steps(quick: bool, bf16_peak: float, larger: bool = True) -> list[Row]
     `quick`)."""
     ext = _externals()
     enc: dict[str, Variant] = {
-        "hf-default": Variant("ce", hf_default=True),
-        "vanilla": Variant("ce"),
-        "vanilla-chunked": Variant("ce", LossOptions(ce_impl="chunked")),
-        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},
-        "headless": Variant("cwt"),
-        "headless-sparse": Variant("cwt", sparse=True),
-        "vanilla-compiled": Variant("ce", compile=True),
-        "headless-compiled": Variant("cwt", compile=True),
+        "hf-default": variant("ce", hf_default=True),
+        "vanilla": variant("ce"),
+        "vanilla-chunked": variant("ce", loss=LossOptions(ce_impl="chunked")),
+        **{f"vanilla-{x}": variant("ce", loss=LossOptions(ce_impl=x)) for x in ext},
+        "headless": variant("cwt"),
+        "headless-sparse": variant("cwt", sparse_embeddings=True),
+        "vanilla-compiled": variant("ce", compile=True),
+        "headless-compiled": variant("cwt", compile=True),
     }
     preset, batch = ("bert-small", 32) if quick else ("bert-base", 64)
     tag = f"cuda {preset} V=50k b={batch} s=128 bf16"
@@ -218,11 +218,11 @@ def bench_steps(quick: bool, bf16_peak: float, larger: bool = True) -> list[Row]
     if larger and not quick:
         rows += mfu_steps(bf16_peak, preset)
     dec: dict[str, Variant] = {
-        "vanilla": Variant("ce"),
-        **{f"vanilla-{x}": Variant("ce", LossOptions(ce_impl=x)) for x in ext},
-        "headless": Variant("cwt"),
-        "vanilla-compiled": Variant("ce", compile=True),
-        "headless-compiled": Variant("cwt", compile=True),
+        "vanilla": variant("ce"),
+        **{f"vanilla-{x}": variant("ce", loss=LossOptions(ce_impl=x)) for x in ext},
+        "headless": variant("cwt"),
+        "vanilla-compiled": variant("ce", compile=True),
+        "headless-compiled": variant("cwt", compile=True),
     }
     dbatch = 4 if quick else 16
     dtag = f"cuda pythia-70m V=50k b={dbatch} s=512 bf16"
@@ -239,7 +239,9 @@ def bench_steps(quick: bool, bf16_peak: float, larger: bool = True) -> list[Row]
             Row(f"{dtag}: headless MFU (bf16 roofline)", dmfu, "x"),
         ]
     )
-    flat: dict[str, Variant] = {f"V={v}": Variant("cwt", sparse=True) for v in (8_000, 120_000)}
+    flat: dict[str, Variant] = {
+        f"V={v}": variant("cwt", sparse_embeddings=True) for v in (8_000, 120_000)
+    }
     ftimes: dict[str, float] = {}
     for name, c in flat.items():
         vocab = int(name.split("=")[1])

@@ -12,7 +12,7 @@ V (V = 120k / 8k <= 1.1 with sparse embeddings).
 from __future__ import annotations
 
 from harness.bench.probe import probe
-from harness.bench.stepper import Stepper, Variant
+from harness.bench.stepper import Stepper, Variant, variant
 from harness.bench.timing import Roofline, Row, Timing, check, interleaved, spread_row
 from zoo.models import get_spec
 from zoo.objectives import LossOptions
@@ -20,18 +20,20 @@ from zoo.objectives import LossOptions
 SETTLE = 0.03  # a comparison's rounds go on until each variant's best is seen twice within 3%
 
 ENCODER_VARIANTS = {
-    "hf-default": Variant("ce", hf_default=True),
-    "vanilla": Variant("ce"),
-    "vanilla-chunked": Variant("ce", LossOptions(ce_impl="chunked")),
-    "headless": Variant("cwt"),
-    "headless-sparse": Variant("cwt", sparse=True),
-    "headless-sparse-full-last-layer": Variant("cwt", sparse=True, prune_last_layer=False),
-    "headless-sparse-torch-dropout": Variant("cwt", sparse=True, fast_dropout=False),
+    "hf-default": variant("ce", hf_default=True),
+    "vanilla": variant("ce"),
+    "vanilla-chunked": variant("ce", loss=LossOptions(ce_impl="chunked")),
+    "headless": variant("cwt"),
+    "headless-sparse": variant("cwt", sparse_embeddings=True),
+    "headless-sparse-full-last-layer": variant(
+        "cwt", sparse_embeddings=True, prune_last_layer=False
+    ),
+    "headless-sparse-torch-dropout": variant("cwt", sparse_embeddings=True, fast_dropout=False),
 }
 DECODER_VARIANTS = {
-    "vanilla": Variant("ce"),
-    "headless": Variant("cwt"),
-    "headless-sparse": Variant("cwt", sparse=True),
+    "vanilla": variant("ce"),
+    "headless": variant("cwt"),
+    "headless-sparse": variant("cwt", sparse_embeddings=True),
 }
 
 
@@ -47,9 +49,7 @@ def steppers(
     """One `Stepper` per named variant; `bf16` turns autocast on for all of them."""
     spec = get_spec(preset, vocab)
     return {
-        name: Stepper(
-            spec, Variant(**{**v.__dict__, "bf16": bf16 or v.bf16}), batch, seq, 0, device
-        )
+        name: Stepper(spec, v.changed(bf16=True) if bf16 else v, batch, seq, 0, device)
         for name, v in variants.items()
     }
 
@@ -195,7 +195,7 @@ def flat_in_v_rows(quick: bool, peak: Roofline) -> list[Row]:
     batch, reps = (8, 2) if quick else (32, 5)
     st = {
         f"V={v} {'sparse' if sparse else 'dense'}": Stepper(
-            get_spec("bert-small", v), Variant("cwt", sparse=sparse), batch, 128
+            get_spec("bert-small", v), variant("cwt", sparse_embeddings=sparse), batch, 128
         )
         for v in (8_000, 120_000)
         for sparse in (False, True)
@@ -226,7 +226,7 @@ def bf16_rows(quick: bool, peak: Roofline) -> list[Row]:
         50_000,
         batch,
         128,
-        {"fp32": Variant("cwt"), "bf16": Variant("cwt", bf16=True)},
+        {"fp32": variant("cwt"), "bf16": variant("cwt", bf16=True)},
     )
     med = timed(st, peak, reps).best
     tag = f"bert-small V=50k b={batch} s=128"

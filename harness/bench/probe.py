@@ -12,7 +12,6 @@ measured work (`peak_mb`, VmHWM reset just before it) and its growth over the RS
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -45,32 +44,24 @@ def probe(
 
 
 def _json(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.asdict(obj)
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump()
+    if hasattr(obj, "as_json"):  # a benchmark `Variant`
+        return obj.as_json()
     raise TypeError(f"cannot send {type(obj).__name__} to the probe")
-
-
-def _variant(data: dict[str, Any]) -> Any:
-    from harness.bench.stepper import Variant
-    from zoo.objectives import OBJECTIVES
-
-    loss = OBJECTIVES.get(data["objective"]).read_options(data["loss"])
-    return Variant(**{**data, "loss": loss})
 
 
 def _speedup(args: dict[str, Any]) -> dict[str, Any]:
     from harness.bench.memory import torch_huge_pages
-    from harness.bench.stepper import Stepper, Variant
+    from harness.bench.stepper import Stepper, variant
     from harness.bench.timing import interleaved
     from zoo.models import get_spec
 
     spec = get_spec(args["preset"], args["vocab"])
     b, t = args["batch"], args["seq"]
     steppers = {
-        "hf-default": Stepper(spec, Variant("ce", hf_default=True, fast_dropout=False), b, t),
-        "headless-sparse": Stepper(spec, Variant("cwt", sparse=True, fast_dropout=False), b, t),
+        "hf-default": Stepper(spec, variant("ce", hf_default=True, fast_dropout=False), b, t),
+        "headless-sparse": Stepper(
+            spec, variant("cwt", sparse_embeddings=True, fast_dropout=False), b, t
+        ),
     }
     best = interleaved({k: s.step for k, s in steppers.items()}, 1, args["reps"]).best
     return {
@@ -100,12 +91,12 @@ def main() -> None:
         reset_peak()
         cwt_loss(h, e, impl=args["impl"]).backward()
     elif kind == "step":
-        from harness.bench.stepper import Stepper
+        from harness.bench.stepper import Stepper, Variant
         from zoo.models import get_spec
 
         s = Stepper(
             get_spec(args["preset"], args["vocab"]),
-            _variant(args["variant"]),
+            Variant.from_json(args["variant"]),
             args["batch"],
             args["seq"],
         )

@@ -6,6 +6,7 @@ batch that fits. Imported when a cell runs, so that checking a suite does not lo
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -30,15 +31,18 @@ if TYPE_CHECKING:
 def _variants(
     ctx: TaskContext, baseline: str | None, p: ThroughputParams, cuda: bool
 ) -> dict[str, Variant]:
-    """The cell's variant (its objective, loss options, embedding update), its baseline
-    twin's and Hugging Face's full-projection step; bf16 autocast on CUDA."""
-    cfg = ctx.pretrain
-    variants = {"model": Variant(cfg.objective, cfg.loss, sparse=cfg.sparse_embeddings, bf16=cuda)}
+    """The cell's own pretraining step (its config, bf16 autocast on CUDA), its baseline
+    twin's (the baseline objective with the options both read, dense embedding updates) and
+    Hugging Face's full-projection step."""
+    model = Variant(ctx.pretrain.model_copy(update={"bf16": cuda}))
+    variants = {"model": model}
     if baseline:
-        loss = OBJECTIVES.get(baseline).options_from(cfg.loss)  # the options both read
-        variants["baseline"] = Variant(baseline, loss, bf16=cuda)
+        loss = OBJECTIVES.get(baseline).options_from(ctx.pretrain.loss)  # the options both read
+        twin = {"objective": baseline, "loss": loss.model_dump(), "sparse_embeddings": False}
+        variants["baseline"] = model.changed(**twin)
     if p.hf_baseline:
-        variants["hf"] = Variant("ce", hf_default=True, bf16=cuda)
+        hf = model.changed(objective="ce", loss={}, sparse_embeddings=False)
+        variants["hf"] = replace(hf, hf_default=True)
     return variants
 
 

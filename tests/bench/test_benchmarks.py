@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.bench.stepper import Stepper, Variant
+from harness.bench.stepper import Stepper, variant
 from zoo.models import get_spec
 from zoo.objectives import cwt_loss
 
@@ -41,5 +41,5 @@ def test_cwt_loss_step(benchmark, impl: str) -> None:
     [("hf-default", "ce", True), ("vanilla", "ce", False), ("headless", "cwt", False)],
 )
 def test_bert_small_training_step(benchmark, name: str, objective: str, hf_default: bool) -> None:
-    s = Stepper(get_spec("bert-small", 50_000), Variant(objective, hf_default=hf_default), 8, 128)
+    s = Stepper(get_spec("bert-small", 50_000), variant(objective, hf_default=hf_default), 8, 128)
     benchmark.pedantic(s.step, rounds=3, warmup_rounds=1)

@@ -98,11 +98,11 @@ def test_the_mfu_part_runs_the_goals_steps_first_and_once(monkeypatch) -> None:
 def test_a_cuda_graphs_step_reports_no_per_step_peak_memory(monkeypatch) -> None:
     """A replayed CUDA graph allocates nothing (its memory was taken at capture): its
     per-step peak would read as almost zero, so it gets an info row, not a MiB figure."""
-    from harness.bench.stepper import Variant
+    from harness.bench.stepper import variant
 
     configs = {
-        "headless-compiled": Variant("cwt", compile=True),
-        "headless-compiled-cuda-graphs": Variant("cwt", compile=True, cuda_graphs=True),
+        "headless-compiled": variant("cwt", compile=True),
+        "headless-compiled-cuda-graphs": variant("cwt", compile=True, cuda_graphs=True),
     }
     made = {
         k: SimpleNamespace(step=lambda: None, flops=2.0e12, variant=v) for k, v in configs.items()

@@ -178,11 +178,14 @@ def test_a_compiled_cuda_step_trains_like_the_eager_one(tmp_path) -> None:
 
 
 def test_bench_steppers_run_on_cuda() -> None:
-    from harness.bench.stepper import Stepper, Variant
+    from harness.bench.stepper import Stepper, variant
     from zoo.models import get_spec
 
     spec = get_spec("bert-tiny", 1000)
-    for v in (Variant("ce", hf_default=True, bf16=True), Variant("cwt", sparse=True, bf16=True)):
+    for v in (
+        variant("ce", hf_default=True, bf16=True),
+        variant("cwt", sparse_embeddings=True, bf16=True),
+    ):
         s = Stepper(spec, v, 4, 32, 0, device="cuda")
         assert s.step() > 0 and next(s.model.parameters()).is_cuda
 

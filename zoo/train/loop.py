@@ -17,7 +17,7 @@ import resource
 import signal
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,7 +33,7 @@ from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
 from zoo.train.interrupt import StopSignals, TrainingInterrupted
 from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.records import Checkpointer, MetricsLog
-from zoo.train.run import Run, StopRule
+from zoo.train.run import Run, Stepping, StopRule
 from zoo.train.step import head_from_embeddings, queries_of
 from zoo.train.trackers import open_trackers
 
@@ -73,16 +73,27 @@ def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tenso
 def train_step(
     run: Run, module: torch.nn.Module, sampler: BatchSampler, guard: NonFiniteGuard
 ) -> dict[str, float]:
-    """One optimizer step over the run's micro-batches; returns the logged losses (means; the
-    loss averaged over ranks too).
-    A step whose loss or gradients are not finite is skipped (`guard`)."""
-    r, cfg = run.recipe, run.cfg
-    run.optimizer.zero_grad(set_to_none=True)
+    """One optimizer step over the run's micro-batches (`optimizer_step`)."""
+    return optimizer_step(run, module, micro_batches(run, sampler), guard)
+
+
+def optimizer_step(
+    state: Stepping,
+    module: torch.nn.Module,
+    batches: Iterable[tuple[Tensor, Tensor]],
+    guard: NonFiniteGuard,
+) -> dict[str, float]:
+    """One optimizer step over `batches` (inputs, labels: (B, T) each, its micro-batches);
+    returns the logged losses (means; the loss averaged over ranks too), copied to the host
+    once. A step whose loss or gradients are not finite is skipped (`guard`). The loop and
+    the benchmarks' `Stepper` both step through here."""
+    r, cfg = state.recipe, state.cfg
+    state.optimizer.zero_grad(set_to_none=True)
     sums: dict[str, Tensor] = {}  # each logged value's sum over micro-batches, on the device
     counts: list[Tensor] = []  # each micro-batch's (selected positions, longest row's count)
-    pruned = queries_of(run.spec, 1, 1, cfg.prune_last_layer) is not None
-    for inputs, labels in micro_batches(run, sampler):
-        with torch.autocast(run.ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+    pruned = queries_of(state.spec, 1, 1, cfg.prune_last_layer) is not None
+    for inputs, labels in batches:
+        with torch.autocast(state.ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
             result = module(inputs, labels)
         loss = result["loss"] / r.grad_accum
         loss.backward()  # even when not finite: every rank takes part in DDP's reduction
@@ -95,21 +106,21 @@ def train_step(
             sums[name] = sums[name] + part if name in sums else part
     logs, per_micro = _on_host(sums, counts)  # the step's one host sync
     for k, longest in per_micro:
-        queries = queries_of(run.spec, r.micro_batch_size, longest, cfg.prune_last_layer)
-        run.counters.flops += run.ctx.world_size * train_step_flops(
-            run.spec, run.objective, r.micro_batch_size, r.seq_len, k, queries
+        queries = queries_of(state.spec, r.micro_batch_size, longest, cfg.prune_last_layer)
+        state.counters.flops += state.ctx.world_size * train_step_flops(
+            state.spec, state.objective, r.micro_batch_size, r.seq_len, k, queries
         )
-    logs["loss"] = run.ctx.all_reduce_mean(logs["loss"])  # every rank's mean: one decision
-    norm = grad_norm(run.trainable)
-    if guard.step_ok(run.counters.step + 1, logs["loss"], norm):
+    logs["loss"] = state.ctx.all_reduce_mean(logs["loss"])  # every rank's mean: one decision
+    norm = grad_norm(state.trainable)
+    if guard.step_ok(state.counters.step + 1, logs["loss"], norm):
         if r.grad_clip > 0:
-            clip_grad_norm(run.trainable, r.grad_clip, norm)
-        run.optimizer.step()
-        run.scheduler.step()
+            clip_grad_norm(state.trainable, r.grad_clip, norm)
+        state.optimizer.step()
+        state.scheduler.step()
     else:
-        run.counters.skipped_steps += 1
+        state.counters.skipped_steps += 1
         logs["skipped"] = 1.0
-        _advance_schedule_after_skip(run)
+        _advance_schedule_after_skip(state)
     return logs
 
 
@@ -124,13 +135,13 @@ def _on_host(
     return logs, list(zip(rest[::2], rest[1::2], strict=True))
 
 
-def _advance_schedule_after_skip(run: Run) -> None:
+def _advance_schedule_after_skip(state: Stepping) -> None:
     """A skipped step advances the schedule too: the learning rate stays a function of the
     step counter (and so of where a resumed run starts). Torch warns that a value of the
     schedule is lost when no optimizer step came yet, which is what is meant here."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", r"Detected call of `lr_scheduler\.step\(\)`")
-        run.scheduler.step()
+        state.scheduler.step()
 
 
 def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:

@@ -2,7 +2,8 @@
 
 `Run` holds what the stages produce (model, tokenizer, data, optimizer), `Counters` what a
 checkpoint must carry to resume exactly (step, tokens, FLOPs, seconds), and `StopRule` which
-of them ends the run. `checkpoint_metadata` turns a run into the typed `hlm_metadata.json` of
+of them ends the run. `Stepping` is what one optimizer step reads, a run or a benchmark's
+stepper. `checkpoint_metadata` turns a run into the typed `hlm_metadata.json` of
 its checkpoints.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -47,6 +48,23 @@ class Counters:
             "wall_seconds": self.wall_seconds,
             "skipped_steps": self.skipped_steps,
         }
+
+
+class Stepping(Protocol):
+    """What one optimizer step reads and advances (`zoo.train.loop.optimizer_step`): a `Run`,
+    or a benchmark's `harness.bench.stepper.Stepper` on a fixed batch."""
+
+    cfg: PretrainConfig
+    ctx: DistContext
+    spec: ModelSpec
+    objective: Objective
+    recipe: ResolvedRecipe
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    counters: Counters
+
+    @property
+    def trainable(self) -> list[torch.nn.Parameter]: ...
 
 
 @dataclass

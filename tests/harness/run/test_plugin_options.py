@@ -14,7 +14,7 @@ import yaml
 from safetensors.torch import load_file
 
 from harness.bench.probe import probe
-from harness.bench.stepper import Variant
+from harness.bench.stepper import variant
 from harness.cli import main
 from harness.publish.cards import CardOptions, model_card
 from harness.results.leaderboard import read_leaderboard
@@ -109,10 +109,10 @@ def test_the_memory_probe_loads_plugins() -> None:
     load_plugin(PLUGIN, trusted=True)
     options = OBJECTIVES.get("cosine-cwt").options.model_validate({"margin": 0.1})
     kw = dict(preset="bert-tiny", vocab=300, batch=2, seq=16, steps=1)
-    got = probe("step", plugins=[PLUGIN], variant=Variant("cosine-cwt", options), **kw)
+    got = probe("step", plugins=[PLUGIN], variant=variant("cosine-cwt", loss=options), **kw)
     assert got["peak_mb"] > 0
     with pytest.raises(UserError, match="unknown objective 'cosine-cwt'"):
-        probe("step", variant=Variant("cosine-cwt", options), **kw)
+        probe("step", variant=variant("cosine-cwt", loss=options), **kw)
 
 
 def test_a_misspelt_plugin_option_in_a_config_names_the_option_meant(tmp_path: Path) -> None:

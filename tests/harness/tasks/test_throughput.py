@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import harness.tasks.throughput_steps as throughput_steps
-from harness.bench.stepper import Stepper, Variant
+from harness.bench.stepper import Stepper, Variant, variant
 from harness.tasks import TaskContext
 from harness.tasks.throughput import ThroughputParams, run_throughput
 from zoo.models import get_spec
@@ -32,6 +32,8 @@ def test_throughput_uses_the_cells_loss_options(monkeypatch) -> None:
         batch_size=2,
         seq_len=16,
         loss={"duplicates": "mask", "chunk": 64},
+        prune_last_layer=False,
+        sparse_embeddings=True,
     )
     ctx = TaskContext(
         spec=get_spec("bert-tiny", 300),
@@ -42,16 +44,13 @@ def test_throughput_uses_the_cells_loss_options(monkeypatch) -> None:
     )
     names = {r.metric for r in run_throughput(ctx)}
     assert {"tokens_per_s", "speedup_vs_baseline", "speedup_vs_hf"} <= names
-    model, baseline, hf = seen
-    assert (
-        hf.hf_default and hf.objective == "ce"
-    )  # Hugging Face's full projection, as timed in the paper
-    assert (model.objective, model.loss.duplicates, model.loss.chunk) == (
-        "cwt",
-        "mask",
-        64,
-    )  # was keep
+    model, baseline, hf = (v.config for v in seen)
+    assert seen[2].hf_default and hf.objective == "ce"  # Hugging Face's, as the paper times it
+    assert (model.objective, model.loss.duplicates, model.loss.chunk) == ("cwt", "mask", 64)
     assert (baseline.objective, baseline.loss.chunk) == ("ce", 64)
+    # the cell's other settings reach both of its steps; the twin updates its embeddings densely
+    assert not model.prune_last_layer and not baseline.prune_last_layer
+    assert model.sparse_embeddings and not baseline.sparse_embeddings
 
 
 def _ctx(**params: object) -> TaskContext:
@@ -87,7 +86,7 @@ def test_speedups_keep_each_rounds_ratio_as_a_sample(monkeypatch) -> None:
         flops, n_params = 1e9, 10
 
         def __init__(self, spec, variant, *args, **kwargs):  # type: ignore[no-untyped-def]
-            self.objective = "hf" if variant.hf_default else variant.objective
+            self.objective = "hf" if variant.hf_default else variant.config.objective
 
         def step(self) -> float:
             return next(step_seconds[self.objective])
@@ -135,6 +134,6 @@ def test_largest_batch_doubles_then_bisects(monkeypatch, fits_below, start, expe
     monkeypatch.setattr(throughput_steps, "Stepper", _FitsBelow)
     _FitsBelow.limit, _FitsBelow.tried = fits_below, []
     spec = get_spec("bert-tiny", 300)
-    got = throughput_steps.largest_batch(spec, Variant("cwt"), 16, start)
+    got = throughput_steps.largest_batch(spec, variant("cwt"), 16, start)
     assert got == expected
     assert len(_FitsBelow.tried) <= 2 * 17  # doubling and bisection: logarithmic in the limit
