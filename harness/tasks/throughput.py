@@ -6,8 +6,9 @@ objective) and Hugging Face's own full-projection step (`hf_baseline`: the step 
 timed, which projects every position onto the vocabulary) are stepped alternately in this
 process; step latency is the median after warm-up, so all see the same machine state. FLOPs
 are analytic (`zoo.flops`); MFU is against the fp32 `torch.mm` roofline of `hlm bench`
-(`harness.bench.timing.Roofline`), sampled before and after the steps on the CPU, and
-against a bf16 `torch.mm` roofline on CUDA (where the steps run under bf16 autocast).
+(`harness.bench.timing.Roofline`) on the CPU, and against a bf16 `torch.mm` roofline on CUDA
+(where the steps run under bf16 autocast), sampled after each measured round. A CPU sample
+costs seconds: `mfu: false` leaves the roofline and its row out.
 
 The steps use the cell's loss options (`loss:` in the suite: duplicates, kernels...) and
 embedding update, so an ablation row measures what it names.

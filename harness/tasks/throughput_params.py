@@ -20,6 +20,11 @@ class ThroughputParams(Settings):
     memory: bool = Field(
         True, description="measure peak memory (RSS on the CPU, allocator on CUDA)"
     )
+    mfu: bool = Field(
+        True,
+        description="sample the matmul roofline after each measured round for the `mfu` row "
+        "(on a CPU, seconds of a core per sample); false: no `mfu` row",
+    )
     max_batch: bool = Field(False, description="CUDA: find the largest batch that fits")
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="where to measure; auto: the pretraining config's device"

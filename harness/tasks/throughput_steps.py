@@ -104,18 +104,19 @@ def largest_batch(
 
 
 def _timed(
-    steppers: dict[str, Stepper], p: ThroughputParams, roofline: Roofline
+    steppers: dict[str, Stepper], p: ThroughputParams, roofline: Roofline | None
 ) -> dict[str, list[float]]:
     """Step seconds per variant, interleaved (the same machine state for all), with the
-    roofline sampled after each measured round: the MFU's denominator is the machine's speed
-    over the same stretch of time, not at two moments another job may have slowed."""
+    roofline (where the MFU is asked for) sampled after each measured round: the MFU's
+    denominator is the machine's speed over the same stretch of time, not at two moments
+    another job may have slowed."""
     times: dict[str, list[float]] = {k: [] for k in steppers}
     for i in range(p.warmup + p.steps):
         for name, s in steppers.items():
             dt = s.step()
             if i >= p.warmup:
                 times[name].append(dt)
-        if i >= p.warmup:
+        if i >= p.warmup and roofline is not None:
             roofline.sample()
     return times
 
@@ -155,7 +156,7 @@ def _measure(ctx: TaskContext) -> list[Result]:
     variants = _variants(ctx, baseline, p, cuda)
     spec = get_spec(ctx.spec.name, ctx.spec.vocab_size)
     steppers = {k: Stepper(spec, v, batch, seq, ctx.seed, device) for k, v in variants.items()}
-    roofline = _roofline(cuda)
+    roofline = _roofline(cuda) if p.mfu else None
     times = _timed(steppers, p, roofline)
     med = {k: statistics.median(v) for k, v in times.items()}
     model, tokens = steppers["model"], batch * seq
@@ -170,10 +171,11 @@ def _measure(ctx: TaskContext) -> list[Result]:
         ),
         Result("flops_per_token", model.flops / tokens),
         Result("achieved_tflops", achieved / 1e12),
-        Result("mfu", achieved / statistics.median(roofline.samples)),
         Result("params", float(model.n_params)),
         _speedup("speedup_vs_baseline", times, "baseline" if baseline else "model"),
     ]
+    if roofline is not None:
+        out.append(Result("mfu", achieved / statistics.median(roofline.samples)))
     if p.hf_baseline:
         out.append(_speedup("speedup_vs_hf", times, "hf"))
     if p.memory:

@@ -106,6 +106,12 @@ def test_speedups_keep_each_rounds_ratio_as_a_sample(monkeypatch) -> None:
     assert speedup.value == 3.0  # median 3 s over median 1 s
     assert speedup.samples == {"round-000": 3.0, "round-001": 2.0, "round-002": 4.0}
     assert got["step_ms"].samples == {"round-000": 1000.0, "round-001": 1000.0, "round-002": 2000.0}
+    assert got["mfu"].value == 1e9 / 1.0 / 1e12  # the median step's FLOP/s over the roofline's
+    # mfu: false samples no roofline (seconds of a CPU core each) and writes no mfu row
+    monkeypatch.setattr(throughput_steps, "_roofline", lambda cuda: pytest.fail("sampled"))
+    step_seconds.update({"cwt": iter([1.0] * 3), "ce": iter([2.0] * 3)})
+    quick = {r.metric for r in run_throughput(_ctx(hf_baseline=False, steps=3, mfu=False))}
+    assert "mfu" not in quick and "speedup_vs_baseline" in quick
 
 
 class _FitsBelow:
