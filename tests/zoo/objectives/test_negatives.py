@@ -18,6 +18,13 @@ from zoo.objectives import cwt_loss
 
 SIZES = (5, 7)  # K per rank: unequal, as with MLM masking
 D = 8
+CASES = [
+    ("keep", "plain"),
+    ("keep", "chunked"),
+    ("mask", "chunked"),
+    ("mask", "plain"),
+    ("unique", "recompute"),
+]
 
 
 def _rank_inputs(rank: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -29,20 +36,22 @@ def _rank_inputs(rank: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return h, table[ids].clone(), ids
 
 
-def _worker(rank: int, init: str, out: str, duplicates: str, impl: str) -> None:
+def _worker(rank: int, init: str, out: str) -> None:
+    """Every case of `CASES` in one process group (one spawn of two processes, not one a case)."""
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=2)
-    h, e, ids = _rank_inputs(rank)
-    h.requires_grad_()
-    e.requires_grad_()
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always")
-        loss = cwt_loss(
-            h, e, duplicates=duplicates, target_ids=ids, impl=impl, chunk=4, negatives="global"
-        )  # type: ignore[arg-type]
-        loss.backward()
-    warned = [str(w.message) for w in said]
-    got = {"loss": loss.detach(), "h": h.grad, "e": e.grad, "warned": warned}
-    torch.save(got, f"{out}/rank{rank}.pt")
+    for duplicates, impl in CASES:
+        h, e, ids = _rank_inputs(rank)
+        h.requires_grad_()
+        e.requires_grad_()
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            loss = cwt_loss(
+                h, e, duplicates=duplicates, target_ids=ids, impl=impl, chunk=4, negatives="global"
+            )  # type: ignore[arg-type]
+            loss.backward()
+        warned = [str(w.message) for w in said]
+        got = {"loss": loss.detach(), "h": h.grad, "e": e.grad, "warned": warned}
+        torch.save(got, f"{out}/rank{rank}-{duplicates}-{impl}.pt")
     dist.barrier()  # both ranks' results are on disk
     # gloo's teardown (destroy_process_group, then the interpreter's exit) sometimes aborts a
     # worker with SIGABRT once the work is done, failing the test at random: the results are
@@ -75,24 +84,20 @@ def _reference(duplicates: str) -> list[dict[str, torch.Tensor]]:
     return [{"loss": losses[r].detach(), "h": hs[r].grad, "e": es[r].grad} for r in range(2)]
 
 
-@pytest.mark.parametrize(
-    ("duplicates", "impl"),
-    [
-        ("keep", "plain"),
-        ("keep", "chunked"),
-        ("mask", "chunked"),
-        ("mask", "plain"),
-        ("unique", "recompute"),
-    ],
-)
-def test_global_negatives_match_one_process(tmp_path: Path, duplicates: str, impl: str) -> None:
-    init = f"file://{tmp_path}/rendezvous"
-    mp.start_processes(
-        _worker, args=(init, str(tmp_path), duplicates, impl), nprocs=2, start_method="spawn"
-    )
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Each case's results on both ranks of one two-process gloo group."""
+    out = tmp_path_factory.mktemp("negatives")
+    init = f"file://{out}/rendezvous"
+    mp.start_processes(_worker, args=(init, str(out)), nprocs=2, start_method="spawn")
+    return out
+
+
+@pytest.mark.parametrize(("duplicates", "impl"), CASES)
+def test_global_negatives_match_one_process(two_ranks: Path, duplicates: str, impl: str) -> None:
     ref = _reference(duplicates)
     for r in range(2):
-        got = torch.load(tmp_path / f"rank{r}.pt")
+        got = torch.load(two_ranks / f"rank{r}-{duplicates}-{impl}.pt")
         assert not [w for w in got["warned"] if "deprecated" in w], got["warned"]
         for key in ("loss", "h", "e"):
             assert_close(got[key], ref[r][key], rtol=1e-5, atol=1e-6, msg=f"rank {r} {key}")
