@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -49,15 +50,28 @@ class SynonymParams(Settings):
     )
 
 
-def single_token(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
-    """The id of `word` where the tokenizer keeps it whole: as it appears after a space in
-    running text (a byte-level BPE token carries the space), else on its own."""
+def single_tokens(
+    tokenizer: PreTrainedTokenizerBase, words: Iterable[str]
+) -> dict[str, int | None]:
+    """Each distinct word's id where the tokenizer keeps it whole (None where it does not): as
+    it appears after a space in running text (a byte-level BPE token carries the space), else
+    on its own. Tokenized in two batches, not a call a word."""
+    unique = list(dict.fromkeys(words))
+    found: dict[str, int | None] = dict.fromkeys(unique)
+    if not unique:
+        return found
     special = set(tokenizer.all_special_ids)  # an unknown word is one [UNK]: not kept whole
-    for form in (" " + word, word):
-        ids = tokenizer(form, add_special_tokens=False)["input_ids"]
-        if len(ids) == 1 and ids[0] not in special:
-            return int(ids[0])
-    return None
+    for forms in ([" " + w for w in unique], unique):
+        encoded = tokenizer(forms, add_special_tokens=False)["input_ids"]
+        for word, ids in zip(unique, encoded, strict=True):
+            if found[word] is None and len(ids) == 1 and ids[0] not in special:
+                found[word] = int(ids[0])
+    return found
+
+
+def single_token(tokenizer: PreTrainedTokenizerBase, word: str) -> int | None:
+    """`single_tokens` of one word."""
+    return single_tokens(tokenizer, [word])[word]
 
 
 SHUFFLE_SEED = 0
@@ -65,19 +79,18 @@ SHUFFLE_SEED = 0
 
 def pair_cosines(
     embeddings: torch.Tensor,
-    tokenizer: PreTrainedTokenizerBase,
+    ids: Mapping[str, int | None],
     pairs: list[tuple[str, str]],
     shuffled: bool = False,
 ) -> dict[str, float]:
-    """`a|b` -> cosine of the two words' embedding rows, for pairs of distinct single tokens;
-    with `shuffled`, of `a` and the second word of another kept pair (a fixed permutation):
-    the chance level of the same words.
+    """`a|b` -> cosine of the two words' embedding rows, for pairs of distinct single tokens
+    (`ids`: each word's token, `single_tokens`); with `shuffled`, of `a` and the second word
+    of another kept pair (a fixed permutation): the chance level of the same words.
 
     embeddings (Tensor): [V, D] input embeddings."""
     import torch
     import torch.nn.functional as F
 
-    ids = {w: single_token(tokenizer, w) for pair in pairs for w in pair}
     kept = [
         (a, b) for a, b in pairs if ids[a] is not None and ids[b] is not None and ids[a] != ids[b]
     ]
@@ -123,10 +136,11 @@ def run_synonyms(ctx: TaskContext) -> list[Result]:
     if not isinstance(emb, torch.nn.Embedding):
         raise UserError(f"{ctx.checkpoint}: no input embedding matrix")
     tokenizer = load_tokenizer(str(ctx.checkpoint))
-    cosines = pair_cosines(emb.weight, tokenizer, pairs)
+    ids = single_tokens(tokenizer, (w for pair in pairs for w in pair))
+    cosines = pair_cosines(emb.weight, ids, pairs)
     if len(cosines) < 2:
         raise UserError(f"{ctx.checkpoint}: fewer than 2 WordNet synonym pairs are single tokens")
-    chance = pair_cosines(emb.weight, tokenizer, pairs, shuffled=True)
+    chance = pair_cosines(emb.weight, ids, pairs, shuffled=True)
     return [
         _mean_result("synonym_cosine", cosines),
         Result("synonym_pairs", float(len(cosines))),

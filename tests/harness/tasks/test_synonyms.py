@@ -46,24 +46,46 @@ def test_wordnet_lines_and_pairs(wordnet: Path, data_root: Path) -> None:
 
 
 def test_pair_cosines_equal_a_direct_computation() -> None:
-    from harness.tasks.synonyms import pair_cosines, single_token
+    from harness.tasks.synonyms import pair_cosines, single_token, single_tokens
 
     text = ["big large small little fast quick " * 20]
     tok = train_tokenizer(text, 64, "encoder")
     g = torch.Generator().manual_seed(0)
     emb = torch.randn(len(tok), 8, generator=g)  # a hand-made embedding matrix
     pairs = [("big", "large"), ("little", "small"), ("big", "zzzzqx")]
-    got = pair_cosines(emb, tok, pairs)
+    got = pair_cosines(emb, single_tokens(tok, (w for p in pairs for w in p)), pairs)
     assert set(got) == {"big|large", "little|small"}  # the unknown word is no single token
     for key, value in got.items():
         a, b = (emb[single_token(tok, w)] for w in key.split("|"))
         assert value == pytest.approx(float(a @ b / (a.norm() * b.norm())), abs=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_words_are_looked_up_in_batches_as_one_by_one(kind: str) -> None:
+    """`single_tokens` (two batched calls) finds each word's token as the word-by-word lookup
+    would: after a space first (a byte-level BPE token carries it), then alone; an unknown or
+    split word has none; a repeated word is one entry."""
+    from harness.tasks.synonyms import single_tokens
+
+    def one(tok, word):  # type: ignore[no-untyped-def]  # the lookup a word at a time
+        for form in (" " + word, word):
+            ids = tok(form, add_special_tokens=False)["input_ids"]
+            if len(ids) == 1 and ids[0] not in set(tok.all_special_ids):
+                return ids[0]
+        return None
+
+    tok = train_tokenizer(["big large small little fast quick " * 20], 300, kind)
+    words = ["big", "large", "quick", "zzzzqx", "sma", "big", "bigs", "l"]
+    got = single_tokens(tok, words)
+    assert list(got) == list(dict.fromkeys(words))
+    assert got == {w: one(tok, w) for w in words} and got["big"] is not None
+    assert single_tokens(tok, []) == {}
+
+
 def test_random_pairs_show_a_shared_direction_as_chance_level() -> None:
     """Every vector = a common direction + a small own part, synonyms identical but for
     noise: raw cosines are high for any pair, the margin over shuffled pairs is what is left."""
-    from harness.tasks.synonyms import pair_cosines, single_token
+    from harness.tasks.synonyms import pair_cosines, single_token, single_tokens
 
     words = ["big", "large", "small", "little", "fast", "quick", "old", "aged"]
     tok = train_tokenizer([" ".join(words) * 20], 64, "encoder")
@@ -72,10 +94,11 @@ def test_random_pairs_show_a_shared_direction_as_chance_level() -> None:
     pairs = list(zip(words[::2], words[1::2], strict=True))
     for a, b in pairs:  # synonyms: the same own part
         emb[single_token(tok, b)] = emb[single_token(tok, a)] + 0.01
-    same, chance = pair_cosines(emb, tok, pairs), pair_cosines(emb, tok, pairs, shuffled=True)
+    ids = single_tokens(tok, words)
+    same, chance = pair_cosines(emb, ids, pairs), pair_cosines(emb, ids, pairs, shuffled=True)
     assert set(same) == set(chance) and min(same.values()) > 0.99
     assert 0.7 < sum(chance.values()) / len(chance) < 0.99  # high, from the shared direction
-    assert pair_cosines(emb, tok, pairs, shuffled=True) == chance  # a fixed shuffle
+    assert pair_cosines(emb, ids, pairs, shuffled=True) == chance  # a fixed shuffle
 
 
 def test_one_seed_the_shift_is_tested_on_paired_examples() -> None:
