@@ -99,6 +99,7 @@ PINNED: dict[str, dict[str, Any]] = {
         "baseline": "ce",
         "hf_baseline": True,
         "memory": True,
+        "mfu": True,
         "max_batch": False,
         "device": "auto",
         "batch_size": None,
