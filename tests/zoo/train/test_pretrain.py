@@ -102,26 +102,54 @@ def test_corpus_too_small_for_a_batch(tmp_path) -> None:
 LOAD_SCRIPT = """
 import sys, json, torch
 from transformers import AutoModelForMaskedLM, AutoModelForCausalLM, AutoTokenizer, AutoModel
-path, kind = sys.argv[1], sys.argv[2]
-cls = AutoModelForMaskedLM if kind == "encoder" else AutoModelForCausalLM
-m = cls.from_pretrained(path).eval()
-tok = AutoTokenizer.from_pretrained(path)
-ids = tok("ka bamo dusis lo fetari.", return_tensors="pt")["input_ids"]
-with torch.no_grad():
-    logits = m(input_ids=ids).logits
-    body = AutoModel.from_pretrained(path).eval()(input_ids=ids).last_hidden_state
-tied = m.get_output_embeddings().weight.data_ptr() == m.get_input_embeddings().weight.data_ptr()
-print(json.dumps({"zoo_imported": "zoo" in sys.modules, "shape": list(logits.shape), "tied": tied,
-                  "body": list(body.shape), "vocab": m.config.vocab_size}))
+for path, kind in zip(sys.argv[1::2], sys.argv[2::2]):
+    cls = AutoModelForMaskedLM if kind == "encoder" else AutoModelForCausalLM
+    m = cls.from_pretrained(path).eval()
+    tok = AutoTokenizer.from_pretrained(path)
+    ids = tok("ka bamo dusis lo fetari.", return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        logits = m(input_ids=ids).logits
+        body = AutoModel.from_pretrained(path).eval()(input_ids=ids).last_hidden_state
+    out = m.get_output_embeddings().weight.data_ptr()
+    tied = out == m.get_input_embeddings().weight.data_ptr()
+    print(json.dumps({"path": path, "zoo_imported": "zoo" in sys.modules, "tied": tied,
+                      "shape": list(logits.shape), "body": list(body.shape)}))
 """
+PLAIN = [("bert-tiny", "cwt"), ("pythia-tiny", "cwt"), ("pythia-tiny", "ce")]
 
 
-@pytest.mark.parametrize(
-    ("preset", "objective"), [("bert-tiny", "cwt"), ("pythia-tiny", "cwt"), ("pythia-tiny", "ce")]
-)
-def test_checkpoint_loads_with_plain_transformers(tmp_path, preset: str, objective: str) -> None:
-    final = pretrain(
-        PretrainConfig(preset=preset, objective=objective, output_dir=str(tmp_path / "r"), **TINY)
+@pytest.fixture(scope="module")
+def loaded_plainly(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict]:
+    """Each of `PLAIN` pretrained, then loaded by plain transformers in one fresh interpreter
+    that never imports the project: (preset, objective) -> what the loader saw, and where."""
+    root = tmp_path_factory.mktemp("plain")
+    argv = []
+    for preset, objective in PLAIN:
+        cfg = PretrainConfig(
+            preset=preset, objective=objective, output_dir=str(root / objective / preset), **TINY
+        )
+        argv += [str(pretrain(cfg)), "encoder" if preset.startswith("bert") else "decoder"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_SCRIPT, *argv],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        check=True,
+    )
+    seen = [json.loads(line) for line in out.stdout.strip().splitlines() if line.startswith("{")]
+    return dict(zip(PLAIN, seen, strict=True))
+
+
+@pytest.mark.parametrize(("preset", "objective"), PLAIN)
+def test_checkpoint_loads_with_plain_transformers(
+    loaded_plainly: dict[str, dict], preset: str, objective: str
+) -> None:
+    final = next(
+        Path(p)
+        for p in loaded_plainly
+        if Path(p).parent.name == preset and Path(p).parents[1].name == objective
     )
     meta = json.loads((final / "hlm_metadata.json").read_text())
     for key in (
@@ -136,17 +164,6 @@ def test_checkpoint_loads_with_plain_transformers(tmp_path, preset: str, objecti
     ):
         assert key in meta
     assert meta["steps"] == 12 and meta["tokens_seen"] == 12 * 4 * 32 and meta["train_flops"] > 0
-    kind = "encoder" if preset.startswith("bert") else "decoder"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run(
-        [sys.executable, "-c", LOAD_SCRIPT, str(final), kind],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        check=True,
-    )
-    res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["zoo_imported"] is False
     assert res["tied"] is True  # a headless checkpoint carries its embeddings as the tied head
     assert res["shape"][-1] == 400 and res["body"][-1] == 128
