@@ -144,13 +144,10 @@ def loaded_plainly(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, 
 
 @pytest.mark.parametrize(("preset", "objective"), PLAIN)
 def test_checkpoint_loads_with_plain_transformers(
-    loaded_plainly: dict[str, dict], preset: str, objective: str
+    loaded_plainly: dict[tuple[str, str], dict], preset: str, objective: str
 ) -> None:
-    final = next(
-        Path(p)
-        for p in loaded_plainly
-        if Path(p).parent.name == preset and Path(p).parents[1].name == objective
-    )
+    res = loaded_plainly[preset, objective]
+    final = Path(res["path"])
     meta = json.loads((final / "hlm_metadata.json").read_text())
     for key in (
         "objective",
