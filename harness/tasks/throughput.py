@@ -10,8 +10,10 @@ are analytic (`zoo.flops`); MFU is against the fp32 `torch.mm` roofline of `hlm 
 (where the steps run under bf16 autocast), sampled after each measured round. A CPU sample
 costs seconds: `mfu: false` leaves the roofline and its row out.
 
-The steps use the cell's loss options (`loss:` in the suite: duplicates, kernels...) and
-embedding update, so an ablation row measures what it names.
+The steps are the cell's own pretraining step (its `PretrainConfig`: loss options, embedding
+update, last-layer pruning, dropout masks, compile), through the training loop's own
+`optimizer_step`, so an ablation row measures what it names. The twin takes the same config
+with the baseline objective and dense embedding updates.
 
 Memory: on the CPU the RSS high-water mark of a fresh process (`harness.bench.probe`) that
 builds the model and runs the same steps; `memory_vs_baseline` compares the growth of RSS
