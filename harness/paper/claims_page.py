@@ -5,6 +5,10 @@ stated", "untestable: not run", "inconclusive"), our Δ with its interval at the
 the adjusted p and the seeds. Then why, one line each. The method once, at the end.
 
     write_claims_page(Path("my-claims.yaml"), Path("leaderboards"), None)  # beside the boards
+
+`own_claims_section` puts this project's own claims files (`OWN_CLAIMS`: every file of
+`suites/claims/` but the paper's) on the paper's page, after the paper's claims and labelled
+as our questions, one table each with a link to its page.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import math
 from pathlib import Path
 
 from harness.paper.claim_rows import delta_text
-from harness.paper.claims_file import ClaimsFile, judge_claims
+from harness.paper.claims_file import PAPER_CLAIMS, ClaimsFile, judge_claims
 from harness.paper.findings import Finding, family_sizes
 from harness.paper.tables import table
 from zoo.writer import write_text
@@ -116,3 +120,35 @@ def write_claims_page(path: Path, root: Path, out_dir: Path | None) -> Path:
     target = (out_dir if out_dir is not None else root) / f"{claims.name}-claims.md"
     write_text(target, render_claims(claims, found, path, root))
     return target
+
+
+def own_claims() -> list[Path]:
+    """This project's own claims files: every YAML of `suites/claims/` but the paper's."""
+    return sorted(p for p in PAPER_CLAIMS.parent.glob("*.yaml") if p != PAPER_CLAIMS)
+
+
+def own_claims_section(root: Path, files: list[Path]) -> list[str]:
+    """The paper page's section of our own questions: per claims file in `files`, its title,
+    the table of its claims judged from `root`, and a link to its page (Markdown lines, from
+    docs/)."""
+    if not files:
+        return []
+    lines = [
+        "",
+        "## Our own questions (not the paper's claims)",
+        "",
+        "Questions this project asked of its own instruments, each file a family of its own "
+        "(corrected apart from the paper's). These are our measurements, not the paper's.",
+    ]
+    for path in files:
+        claims, found = judge_claims(path, root)
+        page = f"../leaderboards/{claims.name}-claims.md"
+        lines += [
+            "",
+            f"### {claims.paper or claims.name}",
+            "",
+            f"From `{path.name}`; its page: [{claims.name}-claims.md]({page}).",
+            "",
+            table(COLUMNS, [_row(f) for f in found]),
+        ]
+    return lines

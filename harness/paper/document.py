@@ -31,7 +31,7 @@ from harness.paper.claim_rows import (
     section_notes,
 )
 from harness.paper.claims_file import findings, paper_claims
-from harness.paper.claims_page import answer
+from harness.paper.claims_page import answer, own_claims, own_claims_section
 from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.figures import VERDICTS
 from harness.paper.findings import Finding
@@ -260,6 +260,7 @@ def render(
         mine = [f for f in found if f.figure.claim == claim]
         parts += _section(section.title, mine, root, protocols)
     parts += scales_section(paper, found, root) + power_section(found)
+    parts += own_claims_section(root, own_claims()) if root is not None else []
     parts += not_attempted([[n.source, n.what, n.why] for n in paper.not_attempted])
     parts += _baselines_link(found, baselines)
     parts += ["", "## Method", "", *METHOD]

@@ -9,7 +9,7 @@ import pytest
 
 from harness.cli import main as hlm
 from harness.paper.claims_file import PAPER_CLAIMS, judge_claims, load_claims, paper_claims
-from harness.paper.claims_page import write_claims_page
+from harness.paper.claims_page import own_claims, own_claims_section, write_claims_page
 from harness.paper.findings import family_sizes
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import paper_row
@@ -115,13 +115,31 @@ def test_a_bad_claims_file_is_refused_by_file_and_key(
     assert str(path) in str(err.value) and said in str(err.value), str(err.value)
 
 
-def test_the_committed_probes_page_is_what_the_command_makes(tmp_path: Path, monkeypatch) -> None:
-    """leaderboards/cpu-encoder-probes-claims.md: `hlm report --claims
-    suites/claims/cpu-encoder-probes.yaml` over the committed rows, byte for byte."""
+@pytest.mark.parametrize("claims", own_claims(), ids=lambda p: p.name)
+def test_each_committed_claims_page_is_what_the_command_makes(
+    tmp_path: Path, monkeypatch, claims: Path
+) -> None:
+    """leaderboards/<name>-claims.md: `hlm report --claims suites/claims/<file>` over the
+    committed rows, byte for byte, for each of our own claims files."""
     monkeypatch.chdir(ROOT)
-    claims = Path("suites/claims/cpu-encoder-probes.yaml")
-    out = write_claims_page(claims, Path("leaderboards"), tmp_path)
-    assert out.read_text() == (ROOT / "leaderboards" / "cpu-encoder-probes-claims.md").read_text()
+    out = write_claims_page(claims.relative_to(ROOT), Path("leaderboards"), tmp_path)
+    assert out.read_text() == (ROOT / "leaderboards" / out.name).read_text()
+
+
+def test_our_own_questions_sit_on_the_paper_page_as_ours(tmp_path: Path) -> None:
+    """Each of our claims files: a table on the paper's page, after its own heading that says
+    they are not the paper's claims, linking its page."""
+    path = tmp_path / "claims.yaml"
+    path.write_text(CLAIMS)
+    lines = own_claims_section(_rows(tmp_path / "lb", gain=0.3), [path])
+    text = "\n".join(lines)
+    assert "## Our own questions (not the paper's claims)" in text
+    assert "These are our measurements, not the paper's." in text
+    assert "### CWT lowers the validation loss of tiny decoders" in text
+    assert "[quickstart-claims.md](../leaderboards/quickstart-claims.md)" in text
+    assert "| val-loss | tiny | pythia-tiny-cwt | pythia-tiny-ce | pythia-tiny-cwt better" in text
+    assert own_claims_section(tmp_path, []) == []
+    assert PAPER_CLAIMS not in own_claims() and own_claims()  # ours, never the paper's
 
 
 MAPPED = """\
