@@ -128,27 +128,37 @@ def own_claims() -> list[Path]:
 
 
 def own_claims_section(root: Path, files: list[Path]) -> list[str]:
-    """The paper page's section of our own questions: per claims file in `files`, its title,
-    the table of its claims judged from `root`, and a link to its page (Markdown lines, from
-    docs/)."""
+    """The paper page's section of our own questions: per claims file in `files`, judged from
+    `root`, a line with a link to its page and its answers tallied (the claims answered as
+    stated or against, named). Markdown lines, linking from docs/."""
     if not files:
         return []
     lines = [
         "",
         "## Our own questions (not the paper's claims)",
         "",
-        "Questions this project asked of its own instruments, each file a family of its own "
-        "(corrected apart from the paper's). These are our measurements, not the paper's.",
+        "Our measurements, not the paper's; each file is a family of its own.",
+        "",
     ]
     for path in files:
         claims, found = judge_claims(path, root)
         page = f"../leaderboards/{claims.name}-claims.md"
-        lines += [
-            "",
-            f"### {claims.paper or claims.name}",
-            "",
-            f"From `{path.name}`; its page: [{claims.name}-claims.md]({page}).",
-            "",
-            table(COLUMNS, [_row(f) for f in found]),
-        ]
+        lines.append(f"- [{claims.name}]({page}): {tally(found)}.")
     return lines
+
+
+def tally(found: list[Finding]) -> str:
+    """The answers in a few words: the claims answered as stated or against them by name,
+    the others counted."""
+    named = {"reproduced": "as stated", "contradicted": "against the claim"}
+    counted = {"inconclusive": "inconclusive", None: "exploratory"}
+    parts = [f"{len(found)} claims"]
+    for verdict, said in named.items():
+        ids = [f.figure.ident for f in found if f.verdict == verdict]
+        parts += [f"{said}: {', '.join(ids)}"] if ids else []
+    for kind, said in counted.items():
+        n = sum(f.verdict == kind for f in found)
+        parts += [f"{said}: {n}"] if n else []
+    untestable = sum(f.verdict not in (*named, *counted) for f in found)
+    parts += [f"untestable: {untestable}"] if untestable else []
+    return "; ".join(parts)

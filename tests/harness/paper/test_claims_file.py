@@ -127,17 +127,21 @@ def test_each_committed_claims_page_is_what_the_command_makes(
 
 
 def test_our_own_questions_sit_on_the_paper_page_as_ours(tmp_path: Path) -> None:
-    """Each of our claims files: a table on the paper's page, after its own heading that says
-    they are not the paper's claims, linking its page."""
+    """Each of our claims files: a line on the paper's page, under a heading that says they
+    are not the paper's claims, linking its page and tallying its answers."""
     path = tmp_path / "claims.yaml"
     path.write_text(CLAIMS)
     lines = own_claims_section(_rows(tmp_path / "lb", gain=0.3), [path])
-    text = "\n".join(lines)
-    assert "## Our own questions (not the paper's claims)" in text
-    assert "These are our measurements, not the paper's." in text
-    assert "### CWT lowers the validation loss of tiny decoders" in text
-    assert "[quickstart-claims.md](../leaderboards/quickstart-claims.md)" in text
-    assert "| val-loss | tiny | pythia-tiny-cwt | pythia-tiny-ce | pythia-tiny-cwt better" in text
+    assert "## Our own questions (not the paper's claims)" in lines
+    assert "Our measurements, not the paper's; each file is a family of its own." in lines
+    assert lines[-1] == (
+        "- [quickstart](../leaderboards/quickstart-claims.md): 3 claims; as stated: "
+        "val-loss, val-loss-paper; exploratory: 1."
+    )
+    worse = own_claims_section(_rows(tmp_path / "worse", gain=-0.3), [path])[-1]
+    assert "against the claim: val-loss, val-loss-paper" in worse
+    missing = own_claims_section(tmp_path / "none", [path])[-1]
+    assert missing.endswith(": 3 claims; exploratory: 1; untestable: 2."), missing
     assert own_claims_section(tmp_path, []) == []
     assert PAPER_CLAIMS not in own_claims() and own_claims()  # ours, never the paper's
 
