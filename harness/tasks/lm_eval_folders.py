@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+from collections.abc import Sequence
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -58,15 +59,22 @@ SHIPPED_DATA = {
 }
 
 
-def task_manager(folders: list[Path], metadata: dict[str, Any] | None = None) -> Any:
+def task_manager(
+    folders: list[Path], metadata: dict[str, Any] | None = None, tasks: Sequence[str] = ()
+) -> Any:
     """lm-eval's TaskManager over its own tasks, the shipped ones, then `folders`, with the
     `metadata` lm_eval gives its tasks (its model args). A folder's task under a name that
     lm-eval, the shipped folder or another folder gives from another file is refused, naming
-    both files."""
+    both files. Where `tasks` are all shipped ones and no folder is given, lm-eval's own task
+    names are not indexed (some 14,000: seconds): a shipped task's one file, which includes
+    no other and names no group, defines it either way."""
     from lm_eval.tasks import TaskManager
 
     if not folders:
-        return TaskManager(include_path=[str(SHIPPED)], metadata=metadata or {})
+        shipped_only = bool(tasks) and set(tasks) <= set(SHIPPED_DATA)
+        return TaskManager(
+            include_path=[str(SHIPPED)], include_defaults=not shipped_only, metadata=metadata or {}
+        )
     seen = dict(_known_tasks())
     for folder in folders:
         mine = TaskManager(include_path=[str(folder)], include_defaults=False)

@@ -254,7 +254,8 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     with data_root_env(root), project_git(), lm_eval_bars(p.progress or cell_bars_on_terminal()):
         # the values as `lm_eval run` passes them, so that its results file reads the same
         model_args = {"pretrained": str(ctx.checkpoint), "dtype": dtype}
-        manager = task_manager([ctx.suite_dir / d for d in p.include_path], dict(model_args))
+        folders = [ctx.suite_dir / d for d in p.include_path]
+        manager = task_manager(folders, dict(model_args), p.tasks)
         for task in p.tasks:
             check_name("lm-eval task", task, manager.all_tasks)
         tracker = _tracker(p, ctx.suite_dir)

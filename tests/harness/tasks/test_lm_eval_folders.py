@@ -15,9 +15,11 @@ from harness.suite import SuiteError, load_suite
 from harness.tasks.keyed_defaults import PINNED_SHIPPED
 from harness.tasks.lm_eval_folders import (
     SHIPPED,
+    SHIPPED_DATA,
     folder_files,
     folder_problems,
     referenced_outside,
+    task_manager,
 )
 from zoo.registry import TRUST_ENV
 
@@ -191,3 +193,21 @@ def test_a_misspelt_shipped_task_is_refused_by_validate(tmp_path: Path) -> None:
     ]
     suite.write_text(suite.read_text().replace("hlm_lambda", "hlm_lambada"))
     assert load_suite(suite).tasks[0].params["tasks"][1] == "hlm_lambada"
+
+
+def test_shipped_tasks_alone_skip_lm_evals_own_index_and_load_the_same(data_root: Path) -> None:
+    """A cell naming shipped tasks only indexes the shipped folder (lm-eval's own 14,000 names
+    take seconds), and each task loads with the very config the full index gives it; a name
+    of lm-eval's own, or none, keeps the full index. Every shipped task file is one of
+    `SHIPPED_DATA`'s tasks, which the shortcut trusts to include no other file."""
+    assert {p.stem for p in SHIPPED.glob("*.yaml")} == set(SHIPPED_DATA)
+    for path in SHIPPED.glob("*.yaml"):
+        assert "include:" not in path.read_text() and "group:" not in path.read_text()
+    names = sorted(SHIPPED_DATA)
+    quick = task_manager([], {}, names)
+    assert sorted(quick.all_tasks) == names
+    full = task_manager([], {}, ["lambada_openai", *names])
+    assert len(full.all_tasks) > 1000 and len(task_manager([], {}).all_tasks) > 1000
+    for name in ("hlm_lambada", "hlm_boolq"):
+        ours, theirs = (m.load([name])["tasks"][name].config.to_dict() for m in (quick, full))
+        assert ours == theirs
