@@ -198,7 +198,7 @@ def test_a_misspelt_shipped_task_is_refused_by_validate(tmp_path: Path) -> None:
 def test_shipped_tasks_alone_skip_lm_evals_own_index_and_load_the_same(data_root: Path) -> None:
     """A cell naming shipped tasks only indexes the shipped folder (lm-eval's own 14,000 names
     take seconds), and each task loads with the very config the full index gives it; a name
-    of lm-eval's own, or none, keeps the full index. Every shipped task file is one of
+    of lm-eval's own keeps the full index. Every shipped task file is one of
     `SHIPPED_DATA`'s tasks, which the shortcut trusts to include no other file."""
     assert {p.stem for p in SHIPPED.glob("*.yaml")} == set(SHIPPED_DATA)
     for path in SHIPPED.glob("*.yaml"):
@@ -207,7 +207,7 @@ def test_shipped_tasks_alone_skip_lm_evals_own_index_and_load_the_same(data_root
     quick = task_manager([], {}, names)
     assert sorted(quick.all_tasks) == names
     full = task_manager([], {}, ["lambada_openai", *names])
-    assert len(full.all_tasks) > 1000 and len(task_manager([], {}).all_tasks) > 1000
+    assert len(full.all_tasks) > 1000  # one full index: it takes seconds
     for name in ("hlm_lambada", "hlm_boolq"):
         ours, theirs = (m.load([name])["tasks"][name].config.to_dict() for m in (quick, full))
         assert ours == theirs
