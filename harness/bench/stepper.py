@@ -25,7 +25,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from transformers import PreTrainedModel
 
 from zoo.data.batches import IGNORE, clm_labels
-from zoo.errors import UserError, key_path
+from zoo.errors import UserError, validation_problems
 from zoo.flops import body_forward_flops, train_step_flops
 from zoo.models.fast_attention import use_fast_dropout
 from zoo.models.spec import ModelSpec
@@ -80,9 +80,8 @@ class Variant:
         try:
             config = PretrainConfig.model_validate(data["config"])
         except ValidationError as exc:
-            raise UserError(
-                "; ".join(f"{key_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors())
-            ) from None
+            problems = validation_problems(exc, "benchmark variant", model=PretrainConfig)
+            raise UserError("; ".join(problems)) from None
         return cls(config, bool(data["hf_default"]), bool(data["cuda_graphs"]))
 
     def changed(self, **settings: Any) -> Variant:

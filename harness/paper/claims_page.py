@@ -6,9 +6,9 @@ the adjusted p and the seeds. Then why, one line each. The method once, at the e
 
     write_claims_page(Path("my-claims.yaml"), Path("leaderboards"), None)  # beside the boards
 
-`own_claims_section` puts this project's own claims files (`OWN_CLAIMS`: every file of
+`own_claims_section` puts this project's own claims files (`own_claims`: every file of
 `suites/claims/` but the paper's) on the paper's page, after the paper's claims and labelled
-as our questions, one table each with a link to its page.
+as our questions: a line each, its answers tallied, with a link to its page.
 """
 
 from __future__ import annotations
