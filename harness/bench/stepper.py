@@ -7,7 +7,7 @@ probe and the `throughput` task.
 A variant is a pretraining config (`PretrainConfig`: objective, loss options, embedding
 update, bf16, last-layer pruning, dropout masks, compile), so a benchmark measures a run's
 settings by their own names. Each step is the training loop's own
-(`zoo.train.loop.optimizer_step`): micro-batch, one host sync, gradient norm and clipping,
+(`zoo.train.update.optimizer_step`): micro-batches, gradient norm and clipping,
 the non-finite guard, the optimizer and its schedule.
 """
 
@@ -33,12 +33,12 @@ from zoo.objectives import OBJECTIVES
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.guard import NonFiniteGuard
-from zoo.train.loop import optimizer_step
 from zoo.train.optim import make_optimizer
 from zoo.train.recipe import ResolvedRecipe
 from zoo.train.run import Counters
 from zoo.train.schedule import make_scheduler
 from zoo.train.step import TrainModule, last_layer_queries, prepare_for_objective
+from zoo.train.update import MicroBatch, optimizer_step
 
 # PretrainConfig asks for a preset and an output folder; a variant runs on any preset (the
 # Stepper's spec, which it records) and writes nothing.
@@ -167,10 +167,12 @@ class Stepper:
         )
         self.scheduler: LRScheduler = make_scheduler(self.optimizer, "constant", 0, 1)
         self.counters = Counters()
-        self.guard = NonFiniteGuard(Path("benchmark"), 0, self.recipe.lr, self.recipe.grad_clip)
+        self.guard = NonFiniteGuard(
+            Path("benchmark"), self.counters, 0, self.recipe.lr, self.recipe.grad_clip
+        )
         inputs, labels = synthetic_batch(spec, batch, seq, seed)
-        self.batch = [(inputs.to(self.ctx.device), labels.to(self.ctx.device))]
-        self.k = int((labels != IGNORE).sum())
+        self.batch = [MicroBatch.of(inputs, labels, self.ctx.device)]
+        self.k = self.batch[0].selected
         self.flops = self._flops(batch, seq, labels)
         self.n_params = sum(p.numel() for p in self.model.parameters())
 
@@ -217,4 +219,6 @@ class Stepper:
         self.counters.step += 1
         if self.ctx.device.type == "cuda":  # the kernels were only queued
             torch.cuda.synchronize(self.ctx.device)
-        return time.perf_counter() - t
+        seconds = time.perf_counter() - t
+        self.guard.settle()  # as the loop's log step does; a skipped step raises (max_skips 0)
+        return seconds

@@ -86,6 +86,14 @@ class DistContext:
         dist.broadcast_object_list(box, src=0)
         return str(box[0])
 
+    def mean_over_ranks(self, value: torch.Tensor) -> torch.Tensor:
+        """Every rank's mean of a tensor on this rank's device, without reading it back."""
+        if not self.enabled:
+            return value
+        total = value.detach().clone()
+        dist.all_reduce(total)
+        return total / self.world_size
+
     def all_reduce_mean(self, value: float) -> float:
         if not self.enabled:
             return value

@@ -16,8 +16,8 @@ import math
 import resource
 import signal
 import time
-import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,17 +25,16 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
-from zoo.data.batches import IGNORE, BatchSampler
+from zoo.data.batches import BatchSampler
 from zoo.errors import TrainingDiverged
-from zoo.flops import train_step_flops
 from zoo.train.evaluate import make_labels, summarize, validation_batches
 from zoo.train.guard import NonFiniteGuard, last_good_checkpoint
 from zoo.train.interrupt import StopSignals, TrainingInterrupted
-from zoo.train.optim import clip_grad_norm, grad_norm
 from zoo.train.records import Checkpointer, MetricsLog
-from zoo.train.run import Run, Stepping, StopRule
-from zoo.train.step import head_from_embeddings, queries_of
+from zoo.train.run import Run, StopRule
+from zoo.train.step import head_from_embeddings
 from zoo.train.trackers import open_trackers
+from zoo.train.update import MicroBatch, optimizer_step
 
 
 def peak_rss_mb() -> float:
@@ -54,8 +53,8 @@ def first_sample(step: int, per_step: int, micro: int, rank: int, world: int, si
     return step * per_step + (micro * world + rank) * size
 
 
-def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """(inputs [B, T], labels [B, T]) of each micro-batch of the run's current step."""
+def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[MicroBatch]:
+    """The micro-batches of the run's current step (inputs, labels: (B, T) each)."""
     r, ctx, step, seed = run.recipe, run.ctx, run.counters.step, run.cfg.seed
     for micro in range(r.grad_accum):
         first = first_sample(
@@ -67,81 +66,15 @@ def micro_batches(run: Run, sampler: BatchSampler) -> Iterator[tuple[torch.Tenso
         inputs, labels = make_labels(
             run.spec, run.blocks[idx], run.spec.vocab_size, run.special, run.masking, gen
         )
-        yield inputs.to(ctx.device), labels.to(ctx.device)
+        yield MicroBatch.of(inputs, labels, ctx.device)
 
 
 def train_step(
     run: Run, module: torch.nn.Module, sampler: BatchSampler, guard: NonFiniteGuard
-) -> dict[str, float]:
-    """One optimizer step over the run's micro-batches (`optimizer_step`)."""
+) -> dict[str, Tensor]:
+    """One optimizer step over the run's micro-batches (`zoo.train.update.optimizer_step`);
+    its logged values stay on the device."""
     return optimizer_step(run, module, micro_batches(run, sampler), guard)
-
-
-def optimizer_step(
-    state: Stepping,
-    module: torch.nn.Module,
-    batches: Iterable[tuple[Tensor, Tensor]],
-    guard: NonFiniteGuard,
-) -> dict[str, float]:
-    """One optimizer step over `batches` (inputs, labels: (B, T) each, its micro-batches);
-    returns the logged losses (means; the loss averaged over ranks too), copied to the host
-    once. A step whose loss or gradients are not finite is skipped (`guard`). The loop and
-    the benchmarks' `Stepper` both step through here."""
-    r, cfg = state.recipe, state.cfg
-    state.optimizer.zero_grad(set_to_none=True)
-    sums: dict[str, Tensor] = {}  # each logged value's sum over micro-batches, on the device
-    counts: list[Tensor] = []  # each micro-batch's (selected positions, longest row's count)
-    pruned = queries_of(state.spec, 1, 1, cfg.prune_last_layer) is not None
-    for inputs, labels in batches:
-        with torch.autocast(state.ctx.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
-            result = module(inputs, labels)
-        loss = result["loss"] / r.grad_accum
-        loss.backward()  # even when not finite: every rank takes part in DDP's reduction
-        selected = labels != IGNORE  # (B, T)
-        selected_count = selected.sum()
-        longest_row = selected.sum(1).max() if pruned else selected_count  # read only when pruned
-        counts.append(torch.stack([selected_count, longest_row]))  # (2,)
-        for name, value in result.items():
-            part = value.detach().float() / r.grad_accum
-            sums[name] = sums[name] + part if name in sums else part
-    logs, per_micro = _on_host(sums, counts)  # the step's one host sync
-    for k, longest in per_micro:
-        queries = queries_of(state.spec, r.micro_batch_size, longest, cfg.prune_last_layer)
-        state.counters.flops += state.ctx.world_size * train_step_flops(
-            state.spec, state.objective, r.micro_batch_size, r.seq_len, k, queries
-        )
-    logs["loss"] = state.ctx.all_reduce_mean(logs["loss"])  # every rank's mean: one decision
-    norm = grad_norm(state.trainable)
-    if guard.step_ok(state.counters.step + 1, logs["loss"], norm):
-        if r.grad_clip > 0:
-            clip_grad_norm(state.trainable, r.grad_clip, norm)
-        state.optimizer.step()
-        state.scheduler.step()
-    else:
-        state.counters.skipped_steps += 1
-        logs["skipped"] = 1.0
-        _advance_schedule_after_skip(state)
-    return logs
-
-
-def _on_host(
-    sums: dict[str, Tensor], counts: list[Tensor]
-) -> tuple[dict[str, float], list[tuple[int, int]]]:
-    """The logged values and the micro-batches' counts, copied to the host at once."""
-    values = torch.cat([torch.stack(list(sums.values())), torch.stack(counts).flatten().float()])
-    host = values.tolist()  # (n + 2 m,)
-    logs = dict(zip(sums, host[: len(sums)], strict=True))
-    rest = [int(x) for x in host[len(sums) :]]
-    return logs, list(zip(rest[::2], rest[1::2], strict=True))
-
-
-def _advance_schedule_after_skip(state: Stepping) -> None:
-    """A skipped step advances the schedule too: the learning rate stays a function of the
-    step counter (and so of where a resumed run starts). Torch warns that a value of the
-    schedule is lost when no optimizer step came yet, which is what is meant here."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", r"Detected call of `lr_scheduler\.step\(\)`")
-        state.scheduler.step()
 
 
 def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
@@ -164,16 +97,26 @@ def evaluate(run: Run, log: MetricsLog) -> dict[str, float]:
     return m
 
 
-def _log_row(run: Run, logs: dict[str, float], loss: float, dt: float) -> dict[str, Any]:
-    tokens = run.per_step * run.recipe.seq_len
+@dataclass
+class _Progress:
+    """The progress bar, and the step and training seconds of the last log row: a row's
+    speed is the mean over the steps since, timed to their end on the device."""
+
+    bar: tqdm
+    step: int
+    wall: float
+
+
+def _log_row(run: Run, logs: dict[str, float], since: _Progress) -> dict[str, Any]:
     c = run.counters
+    seconds = (c.wall_seconds - since.wall) / max(c.step - since.step, 1)
     return {
         "step": c.step,
-        "loss": loss,
-        **{k: v for k, v in logs.items() if k != "loss"},
+        **logs,
         "lr": run.scheduler.get_last_lr()[0],
-        "tokens_per_s": tokens / dt,
-        "step_seconds": dt,
+        "tokens_per_s": run.per_step * run.recipe.seq_len / seconds,
+        "step_seconds": seconds,
+        "skipped_steps": c.skipped_steps,
         "tokens_seen": c.tokens_seen,
         "train_flops": c.flops,
         "peak_rss_mb": peak_rss_mb(),
@@ -221,13 +164,14 @@ def _train(run: Run, stop: StopRule, log: MetricsLog, remake: bool = False) -> P
         desc=label,
         leave=None,
     )
+    progress = _Progress(bar, c.step, c.wall_seconds)
     run.model.train()
     first = c.step
     if cfg.eval_every and c.step == 0:
         evaluate(run, log)  # the curve's origin
     with StopSignals() as signals:
         while not stop.done(c):
-            _step(run, module, sampler, checkpointer, log, bar)
+            _step(run, module, sampler, checkpointer, log, progress)
             # every rank's vote, also the step's barrier: all stop at the same step
             if not ctx.all_true(signals.received is None) and not stop.done(c):
                 path = checkpointer.save_interrupted()
@@ -246,22 +190,26 @@ def _step(
     sampler: BatchSampler,
     checkpointer: Checkpointer,
     log: MetricsLog,
-    bar: tqdm,
+    progress: _Progress,
 ) -> None:
-    """One step of the loop: train, count, log, evaluate and checkpoint when due."""
+    """One step of the loop: train, count, log, evaluate and checkpoint when due. The step
+    reads nothing back from the device but at log steps (and saves): a GPU runs ahead."""
     cfg, ctx, c = run.cfg, run.ctx, run.counters
     t0 = time.perf_counter()
     logs = train_step(run, module, sampler, checkpointer.guard)
-    dt = ctx.all_reduce_mean(time.perf_counter() - t0)  # one clock for every rank's budget
-    c.wall_seconds += dt
+    c.wall_seconds += ctx.all_reduce_mean(time.perf_counter() - t0)  # every rank's budget alike
     c.tokens_seen += run.per_step * run.recipe.seq_len
     c.step += 1
-    loss = logs["loss"]
-    bar.set_postfix(loss=f"{loss:.3f}")
-    bar.update(1)
+    progress.bar.update(1)
     done = checkpointer.stop.done(c)
     if c.step % cfg.log_every == 0 or done or c.step == 1:
-        log.write(_log_row(run, logs, loss, dt))
+        t1 = time.perf_counter()
+        values = checkpointer.guard.settle(torch.stack(list(logs.values())))  # the one read
+        c.wall_seconds += ctx.all_reduce_mean(time.perf_counter() - t1)  # the device's lag
+        row = dict(zip(logs, values, strict=True))
+        progress.bar.set_postfix(loss=f"{row['loss']:.3f}")
+        log.write(_log_row(run, row, progress))
+        progress.step, progress.wall = c.step, c.wall_seconds
     if cfg.eval_every and c.step % cfg.eval_every == 0 and not done:
         evaluate(run, log)
     checkpointer.maybe_save()

@@ -13,44 +13,45 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch import Tensor
 from torch.distributed.tensor import DTensor
 
 from zoo.errors import UserError
 from zoo.train.recipe import ResolvedRecipe
 
 
-def grad_norm(params: list[torch.nn.Parameter]) -> float:
-    """The global L2 norm of the gradients, dense and sparse alike (one foreach pass); not
-    finite when any gradient is not. FSDP's sharded gradients: the norm over every rank's
-    shards."""
+def grad_norm(params: list[torch.nn.Parameter]) -> Tensor:
+    """The global L2 norm of the gradients, dense and sparse alike (one foreach pass), a
+    float32 scalar on their device; not finite when any gradient is not. FSDP's sharded
+    gradients: the norm over every rank's shards."""
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
-        return 0.0
+        return torch.zeros((), device=params[0].device if params else None)
     if isinstance(grads[0], DTensor):
         total = torch.nn.utils.get_total_norm(grads, foreach=True)
-        return float(total.full_tensor() if isinstance(total, DTensor) else total)
+        return (total.full_tensor() if isinstance(total, DTensor) else total).float()
     dense = [g for g in grads if not g.is_sparse]
     norms = list(torch._foreach_norm(dense)) if dense else []
     norms += [torch.linalg.vector_norm(g.coalesce()._values()) for g in grads if g.is_sparse]
-    return float(torch.linalg.vector_norm(torch.stack([n.float() for n in norms])))
+    return torch.linalg.vector_norm(torch.stack([n.float() for n in norms]))  # ()
 
 
 def clip_grad_norm(
-    params: list[torch.nn.Parameter], max_norm: float, norm: float | None = None
-) -> float:
-    """Global-norm clipping that also handles sparse gradients (sparse embeddings); `norm`
-    when the caller has it already (`grad_norm`)."""
+    params: list[torch.nn.Parameter], max_norm: float, norm: Tensor | None = None
+) -> Tensor:
+    """Global-norm clipping that also handles sparse gradients (sparse embeddings), on the
+    device: gradients are scaled by max_norm / (norm + 1e-6) where that is under 1, and by 1
+    elsewhere. `norm` when the caller has it already (`grad_norm`); returns it."""
     if norm is None:
         norm = grad_norm(params)
-    if norm > max_norm:
-        grads = [g for p in params if (g := p.grad) is not None]
-        dense = [g for g in grads if not g.is_sparse]
-        sparse = [g for g in grads if g.is_sparse]
-        scale = max_norm / (norm + 1e-6)
-        if dense:
-            torch._foreach_mul_(dense, scale)
-        for g in sparse:
-            g.mul_(scale)
+    scale = (max_norm / (norm.double() + 1e-6)).clamp(max=1.0)  # (); as a host float would be
+    grads = [g for p in params if (g := p.grad) is not None]
+    dense = [g for g in grads if not g.is_sparse]
+    if dense:
+        torch._foreach_mul_(dense, scale.to(dense[0].device))
+    for g in grads:
+        if g.is_sparse:
+            g.mul_(scale.to(g.device))
     return norm
 
 

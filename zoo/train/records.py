@@ -82,7 +82,9 @@ class Checkpointer:
     def __init__(self, run: Run, stop: StopRule, saves: bool = True) -> None:
         self.run, self.stop, self.saves = run, stop, saves
         r = run.recipe
-        self.guard = NonFiniteGuard(run.out, run.cfg.max_nonfinite_skips, r.lr, r.grad_clip)
+        self.guard = NonFiniteGuard(
+            run.out, run.counters, run.cfg.max_nonfinite_skips, r.lr, r.grad_clip
+        )
         self.passed = set(self._reached())  # marks a resumed run had reached already
         self.saved: Path | None = None  # the last step checkpoint written
 
@@ -112,6 +114,7 @@ class Checkpointer:
 
     def _save_step(self, marks: list[str]) -> None:
         run = self.run
+        self.guard.settle()  # the skipped steps the training state counts
         state = {"scheduler": run.scheduler.state_dict(), **run.counters.state()}
         path = self._step_dir()
         self._save(path, checkpoint_metadata(run, reached=marks), state)
@@ -119,6 +122,7 @@ class Checkpointer:
 
     def save_final(self, validation: dict[str, float]) -> Path:
         run, final = self.run, self.run.out / "final"
+        self.guard.settle()
         marks = [m for m in self._reached() if m not in self.passed]
         meta = checkpoint_metadata(run, validation, self.stop.reason(run.counters), marks)
         self._save(final, meta, None)

@@ -51,7 +51,7 @@ class Counters:
 
 
 class Stepping(Protocol):
-    """What one optimizer step reads and advances (`zoo.train.loop.optimizer_step`): a `Run`,
+    """What one optimizer step reads and advances (`zoo.train.update.optimizer_step`): a `Run`,
     or a benchmark's `harness.bench.stepper.Stepper` on a fixed batch."""
 
     cfg: PretrainConfig

@@ -42,7 +42,7 @@ def test_the_compile_mode_and_the_step_marks(monkeypatch, graphs, mode, marks) -
 
 
 def test_a_benchmark_step_is_the_training_loops_step(monkeypatch) -> None:
-    """The stepper steps through `zoo.train.loop.optimizer_step`, and the FLOPs it quotes for a
+    """The stepper steps through `zoo.train.update.optimizer_step`, and the FLOPs it quotes for a
     step are the ones the loop counts for it."""
     called: list[object] = []
     loop_step = stepper.optimizer_step

@@ -1,4 +1,5 @@
-"""The training step copies to the host once, whatever the number of micro-batches."""
+"""The training loop reads values back from the device once per log step, not per step or
+micro-batch, and a device-side skip leaves the weights and the optimizer's moments alone."""
 
 from __future__ import annotations
 
@@ -8,52 +9,101 @@ from pathlib import Path
 import pytest
 import torch
 
+import zoo.train.guard as guard
 import zoo.train.loop as loop
+import zoo.train.optim as optim
+import zoo.train.update as update
 from tests.tiny import TINY_RUN
 from zoo.train.config import PretrainConfig
+from zoo.train.guard import NonFiniteGuard, skips_on_device
 from zoo.train.pretrain import pretrain
+from zoo.train.run import Counters
+
+STEP_CODE = {m.__file__ for m in (loop, update, guard, optim)}
 
 
-def _host_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, micro: int) -> int:
-    """How many times the training step's own code brings tensors to the host (`float`,
-    `int`, `item`, `tolist` called from `zoo/train/loop.py` inside `train_step`). The model's
-    forward is left out: a pruned last layer needs its row count as a shape."""
+def _host_copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **run: object) -> int:
+    """How many times the loop's own step code brings tensors to the host (`float`, `int`,
+    `bool`, `item`, `tolist` called from the loop, the step, the guard or the optimizer
+    helpers inside `loop._step`). Evaluation and saves are left out; the model's forward
+    too: a pruned last layer needs its row count as a shape."""
     copies = 0
     inside = False
-    for name in ("__float__", "__int__", "item", "tolist"):
+    for name in ("__float__", "__int__", "__bool__", "item", "tolist"):
         original = getattr(torch.Tensor, name)
 
         def counted(self: torch.Tensor, *a: object, _original: object = original) -> object:
             nonlocal copies
-            copies += inside and sys._getframe(1).f_code.co_filename == loop.__file__
+            copies += inside and sys._getframe(1).f_code.co_filename in STEP_CODE
             return _original(self, *a)  # type: ignore[operator]
 
         monkeypatch.setattr(torch.Tensor, name, counted)
-    step = loop.train_step
+    train_step, evaluate, save = loop.train_step, loop.evaluate, loop.Checkpointer.maybe_save
 
-    def watched(*args: object) -> dict[str, float]:
+    def watched(*args: object) -> object:
         nonlocal inside
         inside = True
-        try:
-            return step(*args)  # type: ignore[arg-type]
-        finally:
+        return train_step(*args)  # type: ignore[arg-type]
+
+    def outside(real: object) -> object:
+        def call(*args: object) -> object:
+            nonlocal inside
             inside = False
+            return real(*args)  # type: ignore[operator]
+
+        return call
 
     monkeypatch.setattr(loop, "train_step", watched)
+    monkeypatch.setattr(loop, "evaluate", outside(evaluate))
+    monkeypatch.setattr(loop.Checkpointer, "maybe_save", outside(save))
     cfg = PretrainConfig(
-        preset="bert-tiny",
-        objective="cwt",
-        output_dir=str(tmp_path / f"m{micro}"),
-        steps=3,
-        micro_batch_size=micro,
-        **TINY_RUN,
+        preset="bert-tiny", objective="cwt", output_dir=str(tmp_path / "r"), **{**TINY_RUN, **run}
     )
     pretrain(cfg)
     return copies
 
 
-def test_micro_batches_add_no_host_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    whole = _host_copies(tmp_path, monkeypatch, micro=4)  # batch 4: one micro-batch a step
-    split = _host_copies(tmp_path, monkeypatch, micro=1)  # four a step
-    assert split == whole
-    assert whole == 3  # one per step: the logged values and counts together
+def test_a_step_reads_back_once_per_log_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six steps logged at steps 1, 3 and 6: three reads, whatever the micro-batches."""
+    whole = _host_copies(tmp_path / "a", monkeypatch, steps=6, log_every=3, micro_batch_size=4)
+    split = _host_copies(tmp_path / "b", monkeypatch, steps=6, log_every=3, micro_batch_size=1)
+    assert whole == split == 3
+
+
+def _adamw(p: torch.nn.Parameter) -> torch.optim.AdamW:
+    return torch.optim.AdamW([p], lr=0.1, fused=True)
+
+
+def test_a_skip_on_the_device_changes_nothing_and_is_counted_when_read() -> None:
+    torch.manual_seed(0)
+    p = torch.nn.Parameter(torch.randn(4, 3))
+    opt = _adamw(p)
+    counters = Counters()
+    g = NonFiniteGuard(Path("out"), counters, 2, 0.1, 1.0)
+    assert skips_on_device(opt)
+    p.grad = torch.ones_like(p)
+    g.step(1, opt, torch.tensor(1.0), torch.tensor(1.0))  # a good step: moments exist
+    weights, moments = p.detach().clone(), opt.state[p]["exp_avg"].clone()
+    step_count = opt.state[p]["step"].clone()
+    p.grad = torch.full_like(p, float("nan"))
+    g.step(2, opt, torch.tensor(1.0), torch.tensor(float("nan")))
+    assert torch.equal(p.detach(), weights) and torch.equal(opt.state[p]["exp_avg"], moments)
+    assert torch.equal(opt.state[p]["step"], step_count)
+    assert counters.skipped_steps == 0 and len(g.pending) == 2  # not read yet
+    assert g.settle(torch.tensor([5.0, 6.0])) == [5.0, 6.0]  # read with the flags
+    assert counters.skipped_steps == 1 and g.updates == 1 and not g.pending
+
+
+def test_an_optimizer_that_cannot_skip_on_the_device_is_decided_on_the_host() -> None:
+    p = torch.nn.Parameter(torch.zeros(3))
+    opt = torch.optim.AdamW([p], lr=0.1, foreach=True)
+    counters = Counters()
+    g = NonFiniteGuard(Path("out"), counters, 0, 0.1, 1.0)
+    assert not skips_on_device(opt)
+    p.grad = torch.ones(3)
+    g.step(1, opt, torch.tensor(1.0), torch.tensor(1.0))
+    assert counters.skipped_steps == 0 and not g.pending and bool((p != 0).all())
+    with pytest.raises(guard.TrainingDiverged, match="step 2: loss inf, 1 steps in a row"):
+        g.step(2, opt, torch.tensor(float("inf")), torch.tensor(1.0))
