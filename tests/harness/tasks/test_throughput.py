@@ -143,3 +143,43 @@ def test_largest_batch_doubles_then_bisects(monkeypatch, fits_below, start, expe
     got = throughput_steps.largest_batch(spec, variant("cwt"), 16, start)
     assert got == expected
     assert len(_FitsBelow.tried) <= 2 * 17  # doubling and bisection: logarithmic in the limit
+
+
+def test_a_step_already_probed_in_this_process_is_not_probed_again(monkeypatch) -> None:
+    """A ce cell's twin is its own step, a cwt cell's twin the ce cell's: two fresh
+    interpreters for two cells, not four. Another run folder and pretraining key are the
+    same step; another objective or batch is another."""
+    calls: list[tuple[str, int]] = []
+
+    def probing(kind, env, *, variant, batch, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append((variant.config.objective, batch))
+        return {"peak_mb": 100.0 + len(calls), "growth_mb": 10.0 * len(calls)}
+
+    monkeypatch.setattr(throughput_steps, "probe", probing)
+    monkeypatch.setattr(throughput_steps, "_MEASURED", {})
+
+    def memory(objective: str, folder: str, batch: int = 2) -> dict[str, float]:
+        cfg = PretrainConfig(
+            preset="bert-tiny",
+            objective=objective,
+            output_dir=f"runs/{folder}",
+            pretrain_key=folder,
+            vocab_size=300,
+        )
+        ctx = TaskContext(
+            spec=get_spec("bert-tiny", 300),
+            objective=objective,
+            pretrain=cfg,
+            params=ThroughputParams(steps=1, warmup=0),
+            seed=0,
+        )
+        variants = throughput_steps._variants(ctx, "ce", ctx.params, cuda=False)
+        return {r.metric: r.value for r in throughput_steps._cpu_memory(ctx, variants, batch, 16)}
+
+    ce = memory("ce", "a")
+    assert calls == [("ce", 2)] and ce["memory_vs_baseline"] == 1.0
+    cwt = memory("cwt", "b")
+    assert calls == [("ce", 2), ("cwt", 2)]  # the twin's step is the ce cell's, probed
+    assert cwt["memory_vs_baseline"] == 20.0 / 10.0 and cwt["peak_rss_mb"] == 102.0
+    memory("cwt", "c", batch=4)
+    assert calls[2:] == [("cwt", 4), ("ce", 4)]
