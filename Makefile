@@ -35,7 +35,10 @@ typecheck: env
 pytest: env
 	$(BIN)/pytest -q -n auto --dist worksteal
 
-test: lint typecheck pytest
+# lint and the type check run beside the tests, not before them: on a clean clone the type
+# check's minute overlaps pytest's workers; any part failing fails `make test`
+test: env
+	$(MAKE) --no-print-directory -j3 lint typecheck pytest
 
 # every generated bad input (configs, flags, suites, damaged files, folder states, and the four
 # rules' generators: names, placed links and devices, hostile JSON, every verb's flags);

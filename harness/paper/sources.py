@@ -13,6 +13,7 @@ sizes; `harness.paper.findings` computes the findings.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -35,14 +36,44 @@ def _measured(metric: str) -> bool:
 
 
 def rows_of(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.DataFrame:
-    """`model`'s rows of `task` and `metric`, every checkpoint."""
-    return rows[(rows["model"] == model) & (rows["task"] == task) & (rows["metric"] == metric)]
+    """`model`'s rows of `task` and `metric`, every checkpoint (read-only: shared)."""
+    return _parts_of(rows).rows.get((model, task, metric), rows.iloc[:0])
 
 
 def final_values(rows: pd.DataFrame, model: str, task: str, metric: str) -> pd.Series:
     """`metric` of `model` on `task` at each seed's final checkpoint, one value per seed (a
-    seed whose final checkpoint is not evaluated yet has none: `waiting`)."""
-    return final_rows(rows_of(rows, model, task, metric)).groupby("seed")["value"].mean()
+    seed whose final checkpoint is not evaluated yet has none: `waiting`). Read-only."""
+    parts, key = _parts_of(rows), (model, task, metric)
+    if key not in parts.finals:
+        parts.finals[key] = (
+            final_rows(rows_of(rows, model, task, metric)).groupby("seed")["value"].mean()
+        )
+    return parts.finals[key]
+
+
+@dataclass
+class _Parts:
+    """A frame's rows by (model, task, metric), and the final values asked for so far."""
+
+    rows: dict[tuple[str, str, str], pd.DataFrame]
+    finals: dict[tuple[str, str, str], pd.Series]
+
+
+_PARTS: dict[int, tuple[weakref.ref[pd.DataFrame], _Parts]] = {}
+
+
+def _parts_of(rows: pd.DataFrame) -> _Parts:
+    """`rows` split once per frame: judging a claims file asks for parts of the same frame
+    hundreds of times, and a pandas mask costs milliseconds. Kept while the frame lives;
+    frames of rows are read, never changed in place."""
+    key = id(rows)
+    held = _PARTS.get(key)
+    if held is not None and held[0]() is rows:
+        return held[1]
+    groups = rows.groupby(["model", "task", "metric"], sort=False, dropna=False)
+    parts = _Parts({k: g for k, g in groups}, {})  # type: ignore[misc]
+    _PARTS[key] = (weakref.ref(rows, lambda _, k=key: _PARTS.pop(k, None)), parts)  # type: ignore[misc]
+    return parts
 
 
 def waiting(rows: pd.DataFrame, model: str, task: str, metric: str) -> str:

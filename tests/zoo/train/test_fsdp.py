@@ -85,9 +85,19 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(str(folder / "model.safetensors"))
 
 
+@pytest.fixture(scope="module")
+def pythia_fsdp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pythia-tiny's run under FSDP on two processes, made once for the tests that read it
+    (they copy it before changing anything)."""
+    return _pretrain_2(tmp_path_factory.mktemp("pythia") / "fsdp", "pythia-tiny", "fsdp")
+
+
 @pytest.mark.parametrize("preset", ["bert-tiny", "pythia-tiny"])
-def test_fsdp_trains_as_ddp(tmp_path, preset: str) -> None:
-    fsdp = _pretrain_2(tmp_path / "fsdp", preset, "fsdp")
+def test_fsdp_trains_as_ddp(tmp_path, preset: str, request: pytest.FixtureRequest) -> None:
+    if preset == "pythia-tiny":
+        fsdp = request.getfixturevalue("pythia_fsdp")
+    else:
+        fsdp = _pretrain_2(tmp_path / "fsdp", preset, "fsdp")
     ddp = _pretrain_2(tmp_path / "ddp", preset, "ddp")
     assert_close(_losses(fsdp), _losses(ddp), rtol=1e-5, atol=1e-5)
     a, b = _weights(fsdp / "final"), _weights(ddp / "final")
@@ -176,8 +186,8 @@ def _config(out: Path, **extra) -> PretrainConfig:
     return PretrainConfig(preset="pythia-tiny", output_dir=str(out), progress=False, **RUN, **extra)
 
 
-def test_resume_two_processes_to_one(tmp_path) -> None:
-    uninterrupted = _pretrain_2(tmp_path / "fsdp", "pythia-tiny", "fsdp")
+def test_resume_two_processes_to_one(tmp_path, pythia_fsdp: Path) -> None:
+    uninterrupted = pythia_fsdp
     out = tmp_path / "resumed"
     shutil.copytree(uninterrupted, out)
     shutil.rmtree(out / "final")
