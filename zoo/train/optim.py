@@ -44,7 +44,8 @@ def clip_grad_norm(
     elsewhere. `norm` when the caller has it already (`grad_norm`); returns it."""
     if norm is None:
         norm = grad_norm(params)
-    scale = (max_norm / (norm.double() + 1e-6)).clamp(max=1.0)  # (); as a host float would be
+    # (): computed in float64 and applied in float32, as a host float scale is
+    scale = (max_norm / (norm.double() + 1e-6)).clamp(max=1.0).float()
     grads = [g for p in params if (g := p.grad) is not None]
     dense = [g for g in grads if not g.is_sparse]
     if dense:
