@@ -11,8 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
-from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 from zoo.registry import Registry
 
@@ -55,16 +53,26 @@ def measured(
     return Metric(name, better, unit, description, replicate="measurements", sample_unit=kept)
 
 
+# scikit-learn and scipy are imported where a score is computed: a verb that only reads
+# metadata (`hlm validate`, a run whose cells are done) skips their second of imports
+
+
 def accuracy(pred: Sequence[float], gold: Sequence[float]) -> float:
+    from sklearn.metrics import accuracy_score
+
     return float(accuracy_score(gold, pred))
 
 
 def f1(pred: Sequence[float], gold: Sequence[float]) -> float:
     """Binary F1 of the positive class (id 1), as GLUE reports for MRPC and QQP."""
+    from sklearn.metrics import f1_score
+
     return float(f1_score(gold, pred, pos_label=1, average="binary", zero_division=0))
 
 
 def mcc(pred: Sequence[float], gold: Sequence[float]) -> float:
+    from sklearn.metrics import matthews_corrcoef
+
     return float(matthews_corrcoef(gold, pred))
 
 
@@ -81,10 +89,14 @@ def _correlation(fn: Callable[..., object], pred: Sequence[float], gold: Sequenc
 
 
 def spearman(pred: Sequence[float], gold: Sequence[float]) -> float:
+    from scipy import stats
+
     return _correlation(stats.spearmanr, pred, gold)
 
 
 def pearson(pred: Sequence[float], gold: Sequence[float]) -> float:
+    from scipy import stats
+
     return _correlation(stats.pearsonr, pred, gold)
 
 
