@@ -51,16 +51,18 @@ def isolated(tmp_path, monkeypatch):
     return tmp_path
 
 
-def hlm_imports(argv: list[str], cwd: Path = ROOT) -> tuple[int, list[str], str]:
-    """`hlm ARGV` in a fresh interpreter: its exit status, which of torch and transformers it
-    imported, and its stderr."""
+def hlm_imports(
+    argv: list[str], cwd: Path = ROOT, watched: tuple[str, ...] = ("torch", "transformers")
+) -> tuple[int, list[str], str]:
+    """`hlm ARGV` in a fresh interpreter: its exit status, which of the `watched` packages it
+    imported (torch and transformers unless told), and its stderr."""
     import json
     import subprocess
     import sys
 
     probe = (
         "import json, sys; from harness.cli import main; status = main(sys.argv[1:]); "
-        "loaded = sorted(m for m in ('torch', 'transformers') if m in sys.modules); "
+        f"loaded = sorted(m for m in {watched!r} if m in sys.modules); "
         "print('PROBE', json.dumps([status, loaded]), file=sys.stderr)"
     )
     out = subprocess.run(

@@ -225,6 +225,14 @@ def test_verbs_that_read_suites_and_leaderboards_load_no_model_code(argv: list[s
     assert (status, loaded) == (0, []), stderr[-2000:]
 
 
+@pytest.mark.parametrize("argv", READING_VERBS[:2], ids=" ".join)
+def test_verbs_that_read_a_suite_load_no_scoring_libraries(argv: list[str]) -> None:
+    """Metrics import scikit-learn and scipy where they score: checking a suite, or planning
+    its run, skips their second or more of imports."""
+    status, loaded, stderr = hlm_imports(argv, watched=("sklearn", "scipy", "torch"))
+    assert (status, loaded) == (0, []), stderr[-2000:]
+
+
 # verbs that write pages and figures from leaderboards: the machine a page was made on is read
 # from /proc/cpuinfo (zoo.hardware.host), not from torch
 # (small committed leaderboards: what is imported does not grow with the rows; the paper page
