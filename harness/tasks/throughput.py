@@ -17,9 +17,10 @@ with the baseline objective and dense embedding updates.
 
 Memory: on the CPU the RSS high-water mark of a fresh process (`harness.bench.probe`) that
 builds the model and runs the same steps; `memory_vs_baseline` compares the growth of RSS
-during the steps, which excludes the interpreter. On CUDA the caching allocator's peak over
-a step (`cuda_peak_mb`), and with `max_batch: true` the largest batch that fits
-(`max_batch`: doubling until out of memory, then bisection).
+during the steps, which excludes the interpreter. A process probes each distinct step once
+(a cwt cell's twin is the ce cell's step) and reuses the figure. On CUDA the caching
+allocator's peak over a step (`cuda_peak_mb`), and with `max_batch: true` the largest batch
+that fits (`max_batch`: doubling until out of memory, then bisection).
 
 This file declares the task; the measuring is in `throughput_steps.py`, imported when a cell
 runs, so that checking a suite does not load torch.
