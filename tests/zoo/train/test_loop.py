@@ -107,3 +107,30 @@ def test_an_optimizer_that_cannot_skip_on_the_device_is_decided_on_the_host() ->
     assert counters.skipped_steps == 0 and not g.pending and bool((p != 0).all())
     with pytest.raises(guard.TrainingDiverged, match="step 2: loss inf, 1 steps in a row"):
         g.step(2, opt, torch.tensor(float("inf")), torch.tensor(1.0))
+
+
+def test_a_log_rows_speed_is_the_mean_since_the_row_before(tmp_path: Path) -> None:
+    """Rows at steps 1, 3 and 6: each row's step_seconds times the steps since the row before
+    adds up to the run's training seconds (the read-back at a log step counted too), and its
+    tokens_per_s is its step's tokens over step_seconds."""
+    import json
+
+    from zoo.train.metadata import read_metadata
+
+    cfg = PretrainConfig(
+        preset="bert-tiny",
+        objective="cwt",
+        output_dir=str(tmp_path / "r"),
+        **{**TINY_RUN, "steps": 6, "log_every": 3},
+    )
+    final = pretrain(cfg)
+    lines = [json.loads(x) for x in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    rows = [r for r in lines if "step_seconds" in r]
+    assert [r["step"] for r in rows] == [1, 3, 6]
+    since = [1, 2, 3]
+    total = sum(r["step_seconds"] * n for r, n in zip(rows, since, strict=True))
+    assert total == pytest.approx(read_metadata(final).wall_seconds, rel=1e-9)
+    tokens = cfg.batch_size * cfg.seq_len
+    for r in rows:
+        assert r["tokens_per_s"] == pytest.approx(tokens / r["step_seconds"])
+        assert r["skipped_steps"] == 0
