@@ -74,6 +74,7 @@ class NonFiniteGuard:
         self.updates = 0  # steps of this process's run that updated the weights
         self.pending: list[tuple[int, Tensor]] = []  # (step, (2,): skipped, loss) not read yet
         self.last_skipped = False  # the last step read
+        self.on_device: bool | None = None  # whether the run's optimizer skips there, once known
 
     def step(self, step: int, optimizer: torch.optim.Optimizer, loss: Tensor, norm: Tensor) -> None:
         """Step `optimizer` unless `loss` (every rank's mean) or the gradient `norm` is not
@@ -82,7 +83,9 @@ class NonFiniteGuard:
         skip = (~(torch.isfinite(loss) & torch.isfinite(norm))).float()  # (), 0. or 1.
         self.pending.append((step, torch.stack([skip, loss.detach().float()])))
         parts = optimizers_of(optimizer)
-        if all(skips_on_device(o) for o in parts):
+        if self.on_device is None:  # fixed when the optimizer is made: found once, not per step
+            self.on_device = all(skips_on_device(o) for o in parts)
+        if self.on_device:
             for o in parts:
                 o.found_inf = skip  # type: ignore[attr-defined]  # fused AdamW's kernel reads it
             optimizer.step()
