@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zoo.models import bert, gpt2, gpt_neox, llama  # noqa: F401  # each file registers its family
+from zoo.models import bert, gpt2, gpt_neox, llama, modernbert  # noqa: F401  # each file registers its family
 from zoo.models.registry import FAMILIES, PRESETS
 from zoo.models.spec import ModelSpec, Recipe
 

@@ -29,7 +29,11 @@ def test_every_preset_round_trips_through_its_family(preset: str) -> None:
 
 @pytest.mark.parametrize(
     ("preset", "auto", "kind"),
-    [("bert-tiny", "MaskedLM", "encoder"), ("gpt2-11m", "CausalLM", "decoder")],
+    [
+        ("bert-tiny", "MaskedLM", "encoder"),
+        ("modernbert-tiny", "MaskedLM", "encoder"),
+        ("gpt2-11m", "CausalLM", "decoder"),
+    ],
 )
 def test_a_checkpoint_loads_through_its_family_auto_class(
     tmp_path, preset: str, auto: str, kind: str
