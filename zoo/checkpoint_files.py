@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from zoo.errors import UserError
-from zoo.reader import check_regular, parse_json, read_model
+from zoo.reader import check_regular, open_regular, parse_json, read_model
 from zoo.train.limits import MAX_POSITIONS, MAX_VOCAB
 
 MAX_LAYERS = 1024
@@ -150,7 +150,7 @@ def check_weights_file(path: Path) -> dict[str, Any]:
     regular file (not a link to a device), a header length the file holds, tensor extents
     inside the data; the header's tensors by name."""
     st = check_regular(path, "weights")
-    with open(path, "rb") as f:
+    with open_regular(path, "weights", max_bytes=None) as f:
         head = f.read(8)
         size = int.from_bytes(head, "little") if len(head) == 8 else -1
         if not 0 < size <= min(MAX_HEADER, st.st_size - 8):

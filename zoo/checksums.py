@@ -15,13 +15,15 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from zoo.reader import open_regular
+
 SHORT = 16  # hex digits of a digest as cell ids, plugin keys and pins write it
 
 
 def sha256_of(path: Path) -> str:
     """The sha256 of `path`'s bytes, in hex, read now."""
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    with open_regular(path, "a file to check", max_bytes=None) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -1,29 +1,34 @@
-"""The one reader of JSON someone may have sent: bounded in size and depth, typed, strict.
+"""The one reader: every file someone may have sent is opened here, bounded and strict.
 
+    data = read_bytes(board / "x.parquet", "a result file", MAX_TABLE_BYTES)
+    with open_regular(corpus_file, "a corpus file", max_bytes=None) as f: ...   # streams
     state = read_json(folder / "training_state.json", "the training state")
     config = read_model(folder / "config.json", CheckpointShape)   # pydantic, errors named
-    check_model_config(folder)   # before transformers builds a model from a config.json
 
-A checkpoint folder, a tokenizer, a leaderboard or a results file may come from anyone. What
-they hold is read here before anything acts on it:
+A checkpoint folder, a tokenizer, a leaderboard, a claims file or a results file may come
+from anyone. What they hold is read here before anything acts on it:
 
-- only a regular file (a FIFO would block the reader forever, a device never end); a link
-  loop is named, not a traceback;
-- at most `MAX_BYTES`, and nested at most `MAX_DEPTH` deep (the parser recurses: 100,000
-  nested brackets were a RecursionError);
+- only a regular file, checked on the open file itself (`fstat` after a non-blocking open, so
+  a FIFO never blocks and one swapped in after a check is still caught; a device never ends);
+  a link loop is named, not a traceback; with `links=False` a link is refused, not followed;
+- at most `max_bytes` (a 4 GB sparse file is refused by its size, never loaded), and JSON
+  nested at most `MAX_DEPTH` deep (the parser recurses: 100,000 nested brackets were a
+  RecursionError);
 - no NaN or Infinity (JSON has none; Python's reader accepts them);
 - into a typed model where one is given, each failure naming the file and the field.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,6 +36,9 @@ from zoo.errors import UserError, format_validation_error
 
 MAX_BYTES = 256 * 2**20  # a tokenizer.json of a 250k vocabulary is about 20 MB
 MAX_DEPTH = 64  # a Hugging Face config or tokenizer nests under 10 deep
+MAX_TEXT_BYTES = 16 * 2**20  # a README, a claims file, a suite, a metrics log
+MAX_TABLE_BYTES = 512 * 2**20  # one Parquet result or samples file
+MAX_IMAGE_BYTES = 64 * 2**20  # one PNG a report embeds
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -47,6 +55,72 @@ def check_regular(path: Path, what: str = "file") -> os.stat_result:
     if not stat.S_ISREG(st.st_mode):
         raise UserError(f"{path}: is not a regular file (a {_kind(st.st_mode)}); not read")
     return st
+
+
+@contextlib.contextmanager
+def open_regular(
+    path: Path, what: str = "file", max_bytes: int | None = MAX_BYTES, links: bool = True
+) -> Iterator[BinaryIO]:
+    """`path` opened for reading in binary, once it is known to be a regular file of at most
+    `max_bytes` (None: any size, for streams read piece by piece); `links=False` refuses a
+    link in its last component instead of following it. Every failure is one UserError."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not links:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise UserError(f"{path}: {what} not found") from None
+    except OSError as exc:
+        link = exc.errno == errno.ELOOP and not links and os.path.islink(path)
+        why = "a link" if link else "a link loop" if exc.errno == errno.ELOOP else exc.strerror
+        raise UserError(f"{path}: cannot be read ({why or exc}); not read") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UserError(f"{path}: is not a regular file (a {_kind(st.st_mode)}); not read")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise UserError(
+                f"{path}: {st.st_size} bytes, more than {max_bytes} for {what}; not read"
+            )
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f
+
+
+def read_bytes(
+    path: Path, what: str = "file", max_bytes: int = MAX_BYTES, links: bool = True
+) -> bytes:
+    """The whole of a regular file of at most `max_bytes` (`open_regular`); a file that grew
+    past the bound while read is refused too."""
+    with open_regular(path, what, max_bytes, links) as f:
+        try:
+            data = f.read(max_bytes + 1)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise UserError(f"{path}: more than {max_bytes} bytes for {what}; not read")
+    return data
+
+
+def read_text(
+    path: Path,
+    what: str = "file",
+    max_bytes: int = MAX_TEXT_BYTES,
+    encoding: str = "utf-8",
+    links: bool = True,
+) -> str:
+    """`read_bytes` decoded (`encoding`); text that does not decode is named, not a
+    traceback."""
+    raw = read_bytes(path, what, max_bytes, links)
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not {encoding} text ({exc.reason} at byte {exc.start})") from None
 
 
 def _kind(mode: int) -> str:
@@ -98,18 +172,7 @@ def _depth(data: Any) -> int:
 
 def read_json(path: Path, what: str = "file", max_bytes: int = MAX_BYTES) -> Any:
     """A JSON file someone may have sent, bounded and strict (see the module's docstring)."""
-    st = check_regular(path, what)
-    if st.st_size > max_bytes:
-        raise UserError(f"{path}: {st.st_size} bytes, more than {max_bytes} for {what}; not read")
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(max_bytes + 1)
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    return parse_json(text, str(path))
+    return parse_json(read_text(path, what, max_bytes), str(path))
 
 
 def read_mapping(path: Path, what: str = "file") -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from zoo.errors import UserError
+from zoo.reader import MAX_TEXT_BYTES, read_bytes
 
 
 class YamlFileError(UserError):
@@ -82,14 +83,16 @@ def read_yaml(path: Path) -> Any:
     if not path.is_file():  # a FIFO or device would block or never end: not read
         there = path.exists() or path.is_symlink()
         raise YamlFileError(path, None, "not a regular file" if there else "file not found")
+    try:  # the one reader: checked on the open file, bounded (a 4 GB file is not loaded)
+        raw = read_bytes(path, "a YAML file", MAX_TEXT_BYTES)
+    except UserError as exc:
+        raise YamlFileError(path, None, str(exc).removeprefix(f"{path}: ")) from None
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise YamlFileError(
             path, "<root>", f"not UTF-8 text ({exc.reason} at byte {exc.start})"
         ) from None
-    except OSError as exc:
-        raise YamlFileError(path, None, f"cannot read ({exc.strerror})") from None
     return parse_yaml(text, path)
 
 

@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 
 from harness.cli.flags import add_leaderboards, add_output_dir
+from zoo.errors import UserError
+from zoo.reader import MAX_IMAGE_BYTES, read_bytes
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,13 +30,21 @@ def run(args: argparse.Namespace) -> int:
 
     directory, df = read_rows(args.leaderboards, args.suite)
     out = Path(args.output_dir) if args.output_dir else inside(directory, "_plots")
-    before = {p.name: p.read_bytes() for p in out.glob("*.png")} if out.is_dir() else {}
+    before = {p.name: _png(p) for p in out.glob("*.png")} if out.is_dir() else {}
     made = make_plots(df, out, read_samples(directory, current_cells(directory)))
     said = {"new": 0, "replaced": 0, "unchanged": 0}
     for f in made:
         was = before.get(Path(f).name)
-        state = "new" if was is None else "unchanged" if was == Path(f).read_bytes() else "replaced"
+        state = "new" if was is None else "unchanged" if was == _png(Path(f)) else "replaced"
         said[state] += 1
         print(f"{f}" + ("" if state == "unchanged" else f" ({state})"))
     print(f"{len(made)} plots in {out}: " + ", ".join(f"{n} {k}" for k, n in said.items()))
     return 0
+
+
+def _png(path: Path) -> bytes | None:
+    """A plot already there, to tell new from unchanged (None: not a file we would read)."""
+    try:
+        return read_bytes(path, "a plot", MAX_IMAGE_BYTES, links=False)
+    except UserError:
+        return None

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from harness.results.gates import Gate
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
+from zoo.reader import MAX_BYTES, read_text
 
 Kind = Literal["classification", "regression", "multiple_choice"]
 
@@ -107,7 +108,7 @@ KIND_LABELS: dict[Kind, KindLabels] = {
 
 # --- local readers ------------------------------------------------------------------------
 def read_tsv(path: Path, header: bool) -> list[list[str]]:
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path, "a benchmark file", MAX_BYTES, encoding="utf-8-sig")
     rows = [line.rstrip("\r").split("\t") for line in text.split("\n") if line.strip()]
     return rows[1:] if header else rows
 
@@ -140,7 +141,7 @@ def tsv_reader(
 
 def jsonl_reader(path: Path, task: TaskData) -> list[Example]:
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
+    for n, line in enumerate(read_text(path, "a benchmark file", MAX_BYTES).split("\n")):
         if line.strip():
             try:
                 out.append(task.to_example(json.loads(line), task))

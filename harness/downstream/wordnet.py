@@ -18,6 +18,7 @@ from pathlib import Path
 
 from zoo.checksums import contents_digest
 from zoo.errors import UserError
+from zoo.reader import MAX_BYTES, read_text
 
 POS = ("noun", "verb", "adj", "adv")
 _MARKER = re.compile(r"\((?:a|p|ip)\)$")
@@ -46,7 +47,7 @@ def read_synsets(folder: Path, pos: tuple[str, ...] = POS) -> list[list[str]]:
 
 def _file_synsets(f: Path) -> list[list[str]]:
     """The synsets of one data file with at least two single-word lemmas."""
-    lines = f.read_text(encoding="latin-1").splitlines()
+    lines = read_text(f, "a WordNet file", MAX_BYTES, encoding="latin-1").splitlines()
     synsets = [synset_words(line) for line in lines if line and not line.startswith("  ")]
     return [words for words in synsets if len(words) >= 2]
 

@@ -24,12 +24,12 @@ import pandas as pd
 
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
-from zoo.reader import read_json
+from zoo.reader import read_json, read_text
 
 
 def _boolq(root: Path) -> list[str]:
     """BoolQ's validation answers in file order ("yes"/"no", as the task's choices)."""
-    lines = (root / "superglue" / "BoolQ" / "val.jsonl").read_text().splitlines()
+    lines = read_text(root / "superglue" / "BoolQ" / "val.jsonl", "BoolQ's answers").splitlines()
     labels = [json.loads(line)["label"] for line in lines if line.strip()]
     return ["yes" if str(label).strip().lower() == "true" else "no" for label in labels]
 

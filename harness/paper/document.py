@@ -43,6 +43,7 @@ from harness.report.page import embedded_figure
 from harness.results.leaderboard import result_files
 from harness.results.stats import ALPHA, POWER
 from zoo.errors import UserError
+from zoo.reader import read_text
 from zoo.writer import write_text
 
 HEADLINE = re.compile(
@@ -315,7 +316,7 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
     ):
         written += [figure] if figure is not None else []
     if readme is not None and readme.exists():
-        text = readme.read_text(encoding="utf-8")
+        text = read_text(readme, "the README")
         new, n = HEADLINE.subn(lambda m: m.group(1) + headline(found) + m.group(3), text)
         if n:
             write_text(readme, new)

@@ -5,9 +5,12 @@
 
 Files are staged in a temporary folder (or `--output-dir` DIR, which then holds exactly what would
 be uploaded) and sent with `HfApi.upload_folder`; the local checkpoint and leaderboard are never
-modified. Re-publishing unchanged files makes no new commit (the client skips files whose
-remote blob id matches). The token comes from the usual places (HF_TOKEN, the login cache) and
-is never written to a file, a card, a log line or an error message.
+modified, and only the files of their manifest (`harness.publish.manifest`) are copied: no
+link, device or FIFO, nothing someone dropped in. `--output-dir` may not lie inside the input
+or hold it, and appears whole or not at all. Re-publishing unchanged files makes no new commit
+(the client skips files whose remote blob id matches). The token comes from the usual places
+(HF_TOKEN, the login cache) and is never written to a file, a card, a log line or an error
+message.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,18 +26,29 @@ import numpy as np
 import pandas as pd
 
 from harness.publish.cards import CardOptions, dataset_card, model_card
+from harness.publish.manifest import (
+    checkpoint_manifest,
+    copy_entries,
+    leaderboard_manifest,
+    left_out,
+    owned_file,
+    stage_folder,
+    warn_left_out,
+)
 from harness.results.leaderboard import (
     known_model,
     read_cell_file,
     read_leaderboard,
 )
 from harness.results.schema import COLUMNS
-from harness.suite.record import PLUGINS, SUITE_FILE
+from harness.suite.record import SUITE_FILE
 from zoo.checkpoint_files import check_weights
 from zoo.errors import UserError
 from zoo.train.checkpoint import hf_config, load_model
 from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
+from zoo.writer import write_text
+from zoo.yaml_files import read_yaml_mapping
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +167,7 @@ def publish_model(
     ckpt = Path(checkpoint)
     if not (ckpt / "config.json").is_file():
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
+    entries = checkpoint_manifest(ckpt)  # before anything reads a file it names
     hf_config(str(ckpt))  # its files as written (commit marker) and a config that reads
     read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
     check_weights(ckpt)  # headers that tell the truth, every weight finite
@@ -162,11 +176,11 @@ def publish_model(
     refuse_unpublishable(rows, str(ckpt))
     text = model_card(ckpt, repo, rows, card or CardOptions())
 
+    warn_left_out(ckpt, left_out(ckpt, entries, lambda n: n in (STATE, LEGACY_STATE)))
+
     def stage(d: Path) -> None:
-        for f in sorted(ckpt.iterdir()):
-            if f.is_file() and f.name not in (STATE, LEGACY_STATE) and not f.name.startswith("."):
-                shutil.copy2(f, d / f.name)
-        (d / "README.md").write_text(text)
+        copy_entries(entries, d)
+        write_text(d / "README.md", text)
 
     return _publish(
         stage,
@@ -178,6 +192,7 @@ def publish_model(
         endpoint,
         f"Upload {ckpt.name} ({read_metadata(ckpt).objective})",
         f"hlm publish model {checkpoint} --repo {repo}" + _endpoint_flag(endpoint),
+        inputs=[ckpt],
     )
 
 
@@ -195,6 +210,19 @@ def publishable_files(directory: Path) -> list[Path]:
     for f in files:
         refuse_unpublishable(read_cell_file(f).to_pandas(), str(f))
     return files
+
+
+def refuse_output_among_inputs(out: Path, inputs: list[Path]) -> None:
+    """`--output-dir` may neither lie inside what is published nor hold it: the copy would
+    publish itself, or a later run would read the staged files as the input's."""
+    target = out.expanduser().resolve()
+    for source in inputs:
+        src = source.expanduser().resolve()
+        if target.is_relative_to(src) or src.is_relative_to(target):
+            raise UserError(
+                f"--output-dir {out}: lies inside, or holds, {source}, which it publishes; "
+                "choose a folder outside it"
+            )
 
 
 def refuse_unpublishable(rows: pd.DataFrame, source: str) -> None:
@@ -232,12 +260,11 @@ def publish_leaderboard(
     files = publishable_files(directory)
     if not files:
         raise UserError(f"no leaderboard files in {directory} (run `hlm run {suite}` first)")
+    entries = leaderboard_manifest(directory, files, _recorded_plugins(directory))
+    warn_left_out(directory, left_out(directory, entries, _board_own))
 
     def stage(d: Path) -> None:
-        for f in files:  # final checkpoints' files apart from those along pretraining
-            part = d / "data" / ("steps" if ".step-" in f.name else "final")
-            part.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(f, part / f.name)
+        copy_entries(entries, d)
         plots_dir = d / "plots"
         plots_dir.mkdir()
         from harness.report.plots import make_plots
@@ -247,11 +274,7 @@ def publish_leaderboard(
         kept = read_samples(directory, current_cells(directory))
         rows = read_leaderboard(directory, damaged="refuse")
         plots = [p.name for p in make_plots(rows, plots_dir, kept)]
-        if (directory / SUITE_FILE).is_file():
-            shutil.copy2(directory / SUITE_FILE, d / "suite.yaml")
-        if (directory / PLUGINS).is_dir():  # the files suite.yaml names
-            shutil.copytree(directory / PLUGINS, d / PLUGINS)
-        (d / "README.md").write_text(dataset_card(suite, directory, repo, license, plots))
+        write_text(d / "README.md", dataset_card(suite, directory, repo, license, plots))
 
     return _publish(
         stage,
@@ -263,7 +286,26 @@ def publish_leaderboard(
         endpoint,
         f"Upload leaderboard {suite} ({len(files)} cells)",
         f"hlm publish leaderboard {suite} --repo {repo}" + _endpoint_flag(endpoint),
+        inputs=[directory],
     )
+
+
+def _recorded_plugins(directory: Path) -> list[str]:
+    """The plugin files the leaderboard's `_suite.yaml` names (`_plugins/NAME`), or none."""
+    record = directory / SUITE_FILE
+    if not os.path.lexists(record):
+        return []
+    owned_file(directory, SUITE_FILE, "the suite record")
+    plugins = read_yaml_mapping(record, "suite keys").get("plugins") or []
+    if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+        raise UserError(f"{record}: plugins: expected a list of file names")
+    return plugins
+
+
+def _board_own(name: str) -> bool:
+    """Entries of a leaderboard folder a publish leaves out by design (bookkeeping, samples,
+    files of cells the suite no longer has, a report), not worth a warning."""
+    return name.startswith(("_", ".")) or name.endswith((".parquet", ".html"))
 
 
 def _publish(
@@ -276,15 +318,16 @@ def _publish(
     endpoint: str | None,
     message: str,
     retry: str,
+    inputs: list[Path],
 ) -> str:
     if "/" not in repo or repo.count("/") != 1:
         raise UserError(f"--repo {repo!r}: expected OWNER/NAME")
     if dry_run is not None:
         out = Path(dry_run)
-        if out.exists() and any(out.iterdir()):
-            raise UserError(f"--output-dir {dry_run}: folder exists and is not empty")
-        out.mkdir(parents=True, exist_ok=True)
-        stage(out)
+        refuse_output_among_inputs(out, inputs)
+        if os.path.lexists(out) and (out.is_symlink() or not out.is_dir() or any(out.iterdir())):
+            raise UserError(f"--output-dir {dry_run}: exists and is not an empty folder")
+        stage_folder(out, stage)
         return str(out)
     with tempfile.TemporaryDirectory(prefix="hlm-publish-") as tmp:
         stage(Path(tmp))

@@ -37,6 +37,7 @@ from harness.results.samples import read_samples
 from harness.results.significance import family_size
 from harness.suite import last_suite
 from zoo.hardware import host
+from zoo.reader import MAX_IMAGE_BYTES, read_bytes
 from zoo.writer import write_text
 
 STYLE = """
@@ -127,7 +128,12 @@ def embedded_figure(data: bytes, mime: str, alt: str, caption: str = "") -> str:
 def _figures(df: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="hlm-report-") as tmp:
         files = make_plots(df, Path(tmp), samples)
-        return [embedded_figure(f.read_bytes(), "image/png", f.stem, f.name) for f in files]
+        return [
+            embedded_figure(
+                read_bytes(f, "a figure", MAX_IMAGE_BYTES, links=False), "image/png", f.stem, f.name
+            )
+            for f in files
+        ]
 
 
 def _provenance(df: pd.DataFrame) -> str:

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from harness.results.metrics import direction
 from harness.results.schema import COLUMNS, SCHEMA, checked_rows, table_problem
 from zoo.errors import UserError, ZooWarning, did_you_mean
-from zoo.reader import read_json
+from zoo.reader import MAX_TABLE_BYTES, open_regular, read_bytes, read_json
 from zoo.registry import unknown_name_message
 from zoo.train.atomic import pid_alive, temporary_pid
 from zoo.writer import inside, replacing, write_text
@@ -67,9 +67,12 @@ def result_files(directory: Path) -> list[Path]:
 
 def file_problem(path: Path) -> str | None:
     """Why a result file does not read (truncated, empty, not Parquet, a foreign schema), or
-    None. Reads only the footer."""
+    None. Reads only the footer, of a regular file within its bound (a FIFO never blocks)."""
     try:
-        names = pq.read_schema(path).names
+        with open_regular(path, "a result file", MAX_TABLE_BYTES) as f:
+            names = pq.read_schema(f).names
+    except UserError as exc:
+        return str(exc).removeprefix(f"{path}: ")
     except (OSError, pa.ArrowException) as exc:
         return f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:120]})"
     missing = [c for c in ESSENTIAL if c not in names]
@@ -154,7 +157,7 @@ def _read_result_files(files: list[Path]) -> tuple[list[pa.Table], list[tuple[Pa
         problem = file_problem(f)
         try:
             table = read_cell_file(f) if problem is None else None
-        except (OSError, pa.ArrowException) as exc:
+        except (OSError, pa.ArrowException, UserError) as exc:
             table, problem = None, f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
         if table is not None and (problem := table_problem(table)) is not None:
             table = None
@@ -280,8 +283,9 @@ def known_model(df: pd.DataFrame, name: str | None, flag: str = "--baseline") ->
 
 
 def read_cell_file(path: Path) -> pa.Table:
-    """One result file in today's schema: a column that an older file lacks reads as null."""
-    table = pq.read_table(path)
+    """One result file in today's schema: a column that an older file lacks reads as null.
+    Read through the one reader (a regular file within its bound), then parsed in memory."""
+    table = pq.read_table(pa.BufferReader(read_bytes(path, "a result file", MAX_TABLE_BYTES)))
     for field in SCHEMA:
         if field.name not in table.column_names:
             table = table.append_column(field, pa.nulls(len(table), field.type))

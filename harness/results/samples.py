@@ -21,7 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from zoo.errors import ZooWarning
+from zoo.errors import UserError, ZooWarning
+from zoo.reader import MAX_TABLE_BYTES, read_bytes
 from zoo.writer import inside, replacing
 
 SAMPLES = "_samples"
@@ -76,8 +77,9 @@ def _read(path: Path) -> pa.Table | None:
     """One samples file, or None with a warning naming it when it does not read (its cell's
     rows stand; only the per-example tests lose it until `hlm run --force` remakes it)."""
     try:
-        return pq.read_table(path, schema=SAMPLE_SCHEMA)
-    except (OSError, pa.ArrowException) as exc:
+        data = read_bytes(path, "a samples file", MAX_TABLE_BYTES)
+        return pq.read_table(pa.BufferReader(data), schema=SAMPLE_SCHEMA)
+    except (OSError, pa.ArrowException, UserError) as exc:
         warnings.warn(
             f"{path}: skipped: not a readable samples file ({type(exc).__name__}: "
             f"{str(exc)[:120]}); `hlm run --force --task TASK` makes it again",

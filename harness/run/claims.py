@@ -23,6 +23,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from zoo.errors import UserError
+from zoo.reader import read_text
 from zoo.train.atomic import pid_alive
 
 CLAIMS = "_claims"
@@ -69,8 +71,8 @@ def _owner(path: Path) -> Owner | None:
     """The claim's owner; None for a missing or unreadable claim (taken over). A claim
     written by an older version holds the bare pid."""
     try:
-        text = path.read_text().strip()
-    except FileNotFoundError:
+        text = read_text(path, "a claim", max_bytes=4096).strip()
+    except UserError:  # missing, not a regular file, too large or not text: taken over
         return None
     if text.isdigit():
         return Owner(socket.gethostname(), int(text), None, path.stat().st_mtime)

@@ -17,12 +17,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from harness.run.points import preparing_now
+from zoo.errors import UserError
+from zoo.reader import read_bytes
 from zoo.train.atomic import checkpoint_problem
 from zoo.train.layout import checkpoint_step, list_checkpoints
 from zoo.train.names import named_runs
+from zoo.yaml_files import read_yaml
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,11 @@ def _last_step(folder: Path) -> int | None:
     path = folder / "metrics.jsonl"
     if not path.is_file():
         return None
-    for line in reversed(path.read_text(errors="replace").splitlines()):
+    try:
+        text = read_bytes(path, "a metrics log").decode("utf-8", errors="replace")
+    except UserError:  # not a regular file, or past any run's size: no step to show
+        return None
+    for line in reversed(text.splitlines()):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
@@ -55,9 +60,9 @@ def _planned(folder: Path) -> int | None:
     """The steps the run was resolved to (`resolved.yaml`), where it says."""
     path = folder / "resolved.yaml"
     try:
-        resolved = yaml.safe_load(path.read_text()) if path.is_file() else None
+        resolved = read_yaml(path) if path.is_file() else None
         steps = resolved["recipe"]["steps"] if isinstance(resolved, dict) else None
-    except (yaml.YAMLError, KeyError, TypeError):
+    except (UserError, KeyError, TypeError):
         return None
     return steps if isinstance(steps, int) else None
 

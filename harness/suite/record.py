@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from harness.suite.schema import Suite
+from zoo.reader import MAX_TEXT_BYTES, read_bytes
 from zoo.writer import inside, write_bytes, write_text
 
 SUITE_FILE = "_suite.yaml"
@@ -39,7 +40,7 @@ def write_suite_record(out: Path, suite: Suite) -> None:
     for source in sources:
         target = inside(out, PLUGINS, source.name, what="plugin file")
         if not (target.exists() and target.resolve() == source.resolve()):  # run from the record
-            write_bytes(target, source.read_bytes())
+            write_bytes(target, read_bytes(source, "a plugin file", MAX_TEXT_BYTES))
     names = {s.name for s in sources}
     if kept.is_dir() and not kept.is_symlink():
         for f in kept.iterdir():

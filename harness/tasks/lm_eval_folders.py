@@ -46,6 +46,7 @@ import yaml
 from harness.tasks.keyed_defaults import PINNED_SHIPPED
 from zoo.checksums import short_digest
 from zoo.errors import UserError, did_you_mean
+from zoo.reader import read_text
 from zoo.registry import may_run_code, unknown_name_message
 
 SHIPPED = Path(__file__).resolve().parents[1] / "lm_eval_tasks"
@@ -230,10 +231,10 @@ def _refused_tag(path: Path) -> bool:
     """Whether `path` holds a tag the safe reader refuses (`!!python/name:os.system`): lm-eval's
     reader may take it, and import a module. A file that is not YAML at all runs nothing."""
     try:
-        yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYaml)
-    except yaml.constructor.ConstructorError:
+        yaml.load(read_text(path, "an lm-eval task file"), Loader=_TaskYaml)
+    except (yaml.constructor.ConstructorError, UserError):  # a FIFO or device: lm-eval would hang
         return True
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except yaml.YAMLError:
         return False
     return False
 
@@ -252,8 +253,8 @@ def _task_yaml(path: Path) -> dict[str, Any] | None:
 @lru_cache(maxsize=1024)
 def _read_task_yaml(path: Path, size: int, mtime_ns: int) -> dict[str, Any] | None:
     try:
-        cfg = yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYaml)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        cfg = yaml.load(read_text(path, "an lm-eval task file"), Loader=_TaskYaml)
+    except (UserError, yaml.YAMLError):
         return None
     return cfg if isinstance(cfg, dict) else None
 

@@ -49,6 +49,7 @@ from transformers import PreTrainedTokenizerBase
 from zoo.data.batches import token_stream
 from zoo.data.corpus import UNVERSIONED, fingerprint, iter_documents, local_bytes, local_files
 from zoo.errors import UserError
+from zoo.reader import read_mapping
 from zoo.tokenizers import load_tokenizer, train_tokenizer
 
 log = logging.getLogger(__name__)
@@ -224,14 +225,14 @@ def token_streams(
         problem = _streams_problem(built)
         if problem is not None:
             raise UserError(f"token cache {built}: {problem}")
-    return TokenStreams(built, json.loads((built / "meta.json").read_text()))
+    return TokenStreams(built, read_mapping(built / "meta.json", "a token cache's meta.json"))
 
 
 def _streams_problem(folder: Path) -> str | None:
     """Why a built token cache does not hold what its meta.json says (a part's file of
     another size than its token count: truncated, say), or None."""
     try:
-        meta = json.loads((folder / "meta.json").read_text())
+        meta = read_mapping(folder / "meta.json", "a token cache's meta.json")
         itemsize = np.dtype(meta["dtype"]).itemsize
         for name, info in meta["parts"].items():
             f = folder / f"{name}.bin"
@@ -239,7 +240,7 @@ def _streams_problem(folder: Path) -> str | None:
             have = f.stat().st_size if f.is_file() else 0
             if have != want:
                 return f"{f.name} holds {have} bytes, its {info['tokens']} tokens need {want}"
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, UserError) as exc:
         return f"meta.json does not read ({exc})"
     return None
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from zoo.errors import UserError
+from zoo.reader import open_regular, read_bytes
 
 
 def _encoding(path: Path) -> str:
@@ -24,7 +25,7 @@ def _encoding(path: Path) -> str:
     checked in 1 MiB pieces."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        with path.open("rb") as f:
+        with open_regular(path, "a corpus file", max_bytes=None) as f:
             for piece in iter(lambda: f.read(1 << 20), b""):
                 decoder.decode(piece)
             decoder.decode(b"", final=True)
@@ -36,7 +37,7 @@ def _encoding(path: Path) -> str:
 def _lines(path: Path) -> Iterator[str]:
     """The file's lines (split on \\n only, without it), decoded one at a time."""
     encoding = _encoding(path)
-    with path.open("rb") as f:
+    with open_regular(path, "a corpus file", max_bytes=None) as f:
         for raw in f:
             yield raw.decode(encoding).removesuffix("\n")
 
@@ -79,7 +80,7 @@ def _parquet_documents(path: Path) -> Iterator[str]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.ParquetFile(path)
+        table = pq.ParquetFile(pa.BufferReader(read_bytes(path, "a corpus file")))
         names = table.schema_arrow.names
         if "text" not in names:
             raise UserError(f"{path}: no 'text' column (columns: {', '.join(names)})")

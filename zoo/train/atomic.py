@@ -113,7 +113,7 @@ def write_commit(folder: Path) -> None:
     (folder / COMMIT).write_text(json.dumps({"files": marker}, indent=1))
 
 
-def _marker_files(marker: Path) -> dict[str, dict[str, Any]] | None:
+def marker_files(marker: Path) -> dict[str, dict[str, Any]] | None:
     """The commit marker's {file: {bytes, sha256}}, or None where it is not that (damaged,
     odd, or naming a path outside its folder)."""
     try:
@@ -142,7 +142,7 @@ def checkpoint_problem(folder: Path) -> str | None:
     marker = folder / COMMIT
     if not marker.is_file():
         return f"no {COMMIT} (written before checksums, or its save never finished)"
-    files = _marker_files(marker)
+    files = marker_files(marker)
     if files is None:
         return f"{COMMIT} does not read as a list of files with sizes and checksums"
     for name, expected in files.items():

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from zoo.reader import check_regular
+from zoo.reader import MAX_BYTES, check_regular, read_text
 from zoo.train.atomic import temporary_dir
 from zoo.train.checkpoint import save_checkpoint
 from zoo.train.guard import NonFiniteGuard
@@ -54,7 +54,8 @@ class MetricsLog:
             path.unlink()
             return
         check_regular(path, "the metrics log")  # a FIFO there would block the resume forever
-        keep = [ln for ln in path.read_text().splitlines() if _step_of(ln, resumed_at)]
+        text = read_text(path, "the metrics log", MAX_BYTES)
+        keep = [ln for ln in text.splitlines() if _step_of(ln, resumed_at)]
         write_text(path, "".join(ln + "\n" for ln in keep))
 
     def write(self, row: dict[str, Any]) -> None:

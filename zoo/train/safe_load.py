@@ -26,7 +26,7 @@ from torch.distributed.checkpoint import FileSystemReader
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 
 from zoo.errors import UserError, format_validation_error
-from zoo.reader import read_json
+from zoo.reader import open_regular, read_json
 from zoo.train.layout import LEGACY_STATE, STATE
 from zoo.writer import write_text
 
@@ -66,7 +66,9 @@ class _MetadataUnpickler(pickle.Unpickler):
 def _unpickle_metadata(path: Path) -> Metadata:
     """The allow-listed unpickling; a missing file raises FileNotFoundError as DCP expects
     (it tries a rank's own metadata file first)."""
-    with path.open("rb") as f:
+    if not path.exists():
+        raise FileNotFoundError(path)
+    with open_regular(path, "a checkpoint's metadata") as f:
         try:
             metadata = _MetadataUnpickler(f, path).load()
         except (pickle.UnpicklingError, EOFError, AttributeError, ValueError) as exc:
