@@ -14,9 +14,7 @@ as the corpus grows.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +24,9 @@ from pathlib import Path
 from harness.bench.timing import Row, check
 from zoo.data.cache import ENCODE_BATCH
 from zoo.data.corpus import data_root, iter_documents
+from zoo.reader import read_bytes, read_mapping
 from zoo.tokenizers import encode_documents, load_tokenizer
+from zoo.writer import write_bytes
 
 SHIPPED = "corpus"  # the English corpus under $HLM_DATA_ROOT
 COPIES = 20
@@ -64,12 +64,14 @@ def _copies(source: Path, folder: Path, n: int) -> Path:
             try:
                 os.link(f, target)
             except OSError:
-                shutil.copyfile(f, target)
+                write_bytes(target, read_bytes(f, "a corpus file"))
     return folder
 
 
 def _cache_meta(cache: Path) -> dict[str, float]:
-    metas = [json.loads(p.read_text()) for p in (cache / "tokens").glob("*/meta.json")]
+    metas = [
+        read_mapping(p, "a token cache's meta.json") for p in (cache / "tokens").glob("*/meta.json")
+    ]
     tokens = sum(sum(p["tokens"] for p in m["parts"].values()) for m in metas)
     text = sum(m["text_bytes"] for m in metas)
     seconds = sum(m["seconds"] for m in metas)

@@ -49,7 +49,7 @@ from transformers import PreTrainedTokenizerBase
 from zoo.data.batches import token_stream
 from zoo.data.corpus import UNVERSIONED, fingerprint, iter_documents, local_bytes, local_files
 from zoo.errors import UserError
-from zoo.reader import read_mapping
+from zoo.reader import check_regular, open_regular, read_mapping
 from zoo.tokenizers import load_tokenizer, train_tokenizer
 
 log = logging.getLogger(__name__)
@@ -194,7 +194,9 @@ class TokenStreams:
 
     def counts(self, name: Part) -> np.ndarray:
         """How often each token id occurs in the part: [V] int64."""
-        counts: np.ndarray = np.load(self.folder / f"{name}.counts.npy")
+        path = self.folder / f"{name}.counts.npy"
+        with open_regular(path, "a token cache's counts") as f:
+            counts: np.ndarray = np.load(f)
         return counts
 
     def part(self, name: Part) -> np.ndarray:
@@ -203,7 +205,9 @@ class TokenStreams:
         dtype = np.dtype(self.meta["dtype"])
         if info["tokens"] == 0:
             return np.empty(0, dtype=dtype)
-        return np.memmap(self.folder / f"{name}.bin", dtype=dtype, mode="r")
+        path = self.folder / f"{name}.bin"
+        check_regular(path, "a token cache part")  # a FIFO or device is never mapped
+        return np.memmap(path, dtype=dtype, mode="r")
 
 
 def token_streams(

@@ -109,7 +109,8 @@ def read_state(checkpoint: Path) -> dict[str, Any]:
         state = read_json(checkpoint / STATE, "the training state")
     elif (checkpoint / LEGACY_STATE).is_file():
         try:
-            state = torch.load(checkpoint / LEGACY_STATE, weights_only=True)
+            with open_regular(checkpoint / LEGACY_STATE, "the training state") as f:
+                state = torch.load(f, weights_only=True)
         except (OSError, RuntimeError, pickle.UnpicklingError, EOFError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise UnsafeCheckpoint(
