@@ -20,6 +20,7 @@ from harness.cli.lm_eval_flags import (
     LM_EVAL_SEEDS,
     REFUSED_MODEL_ARGS,
     add_refused,
+    batch_size,
     lm_eval_flag,
     lm_eval_seeds,
     refused,
@@ -74,7 +75,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int_at_least(0, MAX_FEWSHOT),
         help=f"few-shot examples (default: 0; at most {MAX_FEWSHOT})",
     )
-    lm_eval_flag(p, "batch_size", "-b", default="8", help="an integer, auto or auto:N (default: 8)")
+    lm_eval_flag(
+        p,
+        "batch_size",
+        "-b",
+        default="8",
+        type=batch_size,
+        help="an integer, auto or auto:N, each from 1 to 65536 (default: 8)",
+    )
     lm_eval_flag(
         p,
         "include_path",

@@ -11,6 +11,8 @@ import argparse
 
 from harness.cli.flags import add_leaderboards, int_at_least, positive
 
+MAX_CLAIMS = 100_000  # tests corrected together: past any paper's family by orders
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (
@@ -37,11 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--claims",
-        type=int_at_least(1),
+        type=int_at_least(1, MAX_CLAIMS),
         default=1,
         help="the tests corrected together for many claims (as `hlm report --paper` corrects "
         "its page, Holm): power at α = 0.05/CLAIMS, Bonferroni's level, a lower bound on "
-        "Holm's (default 1: a test alone)",
+        f"Holm's (default 1: a test alone; at most {MAX_CLAIMS})",
     )
     add_leaderboards(p)
 

@@ -49,6 +49,13 @@ from zoo.registry import unknown_name_message
 from zoo.settings import Settings
 from zoo.yaml_files import read_yaml_mapping
 
+# bounds checked before anything is judged: the paper's file has 43 claims at 5 scales (122
+# declared); 5,000 claims or 3,000 scales ran for minutes before these
+MAX_SCALES = 32
+MAX_CLAIMS_PER_SCALE = 256
+MAX_DECLARED = 1024  # claims at every scale, those of `like` scales counted at each
+MAX_MAPPED = 256  # suites or models a `like` scale maps
+
 # the paper's claims (Godey et al., ICLR 2024), judged by `hlm report --paper`
 PAPER_CLAIMS = Path(__file__).resolve().parents[2] / "suites" / "claims" / "paper.yaml"
 
@@ -183,11 +190,11 @@ class ScaleSpec(Settings):
     """A scale: its claims (corrected together), or an earlier scale's claims with its suites
     and presets mapped (`like`, `suites`, `models`; `harness.paper.scales.Scale`)."""
 
-    name: str = Field(min_length=1)
-    claims: list[ClaimSpec] = Field(default_factory=list)
+    name: str = Field(min_length=1, max_length=200)
+    claims: list[ClaimSpec] = Field(default_factory=list, max_length=MAX_CLAIMS_PER_SCALE)
     like: str = ""
-    suites: dict[str, str] = Field(default_factory=dict)
-    models: dict[str, str] = Field(default_factory=dict)
+    suites: dict[str, str] = Field(default_factory=dict, max_length=MAX_MAPPED)
+    models: dict[str, str] = Field(default_factory=dict, max_length=MAX_MAPPED)
     speed_suite: str = ""
     machine: str = ""
     pending: str = ""  # what the page says while no claim has rows for both arms
@@ -237,11 +244,17 @@ class ClaimsFile(Settings):
     sections: dict[str, SectionSpec] = Field(default_factory=dict)
     main: list[MainClaim] = Field(default_factory=list)
     not_attempted: list[NotAttempted] = Field(default_factory=list)
-    scales: list[ScaleSpec] = Field(min_length=1)
+    scales: list[ScaleSpec] = Field(min_length=1, max_length=MAX_SCALES)
 
     @model_validator(mode="after")
     def _consistent(self) -> ClaimsFile:
         listed: dict[str, list[ClaimSpec]] = {}
+        sizes = {s.name: len(s.claims) for s in self.scales if s.claims}
+        declared = sum(sizes.get(s.like, 0) if s.like else len(s.claims) for s in self.scales)
+        if declared > MAX_DECLARED:
+            raise ValueError(
+                f"{declared} claims across its scales, more than {MAX_DECLARED}: split the file"
+            )
         for scale in self.scales:
             ids = [c.id for c in scale.claims]
             if len(set(ids)) != len(ids):
@@ -296,10 +309,28 @@ def _check_mapped(scale: ScaleSpec, claims: list[ClaimSpec]) -> None:
 def load_claims(path: Path) -> ClaimsFile:
     """The claims file at `path`, validated (an error names the file and the key)."""
     data = read_yaml_mapping(path, "claims")
+    _count(data, path)
     try:
         return ClaimsFile.model_validate(data)
     except ValidationError as exc:
         raise UserError(format_validation_error(exc, str(path), ClaimsFile)) from None
+
+
+def _count(data: dict, path: Path) -> None:
+    """Scales and claims counted before any is validated (5,000 claims took seconds to
+    validate only to be refused): the bounds' errors, said early."""
+    scales = data.get("scales")
+    if not isinstance(scales, list):
+        return  # validation names it
+    if len(scales) > MAX_SCALES:
+        raise UserError(f"{path}: scales: {len(scales)} scales; at most {MAX_SCALES}")
+    for i, scale in enumerate(scales):
+        claims = scale.get("claims") if isinstance(scale, dict) else None
+        if isinstance(claims, list) and len(claims) > MAX_CLAIMS_PER_SCALE:
+            raise UserError(
+                f"{path}: scales[{i}].claims: {len(claims)} claims; at most "
+                f"{MAX_CLAIMS_PER_SCALE} a scale"
+            )
 
 
 @cache

@@ -206,3 +206,33 @@ def test_the_paper_is_data_with_its_families_declared() -> None:
     average = next(c for c in first if c.id == "t1-tokens-average")
     assert average.paper == {"vanilla": 82.43, "headless": 83.29} and average.percent
     assert paper.main[0].claim == "t1-tokens-average"
+
+
+def _many_claims(n: int) -> str:
+    head, claim = CLAIMS.split("    claims:\n")[0], CLAIMS.split("    claims:\n")[1]
+    one = claim.split("      - id: val-loss-paper")[0]
+    body = "".join(one.replace("id: val-loss", f"id: c{i}") for i in range(n))
+    return head + "    claims:\n" + body
+
+
+def _many_scales(n: int, first: str = CLAIMS) -> str:
+    return first + "".join(MAPPED.replace("name: small", f"name: s{i}") for i in range(n))
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (_many_claims(5000), "at most 256"),
+        (_many_scales(3000), "at most 32"),
+        (_many_scales(31, _many_claims(200)), "more than 1024"),
+    ],
+    ids=["5000 claims", "3000 like scales", "32 scales of 200 claims"],
+)
+def test_a_claims_file_is_counted_and_bounded_before_judging(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        load_claims(path)
+    assert str(path) in str(err.value) and said in str(err.value), str(err.value)[:300]
