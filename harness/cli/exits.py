@@ -16,6 +16,7 @@ import sys
 
 from zoo.errors import UserError
 from zoo.registry import load_installed_plugins
+from zoo.text import terminal
 from zoo.train.interrupt import TrainingInterrupted
 
 # what pathlib (< 3.13) raises as RuntimeError for a path the user gave
@@ -47,8 +48,8 @@ def _run_verb(args: argparse.Namespace) -> int:
         load_installed_plugins()
         return int(args.run(args))
     except UserError as exc:
-        for line in str(exc).splitlines():
-            print(f"hlm {args.verb}: error: {line}", file=sys.stderr)
+        for line in str(exc).splitlines():  # a name's escape codes shown, never sent raw
+            print(f"hlm {args.verb}: error: {terminal(line)}", file=sys.stderr)
         return 2
     except TrainingInterrupted as exc:  # a signal, answered with a checkpoint
         print(f"hlm {args.verb}: {exc}", file=sys.stderr)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 
 
@@ -110,3 +111,24 @@ def add_trust(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
         "_suite.yaml) import the plugin files and lm-eval task folders they name: their code "
         "runs in this process. Without it they are refused, wherever they lie",
     )
+
+
+_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+
+def language_code(text: str) -> str:
+    """A card's language: an ISO 639 code, with BCP 47 subtags (`en`, `fr`, `zh-Hans`)."""
+    if not _LANGUAGE.match(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a language code (en, fr, zh-Hans)")
+    return text
+
+
+def hub_repo_id(text: str) -> str:
+    """A Hub repository id (OWNER/NAME or NAME), checked by huggingface_hub's own validator."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(text)
+    except HFValidationError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(". Use")[0]) from None
+    return text

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli.flags import add_leaderboards
+from harness.cli.flags import add_leaderboards, hub_repo_id, language_code
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,11 +34,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     pm.add_argument(
         "--language",
         default="en",
+        type=language_code,
         help="card metadata (default: en; omitted for a checkpoint trained on the synthetic "
         "corpus only)",
     )
     pm.add_argument(
-        "--base-model", help="Hub id the checkpoint was fine-tuned from (card metadata)"
+        "--base-model",
+        type=hub_repo_id,
+        help="Hub id the checkpoint was fine-tuned from (card metadata)",
     )
     pm.add_argument("--repository-url", help="a code repository to link from the card")
     pl = what.add_parser("leaderboard", help="a suite's Parquet leaderboard, as a dataset repo")

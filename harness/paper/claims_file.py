@@ -37,6 +37,14 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from harness.paper.claims_limits import (
+    MAX_CLAIMS_PER_SCALE,
+    MAX_DECLARED,
+    MAX_MAPPED,
+    MAX_SCALES,
+    check_raw,
+    one_paragraph,
+)
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.findings import Declared, Finding, family_sizes, judge
 from harness.paper.scales import Scale
@@ -48,13 +56,6 @@ from zoo.errors import UserError, format_validation_error
 from zoo.registry import unknown_name_message
 from zoo.settings import Settings
 from zoo.yaml_files import read_yaml_mapping
-
-# bounds checked before anything is judged: the paper's file has 43 claims at 5 scales (122
-# declared); 5,000 claims or 3,000 scales ran for minutes before these
-MAX_SCALES = 32
-MAX_CLAIMS_PER_SCALE = 256
-MAX_DECLARED = 1024  # claims at every scale, those of `like` scales counted at each
-MAX_MAPPED = 256  # suites or models a `like` scale maps
 
 # the paper's claims (Godey et al., ICLR 2024), judged by `hlm report --paper`
 PAPER_CLAIMS = Path(__file__).resolve().parents[2] / "suites" / "claims" / "paper.yaml"
@@ -120,6 +121,11 @@ class ClaimSpec(Settings):
     parts: PartsSpec | None = None
     speed: SpeedSpec | None = None
     unavailable: str = ""  # why no rows can exist here
+
+    @field_validator("stated", "setting", "differs", "unavailable")
+    @classmethod
+    def _prose(cls, text: str) -> str:
+        return one_paragraph(text)
 
     @field_validator("metric")
     @classmethod
@@ -199,6 +205,11 @@ class ScaleSpec(Settings):
     machine: str = ""
     pending: str = ""  # what the page says while no claim has rows for both arms
 
+    @field_validator("pending")
+    @classmethod
+    def _prose(cls, text: str) -> str:
+        return one_paragraph(text)
+
     @model_validator(mode="after")
     def _claims_or_like(self) -> ScaleSpec:
         if bool(self.claims) == bool(self.like):
@@ -220,6 +231,11 @@ class SectionSpec(Settings):
     title: str = Field(min_length=1)
     setting: str = ""
 
+    @field_validator("setting")
+    @classmethod
+    def _prose(cls, text: str) -> str:
+        return one_paragraph(text)
+
 
 class MainClaim(Settings):
     """A claim of the page's first table, with the arm it is about."""
@@ -235,12 +251,23 @@ class NotAttempted(Settings):
     what: str = Field(min_length=1)
     why: str = Field(min_length=1)
 
+    @field_validator("what", "why")
+    @classmethod
+    def _prose(cls, text: str) -> str:
+        return one_paragraph(text)
+
 
 class ClaimsFile(Settings):
     """A paper's claims, per scale."""
 
     name: str = Field(pattern=SAFE_NAME)
     paper: str = ""
+
+    @field_validator("paper")
+    @classmethod
+    def _prose(cls, text: str) -> str:
+        return one_paragraph(text)
+
     sections: dict[str, SectionSpec] = Field(default_factory=dict)
     main: list[MainClaim] = Field(default_factory=list)
     not_attempted: list[NotAttempted] = Field(default_factory=list)
@@ -309,28 +336,11 @@ def _check_mapped(scale: ScaleSpec, claims: list[ClaimSpec]) -> None:
 def load_claims(path: Path) -> ClaimsFile:
     """The claims file at `path`, validated (an error names the file and the key)."""
     data = read_yaml_mapping(path, "claims")
-    _count(data, path)
+    check_raw(data, path)
     try:
         return ClaimsFile.model_validate(data)
     except ValidationError as exc:
         raise UserError(format_validation_error(exc, str(path), ClaimsFile)) from None
-
-
-def _count(data: dict, path: Path) -> None:
-    """Scales and claims counted before any is validated (5,000 claims took seconds to
-    validate only to be refused): the bounds' errors, said early."""
-    scales = data.get("scales")
-    if not isinstance(scales, list):
-        return  # validation names it
-    if len(scales) > MAX_SCALES:
-        raise UserError(f"{path}: scales: {len(scales)} scales; at most {MAX_SCALES}")
-    for i, scale in enumerate(scales):
-        claims = scale.get("claims") if isinstance(scale, dict) else None
-        if isinstance(claims, list) and len(claims) > MAX_CLAIMS_PER_SCALE:
-            raise UserError(
-                f"{path}: scales[{i}].claims: {len(claims)} claims; at most "
-                f"{MAX_CLAIMS_PER_SCALE} a scale"
-            )
 
 
 @cache

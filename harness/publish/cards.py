@@ -34,6 +34,7 @@ from harness.suite import Suite, last_suite, overrides
 from harness.tasks import TASKS
 from zoo.data.corpus import SYNTHETIC, hub_dataset, source_kind
 from zoo.models import FAMILIES
+from zoo.text import md_cell, md_code, md_heading
 from zoo.train.metadata import CheckpointMetadata, read_metadata
 
 PAPER = (
@@ -149,7 +150,7 @@ def eval_results(rows: pd.DataFrame, meta: CheckpointMetadata) -> list[Any]:
 
 def _source(meta: CheckpointMetadata) -> str:
     """Where the objective's code came from, where the checkpoint records it."""
-    return f"; defined in {meta.objective_source}" if meta.objective_source else ""
+    return f"; defined in {md_cell(meta.objective_source)}" if meta.objective_source else ""
 
 
 def _facts(meta: CheckpointMetadata) -> list[str]:
@@ -165,12 +166,12 @@ def _facts(meta: CheckpointMetadata) -> list[str]:
     return [
         "| | |",
         "|---|---|",
-        f"| preset | `{meta.preset}` ({meta.family}) |",
-        f"| pretraining objective | `{meta.objective}`{headless}{_source(meta)} |",
+        f"| preset | `{md_code(meta.preset)}` ({md_cell(meta.family)}) |",
+        f"| pretraining objective | `{md_code(meta.objective)}`{headless}{_source(meta)} |",
         f"| causal fine-tuning | {finetune} |",
         f"| parameters | {meta.params} |",
         f"| vocabulary | {meta.vocab_size} (tokenizer: {meta.tokenizer.vocab_size} entries) |",
-        f"| corpus | {', '.join(meta.corpus)} |",
+        f"| corpus | {md_cell(', '.join(meta.corpus))} |",
         f"| steps / batch / sequence | {meta.steps} / {meta.batch_size} / {meta.seq_len} |",
         f"| tokens seen | {meta.tokens_seen} |",
         f"| training FLOPs | {meta.train_flops:.3e} |",
@@ -178,7 +179,7 @@ def _facts(meta: CheckpointMetadata) -> list[str]:
         f"| seed | {meta.seed} |",
         f"| recipe | lr {r.lr}, {r.schedule} schedule, warm-up {r.warmup_steps}, weight decay "
         f"{r.weight_decay} |",
-        f"| versions | {', '.join(f'{k} {v}' for k, v in meta.versions.items())} |",
+        f"| versions | {md_cell(', '.join(f'{k} {v}' for k, v in meta.versions.items()))} |",
     ]
 
 
@@ -199,6 +200,8 @@ def _results_table(rows: pd.DataFrame) -> list[str]:
         ["suite", "task", "metric", "seed"]
     )
     table["step"] = [("" if pd.isna(s) else int(s)) for s in table["step"]]
+    for name in ("suite", "task", "metric"):  # names from rows anyone could send
+        table[name] = table[name].map(md_cell)
     return [tabulate(table.to_dict("records"), headers="keys", tablefmt="github"), ""]
 
 
@@ -233,7 +236,7 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOpt
     auto = FAMILIES.get(meta.family).auto_class_name
     made_by = "headless-zoo" + (f" ({options.repository_url})" if options.repository_url else "")
     lines = [
-        f"# {repo.split('/')[-1]}",
+        f"# {md_heading(repo.split('/')[-1])}",
         "",
         f"A {_kind_text(meta)} pretrained with the `{meta.objective}` objective "
         f"(preset `{meta.preset}`) by {made_by}, following {PAPER}",

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zoo.errors import UserError, format_validation_error
 from zoo.reader import parse_json
+from zoo.text import has_control, visible
 
 MAX_VALUE = 1e100  # past any metric: a value beyond it overflows the means and figures
 
@@ -129,12 +130,22 @@ def column_table() -> str:
     return "\n".join(lines)
 
 
+# the columns that name things: shown in tables, headings and cards
+NAMES = ("suite", "model", "task", "metric", "sweep")
+
+
 def table_problem(table: pa.Table) -> str | None:
     """What makes a result file's rows unreadable though its footer reads: a row with no
-    model, a value that is not finite or past `MAX_VALUE`, a `config` that is not a JSON
-    object; None when every row reads."""
+    model, a name holding a control character (a newline would break out of a table row),
+    a value that is not finite or past `MAX_VALUE`, a `config` that is not a JSON object;
+    None when every row reads."""
     columns = table.select(["model", "value", "config"]).to_pydict()
     rows = zip(columns["model"], columns["value"], columns["config"], strict=True)
+    for name in NAMES:
+        if name in table.column_names:
+            bad = next((v for v in table[name].to_pylist() if v and has_control(v)), None)
+            if bad is not None:
+                return f"{name} {visible(bad)[:60]!r} holds a control character"
     for i, (model, value, config) in enumerate(rows):
         if not model:
             return f"row {i}: no model"

@@ -20,6 +20,7 @@ from pathlib import Path
 from harness.run.points import preparing_now
 from zoo.errors import UserError
 from zoo.reader import read_bytes
+from zoo.text import terminal
 from zoo.train.atomic import checkpoint_problem
 from zoo.train.layout import checkpoint_step, list_checkpoints
 from zoo.train.names import named_runs
@@ -88,16 +89,17 @@ def list_runs(pattern: str = "*", runs: Path | None = None) -> list[RunState]:
 
 
 def format_runs(states: list[RunState]) -> str:
-    """One line per run: name, state, step of steps, checkpoints, folder."""
+    """One line per run: name, state, step of steps, checkpoints, folder. Names and folders
+    are file names anyone could make: their control characters are shown, never sent."""
     from tabulate import tabulate
 
     rows = [
         [
-            s.name,
+            terminal(s.name),
             s.state,
             f"{s.step if s.step is not None else '-'} / {s.steps if s.steps is not None else '?'}",
             " ".join(f"@step-{c}" for c in s.checkpoints) or "-",
-            str(s.folder),
+            terminal(str(s.folder)),
         ]
         for s in states
     ]

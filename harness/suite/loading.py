@@ -23,6 +23,7 @@ from harness.suite.schema import Suite
 from zoo.errors import UserError, ZooWarning, close_names, validation_problems
 from zoo.registry import load_plugin, may_run_code
 from zoo.settings import listed
+from zoo.text import control_in, visible
 from zoo.yaml_files import YamlFileError, read_yaml_mapping
 
 
@@ -56,9 +57,14 @@ def _read_yaml(path: Path) -> dict[str, Any]:
             raise SuiteError([f"{path}: not a regular file"])
         raise SuiteError([f"{path}: file not found{_close_suites(path)}"])
     try:
-        return read_yaml_mapping(path, "suite keys")
+        data = read_yaml_mapping(path, "suite keys")
     except YamlFileError as exc:
         raise SuiteError([str(exc)]) from None
+    found = control_in(data, frozenset({"description"}))
+    if found is not None:  # a newline in a name would break out of a table row, a heading
+        where, text = found
+        raise SuiteError([f"{path}: {where}: {visible(text)[:80]!r} holds a control character"])
+    return data
 
 
 def _close_suites(path: Path) -> str:

@@ -16,12 +16,13 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from zoo.errors import UserError, format_validation_error
 from zoo.models.spec import Kind
 from zoo.objectives import OBJECTIVES, ObjectiveOptions
 from zoo.reader import read_json
+from zoo.text import control_in, visible
 from zoo.train.recipe import ResolvedRecipe
 from zoo.writer import write_text
 
@@ -133,6 +134,16 @@ class CheckpointMetadata(BaseModel):
     )
     validation: dict[str, float] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_line_strings(cls, data: Any) -> Any:
+        """Every name a checkpoint carries is one line of printable text: a newline or an
+        escape in one would break out of a card's table row or rewrite a terminal."""
+        found = control_in(data)
+        if found is not None:
+            raise ValueError(f"{found[0]}: {visible(found[1])[:80]!r} holds a control character")
+        return data
 
     @property
     def pretrain_step(self) -> int:

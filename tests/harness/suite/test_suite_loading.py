@@ -464,3 +464,27 @@ def test_a_task_parameter_sweep_expands_that_task_alone(tmp_path) -> None:
     assert {c.cell_id for c in thr} <= without
     pairs = {(c.label, c.seed): c.pretrain_key for c in cells}
     assert all(c.pretrain_key == pairs[(c.label, c.seed)] for c in cells)  # one pretraining
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("models", 0, "preset"), "bert-tiny\n# Fake heading"),
+        (("recipe", "corpus"), ["synthetic\x1b[2J"]),
+        (("seeds",), {"0\n": 1}),
+    ],
+)
+def test_a_name_holding_a_control_character_is_refused_at_the_source(
+    tmp_path, where: tuple, value: object
+) -> None:
+    data = base()
+    node = data
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    data["description"] = "prose may\nspan lines"
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    got = problems(path)
+    assert len(got) == 1 and "holds a control character" in got[0], got
+    assert "\n" not in got[0] and "\x1b" not in got[0]
