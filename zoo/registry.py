@@ -36,6 +36,7 @@ from typing import Any, Generic, TypeVar
 
 from zoo.checksums import sha256_of
 from zoo.errors import UserError, did_you_mean
+from zoo.shipped import is_shipped
 
 T = TypeVar("T")
 
@@ -107,11 +108,6 @@ _IMPORTED: dict[Path, str] = {}  # each plugin file imported -> the module of it
 
 TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": files may name code to run (`--trust-plugins`)
 
-# The project's own suites folder: its lm-eval task folders ship with the code (a source
-# checkout; an installed wheel has none, and then nothing matches it).
-SHIPPED_SUITES = Path(__file__).resolve().parent.parent / "suites"
-
-
 # `--trust-plugins` for the command that runs now (`trusting`): a value scoped to that command,
 # never written to the environment, so it outlives nothing and reaches no child process
 _TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("plugins_trusted", default=False)
@@ -126,10 +122,11 @@ def plugins_trusted() -> bool:
 def may_run_code(path: Path) -> bool:
     """The one trust rule, for code a *file* names (a suite's or a run config's `plugins:`, a
     leaderboard's `_plugins/`, an lm-eval task folder whose YAMLs hold `!function` hooks):
-    it runs only when it ships with the project (the installed `hlm.plugins` entry points, the
-    project's own suites folder) or when the user trusts plugins (`plugins_trusted`). Where
-    the file lies (beside the suite, inside a received leaderboard) grants nothing."""
-    return path.resolve().is_relative_to(SHIPPED_SUITES) or plugins_trusted()
+    it runs only when it ships with the project (the installed `hlm.plugins` entry points, a
+    file of the project's suites folder as git tracks it, byte for byte: `zoo.shipped`) or
+    when the user trusts plugins (`plugins_trusted`). Where the file lies (beside the suite,
+    inside a received leaderboard, copied into the project's suites folder) grants nothing."""
+    return plugins_trusted() or is_shipped(path)
 
 
 def untrusted_message(path: Path | str) -> str:

@@ -7,7 +7,6 @@ import pytest
 from zoo.errors import UserError
 from zoo.objectives import OBJECTIVES, DeferredLoss
 from zoo.registry import (
-    SHIPPED_SUITES,
     TRUST_ENV,
     Registry,
     load_plugin,
@@ -15,6 +14,7 @@ from zoo.registry import (
     plugins_trusted,
     trusting,
 )
+from zoo.shipped import SHIPPED_SUITES
 
 
 def test_register_get_and_duplicates() -> None:
@@ -104,8 +104,9 @@ def test_a_deferred_loss_that_cannot_be_imported_names_itself() -> None:
 
 def test_code_a_file_names_runs_only_while_trusted(tmp_path, monkeypatch) -> None:
     """Where the file lies grants nothing (beside a suite, in a received leaderboard); the
-    project's own suites folder ships with the code; trust lasts as long as its block."""
-    beside, shipped = tmp_path / "suites" / "p.py", SHIPPED_SUITES / "lm_eval_tasks"
+    project's own tracked files ship with the code; trust lasts as long as its block."""
+    beside = tmp_path / "suites" / "p.py"
+    shipped = SHIPPED_SUITES / "lm_eval_tasks" / "flores_utils.py"
     monkeypatch.delenv(TRUST_ENV, raising=False)
     assert not may_run_code(beside) and may_run_code(shipped) and not plugins_trusted()
     with pytest.raises(RuntimeError), trusting():
