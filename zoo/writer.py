@@ -134,3 +134,27 @@ def write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> Path:
 def write_text(path: Path, text: str, mode: int = FILE_MODE) -> Path:
     """`text` (UTF-8) as the whole of `path`, all or nothing."""
     return write_bytes(path, text.encode("utf-8"), mode)
+
+
+def refuse_among_inputs(out: Path, inputs: dict[str, Path], flag: str) -> None:
+    """An output folder (`flag` names it) may neither lie inside an input nor hold one: a
+    publish would copy itself, an evaluation would write into the checkpoint it reads, a
+    page into the rows it is made from. `inputs`: what each is (named in the error) -> path."""
+    target = Path(out).expanduser().resolve()
+    for what, source in inputs.items():
+        src = Path(source).expanduser().resolve()
+        if target.is_relative_to(src) or src.is_relative_to(target):
+            raise WriteRefused(
+                f"{flag} {out}: lies inside, or holds, {what} {source}, which this command "
+                "reads; choose a folder outside it"
+            )
+
+
+def refuse_linked_folders(folder: Path, *names: str) -> None:
+    """`folder` and each folder `names` leads to below it, refused where one is a link (a
+    page written there would land wherever the link points)."""
+    path = Path(folder)
+    for part in ("", *names):
+        path = path / part if part else path
+        if path.is_symlink():
+            raise WriteRefused(f"{path}: is a link; the project never writes through one")

@@ -44,7 +44,7 @@ from harness.results.leaderboard import result_files
 from harness.results.stats import ALPHA, POWER
 from zoo.errors import UserError
 from zoo.reader import read_text
-from zoo.writer import write_text
+from zoo.writer import refuse_among_inputs, refuse_linked_folders, write_text
 
 HEADLINE = re.compile(
     r"(<!-- reproduction-headline -->\n)(.*?)(\n<!-- /reproduction-headline -->)", re.S
@@ -306,6 +306,8 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
             f"{root}: no rows of the paper's suites ({', '.join(boards)}) here; "
             f"{doc} is left as it was"
         )
+    refuse_among_inputs(doc.parent, {"the leaderboards": root}, "--output-dir")
+    refuse_linked_folders(doc.parent, FIGURE.parent.as_posix())  # docs/, docs/figures/
     companion = baselines_page(doc)
     write_text(doc, render(found, root, companion.name))
     write_text(companion, render_baselines(found, root))

@@ -47,7 +47,7 @@ from zoo.errors import UserError
 from zoo.train.checkpoint import hf_config, load_model
 from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
-from zoo.writer import write_text
+from zoo.writer import refuse_among_inputs, write_text
 from zoo.yaml_files import read_yaml_mapping
 
 log = logging.getLogger(__name__)
@@ -192,7 +192,7 @@ def publish_model(
         endpoint,
         f"Upload {ckpt.name} ({read_metadata(ckpt).objective})",
         f"hlm publish model {checkpoint} --repo {repo}" + _endpoint_flag(endpoint),
-        inputs=[ckpt],
+        inputs={"the checkpoint": ckpt},
     )
 
 
@@ -210,19 +210,6 @@ def publishable_files(directory: Path) -> list[Path]:
     for f in files:
         refuse_unpublishable(read_cell_file(f).to_pandas(), str(f))
     return files
-
-
-def refuse_output_among_inputs(out: Path, inputs: list[Path]) -> None:
-    """`--output-dir` may neither lie inside what is published nor hold it: the copy would
-    publish itself, or a later run would read the staged files as the input's."""
-    target = out.expanduser().resolve()
-    for source in inputs:
-        src = source.expanduser().resolve()
-        if target.is_relative_to(src) or src.is_relative_to(target):
-            raise UserError(
-                f"--output-dir {out}: lies inside, or holds, {source}, which it publishes; "
-                "choose a folder outside it"
-            )
 
 
 def refuse_unpublishable(rows: pd.DataFrame, source: str) -> None:
@@ -286,7 +273,7 @@ def publish_leaderboard(
         endpoint,
         f"Upload leaderboard {suite} ({len(files)} cells)",
         f"hlm publish leaderboard {suite} --repo {repo}" + _endpoint_flag(endpoint),
-        inputs=[directory],
+        inputs={"the leaderboard": directory},
     )
 
 
@@ -318,13 +305,13 @@ def _publish(
     endpoint: str | None,
     message: str,
     retry: str,
-    inputs: list[Path],
+    inputs: dict[str, Path],
 ) -> str:
     if "/" not in repo or repo.count("/") != 1:
         raise UserError(f"--repo {repo!r}: expected OWNER/NAME")
     if dry_run is not None:
         out = Path(dry_run)
-        refuse_output_among_inputs(out, inputs)
+        refuse_among_inputs(out, inputs, "--output-dir")
         if os.path.lexists(out) and (out.is_symlink() or not out.is_dir() or any(out.iterdir())):
             raise UserError(f"--output-dir {dry_run}: exists and is not an empty folder")
         stage_folder(out, stage)

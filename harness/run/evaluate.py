@@ -34,6 +34,7 @@ from zoo.errors import UserError, validation_problems
 from zoo.reader import read_json
 from zoo.registry import trusting
 from zoo.train.names import resolve_checkpoint
+from zoo.writer import refuse_among_inputs
 
 
 def default_label(checkpoint: str, given: str | None = None) -> str:
@@ -99,14 +100,20 @@ def _limit(text: str | None) -> float | int | None:
             raise SuiteError([f"--limit: {text!r} is neither a count nor a fraction"]) from None
 
 
-def _output_path(given: str | None) -> str | None:
+def _output_path(given: str | None, checkpoint: str) -> str | None:
     """lm-eval's --output_path, resolved: a folder, or a `.json` path whose folder lm-eval
     writes into (as lm-eval reads it); a file or a device where that folder goes is refused
-    (lm-eval would log a warning, write nothing and exit 0)."""
+    (lm-eval would log a warning, write nothing and exit 0), and so is a folder inside the
+    checkpoint evaluated, or holding it (its results would land among its weights)."""
     if given is None:
         return None
     path = Path(given).expanduser().resolve()
     folder = path.parent if path.suffix == ".json" else path
+    if Path(checkpoint).is_dir():
+        try:
+            refuse_among_inputs(folder, {"the checkpoint": Path(checkpoint)}, "--output_path")
+        except UserError as exc:
+            raise SuiteError([str(exc)]) from None
     if folder.exists() and not folder.is_dir():
         raise SuiteError(
             [
@@ -143,7 +150,7 @@ def adhoc_suite(req: EvaluateRequest, name: str) -> Suite:
         "device": req.device or (margs["device"] if "device" in margs else None),
         "dtype": req.dtype or (margs["dtype"] if "dtype" in margs else None),
         "log_samples": req.log_samples,
-        "output_path": _output_path(req.output_path),
+        "output_path": _output_path(req.output_path, checkpoint),
         "progress": req.progress,
         "seeds": req.seed,
     }

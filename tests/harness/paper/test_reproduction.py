@@ -607,3 +607,27 @@ def test_a_baseline_whose_seeds_straddle_the_bar_is_not_comparable(tmp_path) -> 
     sst2 = next(g for g in avg.gates if g.name == "glue/sst2 accuracy")
     assert sst2.value > sst2.bar and sst2.interval is not None and sst2.interval[0] < sst2.bar
     assert "glue/sst2 accuracy 0.5767, its interval to " in render(findings(tmp_path))
+
+
+@pytest.mark.parametrize("linked", ["docs", "docs/figures"])
+def test_the_page_is_never_written_through_a_linked_folder(tmp_path, linked: str) -> None:
+    from zoo.writer import WriteRefused
+
+    root = encoder_rows(tmp_path / "lb", sst2_ce=0.78, gain=0.02)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "docs").mkdir(exist_ok=linked == "docs/figures")
+    if linked == "docs":
+        (tmp_path / "docs").rmdir()
+    (tmp_path / linked).symlink_to(elsewhere)
+    with pytest.raises(WriteRefused, match="is a link"):
+        write_reproduction(root, tmp_path / "docs" / "REPRODUCTION.md", None)
+    assert not list(elsewhere.iterdir())
+
+
+def test_the_page_never_lands_among_the_rows_it_reads(tmp_path) -> None:
+    from zoo.writer import WriteRefused
+
+    root = encoder_rows(tmp_path / "lb", sst2_ce=0.78, gain=0.02)
+    with pytest.raises(WriteRefused, match="lies inside, or holds, the leaderboards"):
+        write_reproduction(root, root / "site" / "REPRODUCTION.md", None)

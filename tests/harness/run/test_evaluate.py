@@ -76,6 +76,14 @@ def test_bad_arguments_are_named_by_flag(
     assert "--limit: a count of examples above 0" in capsys.readouterr().err
     assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolx", "--limit", "1"]) == 2
     assert "did you mean 'hlm_boolq'" in capsys.readouterr().err
+    for inside in (tiny_decoder, tiny_decoder / "results", tiny_decoder / "r" / "out.json"):
+        args = ["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--output_path"]
+        assert hlm([*args, str(inside)]) == 2  # lm-eval would write among the weights
+        assert "lies inside, or holds, the checkpoint" in capsys.readouterr().err
+    assert not (tiny_decoder / "results").exists()
+    with pytest.raises(SystemExit) as bad:  # argparse's own exit for a flag's value
+        hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--batch_size", "auto:0"])
+    assert bad.value.code == 2 and "0 is not between 1 and 65536" in capsys.readouterr().err
 
 
 def test_a_decoder_with_a_weight_lm_eval_would_start_at_random_is_refused(
