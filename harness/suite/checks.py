@@ -171,6 +171,7 @@ def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
         problems += [
             f"{src}: {key}.params.{k}: {msg}" for k, msg in tt.check(params, Path(src).parent)
         ]
+        problems += _positions_problems(suite, t, params)
     except ValidationError as exc:
         problems += validation_problems(exc, src, f"{key}.params", model=tt.params)
     for j, metric in enumerate(task.metrics or []):
@@ -195,6 +196,25 @@ def _task_problems(suite: Suite, t: int, kinds: list[str | None]) -> list[str]:
                 f"but models[{i}] ({labels[i]}) is {'an' if kind == 'encoder' else 'a'} {kind}"
                 " (restrict the task with `models: [labels]`)"
             )
+    return problems
+
+
+def _positions_problems(suite: Suite, t: int, params: Any) -> list[str]:
+    """A task's `max_length` within the positions of each model it reads (a probe of 4096
+    tokens on a 512-position BERT fails deep in the model, minutes in)."""
+    task, limit = suite.tasks[t], getattr(params, "max_length", None)
+    if not isinstance(limit, int):
+        return []
+    problems = []
+    for i, m in enumerate(suite.models):
+        applies = task.models is None or m.label() in task.models
+        if applies and m.preset is not None and m.preset in PRESETS:
+            positions = PRESETS.get(m.preset)().max_positions
+            if limit > positions:
+                problems.append(
+                    f"{suite.path}: tasks[{t}].params.max_length: {limit} tokens, past the "
+                    f"{positions} positions of models[{i}] ({m.label()}, {m.preset})"
+                )
     return problems
 
 

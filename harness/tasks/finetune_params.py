@@ -6,16 +6,32 @@ protocol quotes it). The task types themselves are in `encoder_benchmarks.py`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from harness.downstream.benchmarks import PAPER_XNLI_LANGUAGES, xnli
 from harness.downstream.data import TaskData
 from zoo.settings import Settings
+from zoo.train.limits import MAX_POSITIONS
 
 # Appendix E: Table 14 (balanced CE) and Table 12 (plain CE); Table 16 for XNLI
 LOSS_DEFAULTS = {"balanced": (1e-5, 0.0), "ce": (5e-6, 0.01)}
+
+
+MAX_EXAMPLES = 10**8  # past any benchmark's training set
+
+
+def distinct(values: list[Any] | None) -> list[Any] | None:
+    """`values`, each once, or a ValueError naming the one given twice."""
+    if values is None:
+        return None
+    seen: set[Any] = set()
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{v!r} is given twice: each value once")
+        seen.add(v)
+    return values
 
 
 class FinetuneParams(Settings):
@@ -38,17 +54,21 @@ class FinetuneParams(Settings):
     eval_files: dict[str, list[str]] = Field(
         default_factory=dict, description="sub-task -> your eval files"
     )
-    max_examples: int | None = Field(None, gt=0, description="cap on training examples (fast runs)")
-    max_eval_examples: int | None = Field(None, gt=0)
-    epochs: int = Field(10, gt=0)
-    batch_size: int = Field(32, gt=0)
-    lr: float | None = Field(None, gt=0, description="default: 1e-5 (balanced) / 5e-6 (ce)")
-    weight_decay: float | None = Field(None, ge=0, description="default: 0 (balanced) / 0.01 (ce)")
+    max_examples: int | None = Field(
+        None, gt=0, le=MAX_EXAMPLES, description="cap on training examples (fast runs)"
+    )
+    max_eval_examples: int | None = Field(None, gt=0, le=MAX_EXAMPLES)
+    epochs: int = Field(10, gt=0, le=1000)
+    batch_size: int = Field(32, gt=0, le=65_536)
+    lr: float | None = Field(None, gt=0, le=10, description="default: 1e-5 (balanced) / 5e-6 (ce)")
+    weight_decay: float | None = Field(
+        None, ge=0, le=10, description="default: 0 (balanced) / 0.01 (ce)"
+    )
     loss: Literal["balanced", "ce"] = "balanced"
     warmup_ratio: float = Field(0.1, ge=0, lt=1)
-    max_length: int = Field(128, gt=8)
+    max_length: int = Field(128, gt=8, le=MAX_POSITIONS)
     finetune_seeds: int = Field(
-        1, gt=0, description="fine-tuning runs per checkpoint (mean reported)"
+        1, gt=0, le=100, description="fine-tuning runs per checkpoint (mean reported)"
     )
     pooling: Literal["cls-pooler", "cls", "mean"] = Field(
         "cls-pooler",
@@ -59,9 +79,10 @@ class FinetuneParams(Settings):
         "constant",
         description="the rate after warm-up: constant (the paper's) or decaying linearly to 0",
     )
-    lr_grid: list[Annotated[float, Field(gt=0)]] | None = Field(
+    lr_grid: list[Annotated[float, Field(gt=0, le=10)]] | None = Field(
         None,
         min_length=2,
+        max_length=32,
         description="learning rates tried per model, each fine-tuned on the training set "
         "less a held-out slice and scored there (never on the evaluation set); the best "
         "fine-tunes on the whole training set (unset: lr alone)",
@@ -78,6 +99,21 @@ class FinetuneParams(Settings):
             self.lr if self.lr is not None else lr,
             self.weight_decay if self.weight_decay is not None else wd,
         )
+
+    @field_validator("tasks", "lr_grid")
+    @classmethod
+    def _each_once(cls, values: list[Any] | None) -> list[Any] | None:
+        """A task or a rate twice would measure one thing twice (1e-3 and 0.001 included)."""
+        return distinct(values)
+
+    @model_validator(mode="after")
+    def _one_rate_or_a_grid(self) -> FinetuneParams:
+        if self.lr_grid is not None and "lr" in self.model_fields_set:
+            raise ValueError(
+                f"lr ({self.lr}) and lr_grid ({self.lr_grid}): the grid chooses the rate, so lr "
+                "is never read: give one of them"
+            )
+        return self
 
     @model_validator(mode="after")
     def _revision_is_read(self) -> FinetuneParams:
@@ -106,12 +142,19 @@ class XNLIParams(FinetuneParams):
         "translate-train",
         description="fine-tune per language, or on English and evaluate every language",
     )
-    languages: list[str] = Field(default_factory=lambda: list(PAPER_XNLI_LANGUAGES))
+    languages: list[str] = Field(
+        default_factory=lambda: list(PAPER_XNLI_LANGUAGES), min_length=1, max_length=200
+    )
     loss: Literal["balanced", "ce"] = "ce"
     lr: float | None = Field(2e-5, gt=0)
     weight_decay: float | None = Field(0.0, ge=0)
     batch_size: int = Field(128, gt=0)
     epochs: int = Field(3, gt=0)
+
+    @field_validator("languages")
+    @classmethod
+    def _languages_once(cls, values: list[str]) -> list[str]:
+        return distinct(values) or values
 
 
 def describe(p: FinetuneParams, trained_on: str, built_in: bool = False) -> str:

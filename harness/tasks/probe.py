@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from harness.downstream.benchmarks import GLUE
 from harness.downstream.data import Example, load_examples, local_names, local_path
@@ -45,6 +45,7 @@ from harness.downstream.probes import (
 )
 from harness.results.gates import Gate
 from harness.tasks.base import TASKS, Identity, Result, TaskContext, TaskType
+from harness.tasks.finetune_params import MAX_EXAMPLES, distinct
 from zoo.checksums import short_digests
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
@@ -63,10 +64,19 @@ class ProbeParams(Settings):
     tasks: list[Probe] = Field(default_factory=lambda: list(get_args(Probe)), min_length=1)
     features: list[Feature] = Field(default_factory=lambda: [*DEFAULT_FEATURES], min_length=1)
     max_examples: int | None = Field(
-        None, gt=0, description="training examples per probe at most (unset: the full set)"
+        None,
+        gt=0,
+        le=MAX_EXAMPLES,
+        description="training examples per probe at most (unset: the full set)",
     )
     max_length: int = Field(128, gt=1, le=4096, description="tokens per sentence at most")
     batch_size: int = Field(64, gt=0, le=4096)
+
+    @field_validator("tasks", "features")
+    @classmethod
+    def _each_once(cls, values: list[str]) -> list[str]:
+        """A probe or a feature twice would write one measurement twice."""
+        return distinct(values) or values
 
 
 def _encoder(ctx: TaskContext) -> tuple[Any, Any]:

@@ -488,3 +488,30 @@ def test_a_name_holding_a_control_character_is_refused_at_the_source(
     got = problems(path)
     assert len(got) == 1 and "holds a control character" in got[0], got
     assert "\n" not in got[0] and "\x1b" not in got[0]
+
+
+GLUE_OK = {"tasks": ["sst2"], "source": "local", "epochs": 1}
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [
+        ({"type": "glue", "params": {**GLUE_OK, "epochs": 10**12}}, "params.epochs"),
+        ({"type": "glue", "params": {**GLUE_OK, "batch_size": 10**12}}, "params.batch_size"),
+        ({"type": "glue", "params": {**GLUE_OK, "finetune_seeds": 10**12}}, "finetune_seeds"),
+        ({"type": "glue", "params": {**GLUE_OK, "lr_grid": [1e-3, 0.001]}}, "given twice"),
+        ({"type": "glue", "params": {**GLUE_OK, "lr": 1e-4, "lr_grid": [1e-4, 1e-3]}}, "lr_grid"),
+        ({"type": "glue", "params": {**GLUE_OK, "tasks": ["sst2", "sst2"]}}, "given twice"),
+        ({"type": "probe", "params": {"features": ["mean", "mean"]}}, "given twice"),
+        ({"type": "probe", "params": {"tasks": ["sst2", "sst2"]}}, "given twice"),
+        ({"type": "probe", "params": {"max_length": 1024}}, "past the 512 positions"),
+        ({"type": "glue", "params": {**GLUE_OK, "max_length": 600}}, "past the 512 positions"),
+    ],
+)
+def test_task_options_are_bounded_and_each_given_once(tmp_path, task: dict, said: str) -> None:
+    data = base()
+    data["tasks"] = [task]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    got = problems(path)
+    assert any(said in line and "tasks[0].params" in line for line in got), got
