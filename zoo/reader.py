@@ -120,7 +120,9 @@ def read_text(
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not {encoding} text ({exc.reason} at byte {exc.start})") from None
+        raise UserError(
+            f"{path}: not {encoding.upper()} text ({exc.reason} at byte {exc.start})"
+        ) from None
 
 
 def _kind(mode: int) -> str:
