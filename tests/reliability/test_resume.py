@@ -68,3 +68,36 @@ def test_a_new_learning_rate_and_more_steps_are_applied_and_recorded(tmp_path: P
     lr = {r["step"]: r["lr"] for r in rows if "lr" in r}
     # pythia-tiny warms up over 20 steps: after step s the rate is peak x (s + 1) / 20
     assert lr[2] == pytest.approx(1e-3 * 3 / 20) and lr[3] == pytest.approx(5e-4 * 4 / 20)
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "named"),
+    [
+        ({"last_epoch": "x"}, "scheduler.lr_lambdas: Field required"),
+        ("keep-but-epoch-text", "scheduler.last_epoch"),
+        ("keep-but-negative-rate", "scheduler.base_lrs"),
+        ("twice-the-groups", "parameter groups"),
+    ],
+)
+def test_a_garbled_scheduler_state_is_bad_input(tmp_path: Path, scheduler, named: str) -> None:
+    """A checkpoint's scheduler state someone garbled is named, never torch's KeyError."""
+    from zoo.train.atomic import write_commit
+
+    cfg = _started(tmp_path)
+    (Path(cfg.output_dir) / "final").rename(tmp_path / "final-aside")  # resume from step 2
+    step = Path(cfg.output_dir) / "checkpoints" / "step-0000002"
+    state = json.loads((step / "training_state.json").read_text())
+    sched = state["scheduler"]
+    if scheduler == "keep-but-epoch-text":
+        sched["last_epoch"] = "2"
+    elif scheduler == "keep-but-negative-rate":
+        sched["base_lrs"] = [-1.0] * len(sched["base_lrs"])
+    elif scheduler == "twice-the-groups":
+        for key in ("base_lrs", "_last_lr", "lr_lambdas"):
+            sched[key] = sched[key] * 2
+    else:
+        state["scheduler"] = scheduler
+    (step / "training_state.json").write_text(json.dumps(state))
+    write_commit(step)
+    with pytest.raises(UserError, match=named):
+        pretrain(cfg, resume=True)

@@ -172,6 +172,12 @@ def restore(run: Run, checkpoint: Path, changes: dict[str, list[Any]]) -> None:
         )
     state = read_state(checkpoint)
     load_sharded(run, checkpoint / SHARDED)
+    groups = len(state["scheduler"]["base_lrs"])
+    if groups != len(run.optimizer.param_groups):
+        raise UserError(
+            f"{checkpoint / STATE}: scheduler: {groups} parameter groups, where this run's "
+            f"optimizer has {len(run.optimizer.param_groups)}: another run's state"
+        )
     run.scheduler.load_state_dict(state["scheduler"])
     skipped = state["skipped_steps"] if "skipped_steps" in state else 0
     run.counters = Counters(

@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from torch.distributed.checkpoint import FileSystemReader
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 
@@ -128,13 +128,37 @@ def read_state(checkpoint: Path) -> dict[str, Any]:
     return state
 
 
+FiniteRate = Annotated[float, Field(ge=0, le=1e3, allow_inf_nan=False)]
+
+
+class SchedulerState(BaseModel):
+    """A `LambdaLR`'s state as `state_dict()` writes it (its lambdas are code, saved as None):
+    each field typed and bounded, so a garbled one is named here, not a KeyError in torch."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    base_lrs: list[FiniteRate] = Field(min_length=1, max_length=4096)
+    last_epoch: int = Field(ge=-1, le=10**12)
+    step_count: int = Field(alias="_step_count", ge=0, le=10**12)
+    is_initial: bool = Field(False, alias="_is_initial")
+    get_lr_called_within_step: bool = Field(False, alias="_get_lr_called_within_step")
+    last_lr: list[FiniteRate] = Field(alias="_last_lr", min_length=1, max_length=4096)
+    lr_lambdas: list[None] = Field(min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _one_entry_per_group(self) -> SchedulerState:
+        if not len(self.base_lrs) == len(self.last_lr) == len(self.lr_lambdas):
+            raise ValueError("base_lrs, _last_lr and lr_lambdas hold one entry per group each")
+        return self
+
+
 class TrainingState(BaseModel):
     """What a resume reads of a checkpoint's training state, typed: a scheduler's state and
     finite, non-negative counters (a sender's NaN or missing key is named, not met later)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
 
-    scheduler: dict[str, Any]
+    scheduler: SchedulerState
     step: int = Field(ge=0)
     tokens_seen: int = Field(ge=0)
     flops: float = Field(ge=0, allow_inf_nan=False)
