@@ -119,6 +119,16 @@ class TokenizerFile(BaseModel):
     added_tokens: list[AddedToken]
     model: TokenizerModel
 
+    def highest_id(self) -> int | None:
+        """The largest id it can give: its vocabulary's and its added tokens'."""
+        vocab = self.model.vocab
+        ids = [t.id for t in self.added_tokens]
+        if isinstance(vocab, dict):
+            ids += list(vocab.values())
+        elif isinstance(vocab, list):
+            ids.append(len(vocab) - 1)
+        return max(ids, default=None)
+
 
 class TokenizerSettings(BaseModel):
     """`tokenizer_config.json`: the settings transformers reads as numbers."""
@@ -134,12 +144,30 @@ def check_model_config(folder: Path) -> ModelShape | None:
     return read_model(f, ModelShape, "a model's config") if os.path.lexists(f) else None
 
 
-def check_tokenizer_files(folder: Path) -> None:
-    """The tokenizer files of a local folder, where present, typed."""
+def check_tokenizer_files(folder: Path) -> TokenizerFile | None:
+    """The tokenizer files of a local folder, where present, typed; its `tokenizer.json`."""
+    tokenizer = None
     if os.path.lexists(folder / "tokenizer.json"):
-        read_model(folder / "tokenizer.json", TokenizerFile, "a tokenizer")
+        tokenizer = read_model(folder / "tokenizer.json", TokenizerFile, "a tokenizer")
     if os.path.lexists(folder / "tokenizer_config.json"):
         read_model(folder / "tokenizer_config.json", TokenizerSettings, "a tokenizer's settings")
+    return tokenizer
+
+
+def check_tokenizer_fits(folder: Path) -> None:
+    """A checkpoint's tokenizer gives no id past its model's embeddings (a tokenizer of
+    another model, or one edited, would index past them: an IndexError deep in a forward)."""
+    shape = check_model_config(folder)
+    tokenizer = check_tokenizer_files(folder)
+    if shape is None or tokenizer is None:
+        return
+    highest = tokenizer.highest_id()
+    if highest is not None and highest >= shape.vocab_size:
+        raise UserError(
+            f"{folder / 'tokenizer.json'}: token id {highest} is past the model's "
+            f"{shape.vocab_size} embeddings (config.json vocab_size): the tokenizer of another "
+            "model, or an edited one"
+        )
 
 
 MAX_HEADER = 100 * 2**20  # safetensors' own bound on a header

@@ -28,7 +28,7 @@ from harness.results.leaderboard import current_cells, write_current_cells
 from harness.run.artifacts import ARTIFACTS
 from harness.suite import Suite, SuiteError
 from harness.suite.checks import semantic_problems
-from zoo.checkpoint_files import check_weights
+from zoo.checkpoint_files import check_tokenizer_fits, check_weights
 from zoo.data.corpus import DATA_ROOT_ENV, data_root
 from zoo.errors import UserError, validation_problems
 from zoo.reader import read_json
@@ -82,7 +82,8 @@ def _checkpoint(req: EvaluateRequest) -> str:
     if len(set(given)) > 1:
         raise SuiteError([f"CHECKPOINT: {given[0]} and --model_args pretrained={given[1]} differ"])
     path = resolve_checkpoint(given[0])  # a run's name (suite/model/seed-N) as its folder
-    if Path(path).is_dir():  # a folder someone may have sent: weights that read, all finite
+    if Path(path).is_dir():  # a folder someone may have sent: weights that read, all finite,
+        check_tokenizer_fits(Path(path))  # and a tokenizer of this model
         check_weights(Path(path))
     return path
 

@@ -21,7 +21,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 from transformers import AutoConfig, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from zoo.checkpoint_files import check_model_config
+from zoo.checkpoint_files import check_model_config, check_tokenizer_fits
 from zoo.errors import UserError, did_you_mean
 from zoo.models import family_of
 from zoo.train.atomic import COMMIT, atomic_dir_write, checkpoint_problem, write_commit
@@ -118,6 +118,7 @@ def hf_config(name_or_path: str) -> PretrainedConfig:
         verify_checkpoint(p, name_or_path)
     if p.is_dir():  # a folder someone may have sent: its shapes, before any model is built
         check_model_config(p)
+        check_tokenizer_fits(p)
     if not p.exists():  # the Hub's retries take a while where it is unreachable
         from huggingface_hub import constants
 
