@@ -6,26 +6,44 @@
 #
 #   setsid nohup tools/ladder.sh > runs/ladder.log 2>&1 &     # resumable: rerun after a stop
 #
-# Each `hlm run SUITE --model M --seed S` skips what is done, resumes a pretraining from its
-# newest checkpoint and writes rows as cells finish; commit leaderboards/cpu-ladder as they
-# land. LADDER_MODELS (labels) and LADDER_SEEDS narrow it; LADDER_THREADS (default 1) sets the
-# torch threads, so the other core stays free for other work.
+# The code runs from a worktree pinned at the commit the script starts from
+# (runs/ladder-code, LADDER_COMMIT to choose another), so editing the checkout while the
+# ladder runs (hours) never hands a half-edited file to a new cell. Rows land in this
+# checkout's leaderboards/, checkpoints in its runs/. Each `hlm run SUITE --model M --seed S`
+# skips what is done, resumes a pretraining from its newest checkpoint and writes rows as
+# cells finish; commit leaderboards/cpu-ladder as they land. LADDER_MODELS (labels) and
+# LADDER_SEEDS narrow it; LADDER_THREADS (default 1) sets the torch threads, so the other
+# core stays free for other work.
 set -u
 cd "$(dirname "$0")/.."
-HLM=${HLM:-.venv/bin/hlm}
+HERE=$(pwd)
+HLM=${HLM:-$HERE/.venv/bin/hlm}
 export HLM_DATA_ROOT=${HLM_DATA_ROOT:-$(cd .. && pwd)/shared/data}
+export HLM_RUNS_DIR=${HLM_RUNS_DIR:-$HERE/runs}
 export OMP_NUM_THREADS=${LADDER_THREADS:-1}
+CODE=$HERE/runs/ladder-code
+COMMIT=${LADDER_COMMIT:-$(git rev-parse HEAD)}
+if [ -d "$CODE" ]; then
+  git -C "$CODE" checkout -q --detach "$COMMIT"
+else
+  git worktree add -q --detach "$CODE" "$COMMIT"
+fi
+echo "== $(date -u +%FT%TZ) code at $(git -C "$CODE" rev-parse --short HEAD)"
+export PYTHONPATH=$CODE
 SEEDS=${LADDER_SEEDS:-"0 1"}
 RUNGS=("modernbert-tiny-untrained modernbert-tiny-ce modernbert-tiny-cwt"
   "pythia-tiny-untrained pythia-tiny-ce pythia-tiny-cwt"
   "modernbert-mini-untrained modernbert-mini-ce modernbert-mini-cwt")
 [ -n "${LADDER_MODELS:-}" ] && RUNGS=("$LADDER_MODELS")
+cd "$CODE"
 for rung in "${RUNGS[@]}"; do
   for seed in $SEEDS; do
     for model in $rung; do
       echo "== $(date -u +%FT%TZ) $model seed $seed"
       "$HLM" run suites/cpu-ladder.yaml --model "$model" --seed "$seed" --no-progress \
-        || echo "== $(date -u +%FT%TZ) $model seed $seed exited $?"
+        --leaderboards "$HERE/leaderboards"
+      rc=$?
+      [ "$rc" -ne 0 ] && echo "== $(date -u +%FT%TZ) $model seed $seed exited $rc"
     done
   done
 done
