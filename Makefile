@@ -41,12 +41,14 @@ test: env
 	$(MAKE) --no-print-directory -j3 lint typecheck pytest
 
 # every generated bad input (configs, flags, suites, damaged files, folder states, and the four
-# rules' generators: names, placed links and devices, hostile JSON, every verb's flags);
+# rules' generators: names, placed links and devices, hostile JSON, every verb's flags, and
+# FIFOs, devices and sparse files where the verbs read);
 # `make test` runs a quarter of the file cases and 25 drawn cases a fuzz test
 fuzz: env
 	HLM_FUZZ=full $(BIN)/pytest -q -p no:cacheprovider --hypothesis-show-statistics \
 		tests/reliability/test_bad_input.py tests/reliability/test_fuzz_files.py \
-		tests/reliability/test_crafted_files.py tests/reliability/test_fuzz_rules.py
+		tests/reliability/test_crafted_files.py tests/reliability/test_fuzz_rules.py \
+		tests/reliability/test_fuzz_readers.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
