@@ -9,6 +9,7 @@ step and the marks it had reached.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -138,8 +139,13 @@ class Checkpointer:
         head_from_embeddings(run.model, run.spec, run.objective)  # the objective it trains
         full = full_model_state(run)  # FSDP: gathered on rank 0
         tmp = Path(run.ctx.agree(str(temporary_dir(path))))
-        if state is not None:
-            save_sharded(run, tmp / SHARDED)
-        if run.ctx.is_main:
-            save_checkpoint(path, run.model, run.tokenizer, meta, state, full, tmp)
+        try:
+            if state is not None:
+                save_sharded(run, tmp / SHARDED)
+            if run.ctx.is_main:
+                save_checkpoint(path, run.model, run.tokenizer, meta, state, full, tmp)
+        except BaseException:  # a full disk, a kill: the last good checkpoint stands alone
+            if run.ctx.is_main:
+                shutil.rmtree(tmp, ignore_errors=True)
+            raise
         run.ctx.barrier()

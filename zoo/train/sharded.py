@@ -32,6 +32,7 @@ from zoo.errors import UserError
 from zoo.train.optim import optimizers_of
 from zoo.train.run import Run
 from zoo.train.safe_load import SafeReader, read_dcp_metadata
+from zoo.writer import disk_full, full_disk_error
 
 SHARDED = "sharded"  # the DCP folder inside a checkpoint
 
@@ -50,9 +51,31 @@ def _state(run: Run) -> dict[str, Any]:
 
 
 def save_sharded(run: Run, folder: Path) -> None:
-    """The model and optimizer state, each rank writing its own shards into `folder`."""
+    """The model and optimizer state, each rank writing its own shards into `folder`. A
+    failed save is an Exception, never DCP's `CheckpointException` (a BaseException, which
+    ended the process with a raw traceback): a full disk is one line (`full_disk_error`)."""
     with _quiet_single_process():
-        dcp.save(_state(run), checkpoint_id=str(folder))
+        try:
+            dcp.save(_state(run), checkpoint_id=str(folder))
+        except CheckpointException as exc:
+            raise _save_failure(folder, exc) from None
+
+
+def _save_failure(folder: Path, exc: CheckpointException) -> Exception:
+    """What a failed DCP save was: a full disk (an ENOSPC in a rank's failure, or torch's
+    zip writer's short write, "unexpected pos", on a device with no room left), or a bug."""
+    import shutil
+
+    causes = [e for e, _ in exc.failures.values()]
+    short_write = any("unexpected pos" in str(e) for e in causes)
+    try:
+        room = shutil.disk_usage(folder if folder.exists() else folder.parent).free
+    except OSError:
+        room = None
+    if any(disk_full(e) for e in causes) or (short_write and room is not None and room < 2**20):
+        return full_disk_error(folder)
+    first = str(causes[0]).strip().splitlines()[0][:300] if causes else str(exc)[:300]
+    return RuntimeError(f"{folder}: saving the training state failed: {first}")
 
 
 def load_sharded(run: Run, folder: Path) -> None:
