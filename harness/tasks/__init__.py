@@ -14,6 +14,7 @@ its import line below; users add theirs from a plugin file the same way:
 """
 
 from harness.tasks import (  # noqa: F401  # each file registers its task types
+    blimp,
     encoder_benchmarks,
     lm_eval_task,
     probe,

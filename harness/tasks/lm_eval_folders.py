@@ -43,6 +43,7 @@ from typing import Any
 
 import yaml
 
+from harness.downstream.blimp_data import PARADIGMS, data_files
 from harness.tasks.keyed_defaults import PINNED_SHIPPED
 from zoo.checksums import short_digest
 from zoo.errors import UserError, did_you_mean
@@ -57,6 +58,7 @@ SHIPPED_DATA = {
     "hlm_boolq": ("superglue/BoolQ/val.jsonl",),
     "hlm_crows_pairs_english": ("crows_pairs/crows_pairs_anonymized.csv",),
     "hlm_pubmedqa": ("pubmedqa/ori_pqal.json", "pubmedqa/test_ground_truth.json"),
+    "hlm_blimp": tuple(data_files(list(PARADIGMS))[:-1]),
 }
 
 
