@@ -93,6 +93,7 @@ PINNED: dict[str, dict[str, Any]] = {
         "max_length": 128,
         "batch_size": 64,
     },
+    "blimp": {"paradigms": [], "max_pairs": None, "scorer": "auto", "batch_tokens": 8192},
     "throughput": {
         "steps": 5,
         "warmup": 2,
@@ -122,6 +123,8 @@ PINNED_SUBTASKS: dict[str, list[str]] = {
 # digits of its sha256 as first keyed: an edited shipped task re-keys the cells that run it
 # (`harness.tasks.lm_eval_folders.shipped_moved`), as an edited task folder of a suite does
 PINNED_SHIPPED: dict[str, str] = {
+    "hlm_blimp.yaml": "b8469eb1508dd52e",
+    "hlm_blimp_utils.py": "e88aab3c966b4b56",
     "hlm_boolq.yaml": "f86dd38003440b9d",
     "hlm_crows_pairs_english.yaml": "f0c1bfbe3b4b7b30",
     "hlm_lambada.yaml": "cad73360190b8d0f",

@@ -188,7 +188,7 @@ def test_a_misspelt_shipped_task_is_refused_by_validate(tmp_path: Path) -> None:
         load_suite(suite)
     assert err.value.problems == [
         f"{suite}: tasks[0].params.tasks[1]: unknown hlm_ task 'hlm_lambda'; did you mean "
-        "'hlm_lambada', 'hlm_pubmedqa', 'hlm_mine'? (known: hlm_boolq, "
+        "'hlm_lambada', 'hlm_pubmedqa', 'hlm_mine'? (known: hlm_blimp, hlm_boolq, "
         "hlm_crows_pairs_english, hlm_lambada, hlm_mine, hlm_pubmedqa)"
     ]
     suite.write_text(suite.read_text().replace("hlm_lambda", "hlm_lambada"))
