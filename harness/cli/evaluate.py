@@ -20,7 +20,6 @@ from harness.cli.lm_eval_flags import (
     LM_EVAL_SEEDS,
     REFUSED_MODEL_ARGS,
     add_refused,
-    batch_size,
     lm_eval_flag,
     lm_eval_seeds,
     refused,
@@ -80,7 +79,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "batch_size",
         "-b",
         default="8",
-        type=batch_size,
         help="an integer, auto or auto:N, each from 1 to 65536 (default: 8)",
     )
     lm_eval_flag(

@@ -20,25 +20,6 @@ def lm_eval_flag(p: argparse.ArgumentParser, name: str, *short: str, **kw: Any) 
     p.add_argument(*names, dest=name, **kw)
 
 
-MAX_BATCH = 65_536  # sequences a step: past any device's memory for a language model
-
-
-def batch_size(text: str) -> str:
-    """lm-eval's `--batch_size`: a whole number, `auto`, or `auto:N` (N automatic searches),
-    each number from 1 to `MAX_BATCH` (`auto:99999999999` divided by zero inside lm-eval)."""
-    head, _, times = text.partition(":")
-    number = times if head == "auto" and times else head if head != "auto" else "1"
-    if head != "auto" and times:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer, auto or auto:N")
-    try:
-        value = int(number)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer, auto or auto:N") from None
-    if not 1 <= value <= MAX_BATCH:
-        raise argparse.ArgumentTypeError(f"{text!r}: {value} is not between 1 and {MAX_BATCH}")
-    return text
-
-
 LM_EVAL_SEEDS = "0,1234,1234,1234"  # lm-eval's default: random, numpy, torch, few-shot
 
 

@@ -19,18 +19,33 @@ import datasets
 COLUMNS = ["sentence_good", "sentence_bad", "field", "UID", "pairID"]
 
 
+def _root() -> Path:
+    return Path(os.environ.get("HLM_DATA_ROOT", "../shared/data")).expanduser().resolve()
+
+
+def _data_file(*parts: str) -> Path:
+    path = _root().joinpath(*parts)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: set HLM_DATA_ROOT to the data root")
+    return path
+
+
+def _dataset(rows: list[dict[str, str]]) -> datasets.DatasetDict:
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+
+
 def blimp(**_: Any) -> datasets.DatasetDict:
     """Every paradigm's pairs (`blimp/<paradigm>.jsonl`, the summaries left out), in paradigm
-    order, as the `test` split."""
-    root = Path(os.environ.get("HLM_DATA_ROOT", "../shared/data")).expanduser().resolve()
-    folder = root / "blimp"
-    files = sorted(str(p) for p in folder.glob("*.jsonl") if not p.stem.endswith("_summary"))
-    if not files:
-        raise FileNotFoundError(f"{folder}: no BLiMP paradigms; set HLM_DATA_ROOT")
-    rows = []  # the paradigms' files differ in their other columns: these five, as text
-    for f in files:
-        for line in Path(f).read_text(encoding="utf-8").splitlines():
+    order, as the `test` split; the paradigms' files differ in their other columns, so these
+    five are read, as text."""
+    names = sorted(p.name for p in (_root() / "blimp").glob("*.jsonl"))
+    names = [n for n in names if not n.endswith("_summary.jsonl")]
+    if not names:
+        raise FileNotFoundError(f"{_root() / 'blimp'}: no BLiMP paradigms; set HLM_DATA_ROOT")
+    rows = []
+    for name in names:
+        for line in _data_file("blimp", name).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 pair = json.loads(line)
                 rows.append({c: str(pair[c]) for c in COLUMNS})
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+    return _dataset(rows)

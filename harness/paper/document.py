@@ -306,7 +306,8 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
             f"{root}: no rows of the paper's suites ({', '.join(boards)}) here; "
             f"{doc} is left as it was"
         )
-    refuse_among_inputs(doc.parent, {"the leaderboards": root}, "--output-dir")
+    read = {f"the leaderboard {b}": root / b for b in boards if (root / b).is_dir()}
+    refuse_among_inputs(doc.parent, read, "--output-dir")
     refuse_linked_folders(doc.parent, FIGURE.parent.as_posix())  # docs/, docs/figures/
     companion = baselines_page(doc)
     write_text(doc, render(found, root, companion.name))

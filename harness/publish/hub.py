@@ -167,11 +167,11 @@ def publish_model(
     ckpt = Path(checkpoint)
     if not (ckpt / "config.json").is_file():
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
-    entries = checkpoint_manifest(ckpt)  # before anything reads a file it names
     hf_config(str(ckpt))  # its files as written (commit marker) and a config that reads
     read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
-    check_weights(ckpt)  # headers that tell the truth, every weight finite
+    check_weights(ckpt)  # headers that tell the truth, every weight finite (regular files)
     load_model(str(ckpt))  # weights that fit the architecture its config names
+    entries = checkpoint_manifest(ckpt)  # what its save wrote: the only files copied
     rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
     refuse_unpublishable(rows, str(ckpt))
     text = model_card(ckpt, repo, rows, card or CardOptions())

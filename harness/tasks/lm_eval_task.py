@@ -43,7 +43,8 @@ from zoo.registry import check_name
 from zoo.settings import Settings
 from zoo.writer import write_text
 
-AUTO = r"auto(:[1-9][0-9]*)?"  # lm-eval's batch sizes it finds itself
+AUTO = r"auto(?::([1-9][0-9]*))?"  # lm-eval's batch sizes it finds itself
+MAX_BATCH = 65_536  # sequences a step, or searches: past any device's memory
 
 
 class LMEvalParams(Settings):
@@ -97,9 +98,13 @@ class LMEvalParams(Settings):
     @field_validator("batch_size")
     @classmethod
     def _size_or_auto(cls, v: int | str) -> int | str:
-        if (isinstance(v, int) and v > 0) or (isinstance(v, str) and re.fullmatch(AUTO, v)):
+        """An integer, `auto` or `auto:N`, each number within 1..MAX_BATCH (lm-eval divided
+        by zero at auto:99999999999)."""
+        found = re.fullmatch(AUTO, v) if isinstance(v, str) else None
+        number = v if isinstance(v, int) else int(found[1]) if found and found[1] else 1
+        if (isinstance(v, int) or found) and 0 < number <= MAX_BATCH:
             return v
-        raise ValueError("an integer above 0, auto or auto:N")
+        raise ValueError(f"an integer above 0, auto or auto:N (numbers up to {MAX_BATCH})")
 
 
 def lm_eval_seeds(p: LMEvalParams, seed: int) -> dict[str, int | None]:

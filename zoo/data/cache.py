@@ -8,23 +8,19 @@ tokenizers trained on corpora.
 Format: a flat binary file of token ids per part (`main.bin`, `held_out.bin`): every document
 followed by the separator (a decoder's end of text, an encoder's [SEP]), as nanoGPT's
 `train.bin`, and each part's token counts (`main.counts.npy`: the unigram model baselines
-read). Ids are uint16 while the vocabulary fits (2 bytes a token), else uint32. A numpy
-memory map over one flat array makes a block a slice: nothing but the batch in use is read,
-every process of a run shares the page cache, and no Arrow table or index sits between the
-sampler and the bytes (a `datasets` Arrow cache stores a list column with offsets per document,
-which the packed-block sampler never needs). The sequence length is not part of the stream:
-blocks of any length are views over it (`zoo.data.batches.PackedBlocks`), so a sweep over
-sequence lengths tokenises the corpus once.
+read). Ids are uint16 while the vocabulary fits, else uint32. A numpy memory map over one flat
+array makes a block a slice: only the batch in use is read, every process shares the page
+cache, and no Arrow index sits between the sampler and the bytes. The sequence length is not
+part of the stream: blocks of any length are views over it (`zoo.data.batches.PackedBlocks`),
+so a sweep over sequence lengths tokenises the corpus once.
 
-The key of a stream hashes the corpus files' contents (`zoo.data.corpus.fingerprint`), the
-document limit and hold-out, the tokenizer (its full serialisation) and the model kind. A
-folder is written under a temporary name and renamed when complete; a file lock makes every
-other process (the ranks of a torchrun job, two runs of a suite) wait for the one building it,
-then read it. The root is `$HLM_CACHE_DIR` (default `~/.cache/headless-zoo`).
+A stream's key hashes the corpus files' contents (`zoo.data.corpus.fingerprint`), the document
+limit and hold-out, the tokenizer and the model kind. A folder is written under a temporary
+name and renamed when complete; a file lock makes every other process wait for the one
+building it. The root is `$HLM_CACHE_DIR` (default `~/.cache/headless-zoo`).
 
-Held-out documents are chosen one at a time from (seed, document index), so the split streams
-(no document count is needed first) and is the same in the tokenizer's training pass and the
-tokenisation pass.
+Held-out documents are chosen one at a time from (seed, document index): the split streams,
+the same in the tokenizer's training pass and the tokenisation pass.
 """
 
 from __future__ import annotations
@@ -194,10 +190,8 @@ class TokenStreams:
 
     def counts(self, name: Part) -> np.ndarray:
         """How often each token id occurs in the part: [V] int64."""
-        path = self.folder / f"{name}.counts.npy"
-        with open_regular(path, "a token cache's counts") as f:
-            counts: np.ndarray = np.load(f)
-        return counts
+        with open_regular(self.folder / f"{name}.counts.npy", "a token cache's counts") as f:
+            return np.asarray(np.load(f))
 
     def part(self, name: Part) -> np.ndarray:
         """The part's token ids (1-D memory map; empty when it holds no token)."""

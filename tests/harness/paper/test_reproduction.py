@@ -629,5 +629,6 @@ def test_the_page_never_lands_among_the_rows_it_reads(tmp_path) -> None:
     from zoo.writer import WriteRefused
 
     root = encoder_rows(tmp_path / "lb", sst2_ce=0.78, gain=0.02)
-    with pytest.raises(WriteRefused, match="lies inside, or holds, the leaderboards"):
-        write_reproduction(root, root / "site" / "REPRODUCTION.md", None)
+    board = next(d for d in root.iterdir() if d.is_dir())
+    with pytest.raises(WriteRefused, match=f"lies inside, or holds, the leaderboard {board.name}"):
+        write_reproduction(root, board / "site" / "REPRODUCTION.md", None)

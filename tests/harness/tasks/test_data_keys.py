@@ -44,6 +44,7 @@ def _every_known_file() -> dict[str, str | None]:
         **_digests("superglue", {"source": "local", "tasks": list(SUPERGLUE)}),
         **_digests("xnli", {"source": "local", "languages": list(XNLI_LANGUAGES)}),
         **_digests("synonyms", {}),
+        **_digests("blimp", {}),
         **_digests("lm_eval", {"tasks": list(SHIPPED_DATA)}),
     }
 
@@ -199,8 +200,9 @@ def test_a_trimmed_wordnet_keys_as_the_full_one_and_an_edited_one_does_not(
     assert list(moved) == ["wordnet/data.adv"]
 
 
-def _hlm_utils() -> Any:
-    spec = importlib.util.spec_from_file_location("hlm_utils_under_test", SHIPPED / "hlm_utils.py")
+def _shipped_module(name: str) -> Any:
+    """A shipped loader module, imported by path as lm-eval imports it."""
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", SHIPPED / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -211,22 +213,24 @@ def test_the_shipped_tasks_data_is_what_their_loaders_open(
     monkeypatch: pytest.MonkeyPatch, data_root: Path
 ) -> None:
     """`SHIPPED_DATA` names, for each shipped task, the files its `custom_dataset` opens."""
-    utils = _hlm_utils()
+    modules = {name: _shipped_module(name) for name in ("hlm_utils", "hlm_blimp_utils")}
     opened: list[str] = []
 
     def data_file(*parts: str) -> Path:
         opened.append("/".join(parts))
         return data_root.joinpath(*parts)
 
-    monkeypatch.setattr(utils, "_data_file", data_file)
-    monkeypatch.setattr(utils, "_split", lambda *args: None)
+    for utils in modules.values():
+        monkeypatch.setattr(utils, "_data_file", data_file)
+        for builder in ("_split", "_dataset"):
+            if hasattr(utils, builder):
+                monkeypatch.setattr(utils, builder, lambda *args: None)
     for f in sorted(SHIPPED.glob("*.yaml")):
         cfg = _task_yaml(f)
         assert cfg is not None
         opened.clear()
         module, _, loader = str(cfg["custom_dataset"]).partition(".")
-        assert module == "hlm_utils"
-        getattr(utils, loader)()
+        getattr(modules[module], loader)()
         assert tuple(opened) == SHIPPED_DATA[cfg["task"]], f"{f.name}: update SHIPPED_DATA"
     assert len(SHIPPED_DATA) == len(list(SHIPPED.glob("*.yaml")))
 
