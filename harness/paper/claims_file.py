@@ -21,7 +21,8 @@ A claims file declares, before any row exists, what a paper claims and where our
 
 Each claim is one row per arm other than `vanilla`. Its `design` says how a sweep's claim
 is stated (`pooled`, `every` point, or a `trend`); `condition` names the one sweep point a
-claim is stated at; `confirmatory: false` makes it exploratory (raw p, no verdict). The family
+claim is stated at; `confirmatory: false` makes it exploratory (raw p, no verdict), as does a declaration git does
+not show committed before the claim's rows (`harness.paper.preregistration`). The family
 corrected together is the confirmatory claims of one scale of the file; `gates` name the
 gates task types declare (`TaskType.gates`), applied to the `vanilla` arm. A later scale may
 list no claims and be `like` an earlier one, mapping its suites and presets
@@ -47,6 +48,7 @@ from harness.paper.claims_limits import (
 )
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.findings import Declared, Finding, family_sizes, judge
+from harness.paper.preregistration import Registration, demoted, register
 from harness.paper.scales import Scale
 from harness.paper.sources import At, Check, Parts, Source, gate
 from harness.results.metrics import METRICS, direction
@@ -350,9 +352,19 @@ def paper_claims() -> ClaimsFile:
 
 
 def judge_claims(path: Path, root: Path) -> tuple[ClaimsFile, list[Finding]]:
-    """The file's claims judged from the leaderboards under `root`."""
+    """The file's claims judged from the leaderboards under `root`: a claim git does not show
+    declared before its rows is judged as exploratory (`harness.paper.preregistration`)."""
+    claims, found, _ = judge_registered(path, root)
+    return claims, found
+
+
+def judge_registered(
+    path: Path, root: Path
+) -> tuple[ClaimsFile, list[Finding], dict[tuple[str, str], Registration]]:
+    """`judge_claims`, with each claim's registration (its declaration and first row)."""
     claims = load_claims(path)
-    return claims, judge(claims.declared(), root)
+    registered = register(path, claims.declared(), root)
+    return claims, judge(demoted(claims.declared(), registered), root), registered
 
 
 def paper_declared() -> list[Declared]:

@@ -3,6 +3,8 @@ quickstart suite, with its own family per scale; bad files refused by file and k
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,21 @@ scales:
 """
 
 
+def _declare(path: Path, text: str, when: str = "2025-12-01T00:00:00Z") -> Path:
+    """`text` as the claims file `path`, committed in a git repository at its folder on date
+    `when` (default: before the test rows, stamped from 2026-01-01)."""
+    repo = path.parent
+    who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env = {**os.environ, **who, "GIT_COMMITTER_EMAIL": "t@t", "GIT_COMMITTER_DATE": when}
+    env["GIT_AUTHOR_DATE"] = when
+    if not (repo / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    path.write_text(text)
+    for args in (["add", path.name], ["commit", "-qm", "declare"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
+    return path
+
+
 def _rows(root: Path, gain: float) -> Path:
     """Three seeds of the quickstart decoders: cwt's validation CE lower by `gain`."""
     rows = []
@@ -65,7 +82,7 @@ def _rows(root: Path, gain: float) -> Path:
 
 def test_a_claims_file_is_judged_with_its_own_family(tmp_path: Path) -> None:
     path = tmp_path / "claims.yaml"
-    path.write_text(CLAIMS)
+    _declare(path, CLAIMS)
     _, found = judge_claims(path, _rows(tmp_path / "lb", gain=0.3))
     assert [f.figure.claim for f in found] == ["val-loss", "val-loss-paper", "speed"]
     loss, paper, speed = found
@@ -79,7 +96,7 @@ def test_a_claims_file_is_judged_with_its_own_family(tmp_path: Path) -> None:
 
 def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
     path = tmp_path / "claims.yaml"
-    path.write_text(CLAIMS)
+    _declare(path, CLAIMS)
     root = _rows(tmp_path / "lb", gain=0.3)
     assert hlm(["report", "--claims", str(path), "--leaderboards", str(root)]) == 0
     page = (root / "quickstart-claims.md").read_text()
@@ -88,7 +105,8 @@ def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
         "| val-loss | tiny | pythia-tiny-cwt | pythia-tiny-ce | pythia-tiny-cwt better than "
         "pythia-tiny-ce, as stated |"
     ) in page
-    assert "Claims per scale (the families): tiny: 2." in page
+    assert "Confirmatory claims per scale (the families): tiny: 2." in page
+    assert "- **val-loss** (tiny): confirmatory: declared " in page
     assert str(root / "quickstart-claims.md") in capsys.readouterr().out
 
 
@@ -130,7 +148,7 @@ def test_our_own_questions_sit_on_the_paper_page_as_ours(tmp_path: Path) -> None
     """Each of our claims files: a line on the paper's page, under a heading that says they
     are not the paper's claims, linking its page and tallying its answers."""
     path = tmp_path / "claims.yaml"
-    path.write_text(CLAIMS)
+    _declare(path, CLAIMS)
     lines = own_claims_section(_rows(tmp_path / "lb", gain=0.3), [path])
     assert "## Our own questions (not the paper's claims)" in lines
     assert "Our measurements, not the paper's; each file is a family of its own." in lines
@@ -265,3 +283,23 @@ def test_prose_spanning_lines_is_one_paragraph_on_the_page(tmp_path: Path) -> No
     )
     claim = load_claims(path).scales[0].claims[0]
     assert claim.stated == "It is better. # not a heading"
+
+
+def test_a_claim_committed_after_its_rows_is_exploratory(tmp_path: Path) -> None:
+    """Whatever the file says, git decides: committed after the rows (stamped 2026-01-01),
+    or edited since its commit, a claim is judged and shown as exploratory."""
+    path = _declare(tmp_path / "claims.yaml", CLAIMS, when="2026-06-01T00:00:00Z")
+    root = _rows(tmp_path / "lb", gain=0.3)
+    found = judge_claims(path, root)[1]
+    assert [f.verdict for f in found] == [None, None, None]
+    assert hlm(["report", "--claims", str(path), "--leaderboards", str(root)]) == 0
+    page = (root / "quickstart-claims.md").read_text()
+    assert "exploratory: declared " in page and "not before its first row (2026-01-01" in page
+    assert "Confirmatory claims per scale (the families): tiny: 0." in page
+    fresh = _declare(tmp_path / "b" / "claims.yaml", CLAIMS)  # before the rows: confirmatory
+    assert judge_claims(fresh, root)[1][0].verdict == "reproduced"
+    fresh.write_text(
+        CLAIMS.replace("metric: val_ce\n        arms", "metric: val_ppl\n        arms", 1)
+    )
+    edited = judge_claims(fresh, root)[1]  # changed since declared: its clock starts again
+    assert edited[0].verdict is None and edited[1].verdict == "reproduced"
