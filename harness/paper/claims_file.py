@@ -21,8 +21,9 @@ A claims file declares, before any row exists, what a paper claims and where our
 
 Each claim is one row per arm other than `vanilla`. Its `design` says how a sweep's claim
 is stated (`pooled`, `every` point, or a `trend`); `condition` names the one sweep point a
-claim is stated at; `confirmatory: false` makes it exploratory (raw p, no verdict), as does a declaration git does
-not show committed before the claim's rows (`harness.paper.preregistration`). The family
+claim is stated at; `confirmatory: false` makes it exploratory (raw p, no verdict), as does
+a declaration git does not show committed before the claim's rows
+(`harness.paper.preregistration`). The family
 corrected together is the confirmatory claims of one scale of the file; `gates` name the
 gates task types declare (`TaskType.gates`), applied to the `vanilla` arm. A later scale may
 list no claims and be `like` an earlier one, mapping its suites and presets
