@@ -54,6 +54,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="continue from the newest verified checkpoint in --output-dir, or from the "
         "checkpoint PATH of that run (as Hugging Face's resume_from_checkpoint)",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the config as given and the plan the preset's recipe resolves it to "
+        "(steps, batch, tokens, rate, parameters), then stop: nothing is read or trained",
+    )
     for section in SECTIONS:
         group = p.add_argument_group(section.__name__.removesuffix("Settings").lower())
         add_config_flags(group, section, skip={"loss", "pretrain_key"})
@@ -84,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
 
     trusted = args.trust_plugins or plugins_trusted()
     cfg = load_config(args.config, overrides, trust_plugins=trusted)
+    if args.dry_run:
+        print(dry_run_plan(cfg))
+        return 0
     final = pretrain(cfg, resume=args.resume)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, once
         print(f"checkpoint: {final}")
@@ -108,3 +117,28 @@ def preload(argv: list[str]) -> None:
     except UserError as exc:  # as argparse ends on a bad flag: one line, status 2
         print(f"hlm pretrain: error: --plugins: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def dry_run_plan(cfg: Any) -> str:
+    """The config as given (YAML, as `config.yaml` would hold it) and the numbers it resolves
+    to: what `hlm pretrain` would train, without reading the corpus or building the model."""
+    import json
+
+    import yaml
+
+    from zoo.models import get_spec
+    from zoo.train.recipe import resolve_recipe
+
+    spec = get_spec(cfg.preset, cfg.vocab_size)
+    r = resolve_recipe(cfg, spec)
+    tokens = r.steps * r.batch_size * r.seq_len
+    plan = [
+        f"{spec.name} ({spec.family} {spec.kind}), objective {cfg.objective}, vocabulary "
+        f"{spec.vocab_size}: {spec.body_params() / 1e6:.2f}M body parameters",
+        f"{r.steps} steps of {r.batch_size} x {r.seq_len} tokens = {tokens / 1e6:.1f}M tokens "
+        f"(micro-batch {r.micro_batch_size} x {r.grad_accum} accumulated)",
+        f"lr {r.lr:g}, {r.schedule} schedule, warm-up {r.warmup_steps} steps, weight decay "
+        f"{r.weight_decay:g}; into {cfg.output_dir}",
+    ]
+    given = yaml.safe_dump(json.loads(json.dumps(cfg.as_given())), sort_keys=False)
+    return "# config as given\n" + given + "# plan\n" + "\n".join(plan)

@@ -12,6 +12,7 @@ so a resumed run reproduces the loss curve of an uninterrupted one.
 
 from __future__ import annotations
 
+import logging
 import math
 import resource
 import signal
@@ -35,6 +36,9 @@ from zoo.train.run import Run, StopRule
 from zoo.train.step import head_from_embeddings
 from zoo.train.trackers import open_trackers
 from zoo.train.update import MicroBatch, optimizer_step
+
+log_lines = logging.getLogger("zoo.train.progress")
+SAY_EVERY_S = 30.0  # where no bar is shown (a log file), a progress line at most this often
 
 
 def peak_rss_mb() -> float:
@@ -105,6 +109,7 @@ class _Progress:
     bar: tqdm
     step: int
     wall: float
+    said: float = 0.0  # when the last progress line was written (monotonic seconds)
 
 
 def _log_row(run: Run, logs: dict[str, float], since: _Progress) -> dict[str, Any]:
@@ -208,11 +213,31 @@ def _step(
         c.wall_seconds += ctx.all_reduce_mean(time.perf_counter() - t1)  # the device's lag
         row = dict(zip(logs, values, strict=True))
         progress.bar.set_postfix(loss=f"{row['loss']:.3f}")
-        log.write(_log_row(run, row, progress))
+        logged = _log_row(run, row, progress)
+        log.write(logged)
+        if ctx.is_main:
+            _say(logged, progress, checkpointer.stop.max_steps, done)
         progress.step, progress.wall = c.step, c.wall_seconds
     if cfg.eval_every and c.step % cfg.eval_every == 0 and not done:
         evaluate(run, log)
     checkpointer.maybe_save()
+
+
+def _say(row: dict[str, Any], progress: _Progress, total: int, last: bool) -> None:
+    """Where no bar is shown (stderr a file: `hlm pretrain > log 2>&1`), a line as HF's
+    Trainer prints: step, loss, rate, speed, tokens and the time left, every `SAY_EVERY_S`
+    seconds and at the last step."""
+    now = time.monotonic()
+    if not progress.bar.disable or (now - progress.said < SAY_EVERY_S and not last):
+        return
+    progress.said = now
+    left = max(total - row["step"], 0) * row["step_seconds"]
+    eta = f"{int(left // 3600)}h{int(left % 3600 // 60):02d}m"
+    log_lines.info(
+        "step %d/%d (%.1f%%): loss %.4f, lr %.2e, %.1fk tokens/s, %.1fM tokens, ETA %s",
+        row["step"], total, 100 * row["step"] / max(total, 1), row["loss"], row["lr"],
+        row["tokens_per_s"] / 1e3, row["tokens_seen"] / 1e6, eta,
+    )  # fmt: skip
 
 
 def _finish(run: Run, checkpointer: Checkpointer, log: MetricsLog) -> Path:

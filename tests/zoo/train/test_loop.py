@@ -134,3 +134,22 @@ def test_a_log_rows_speed_is_the_mean_since_the_row_before(tmp_path: Path) -> No
     for r in rows:
         assert r["tokens_per_s"] == pytest.approx(tokens / r["step_seconds"])
         assert r["skipped_steps"] == 0
+
+
+def test_a_run_without_a_bar_prints_progress_lines(tmp_path, monkeypatch, caplog) -> None:
+    """Where stderr is no terminal (`hlm pretrain > log`), the loop says step, loss, rate,
+    speed, tokens and time left, as HF's Trainer does, and always at the last step."""
+    import logging
+
+    import zoo.train.loop as loop
+    from tests.tiny import TINY_RUN
+    from zoo.train.config import PretrainConfig
+    from zoo.train.pretrain import pretrain
+
+    monkeypatch.setattr(loop, "SAY_EVERY_S", 0.0)
+    cfg = {**TINY_RUN, "progress": True, "log_every": 2}
+    with caplog.at_level(logging.INFO, logger="zoo.train.progress"):
+        pretrain(PretrainConfig(preset="bert-tiny", output_dir=str(tmp_path), steps=4, **cfg))
+    said = [r.getMessage() for r in caplog.records if r.name == "zoo.train.progress"]
+    assert [m.split(" (")[0] for m in said] == ["step 1/4", "step 2/4", "step 4/4"]
+    assert all("loss " in m and "tokens/s" in m and "ETA " in m for m in said)
