@@ -39,6 +39,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from harness.paper.claims_checks import direction_problem, suite_problems
 from harness.paper.claims_limits import (
     MAX_CLAIMS_PER_SCALE,
     MAX_DECLARED,
@@ -149,6 +150,12 @@ class ClaimSpec(Settings):
             raise ValueError("design and condition describe a sweep: they need `at: sweep`")
         if (self.at == "equal-time") != (self.speed is not None) and not self.unavailable:
             raise ValueError("`at: equal-time` and `speed:` (where its speed ratio is) go together")
+        twice = [r for r, m in self.arms.items() if r != "vanilla" and m == self.arms["vanilla"]]
+        if twice:
+            raise ValueError(f"arms: {twice[0]} is its baseline {self.arms['vanilla']}: no test")
+        wrong = direction_problem(self.direction, dict(self.paper.items()), self.metric)
+        if wrong:
+            raise ValueError(wrong)
         stated = self.direction is not None or len(self.paper) >= 2 or self.gains
         if self.confirmatory and not stated:
             raise ValueError(
@@ -215,8 +222,17 @@ class ScaleSpec(Settings):
 
     @model_validator(mode="after")
     def _claims_or_like(self) -> ScaleSpec:
-        if bool(self.claims) == bool(self.like):
+        if not self.claims and not self.like:
+            raise ValueError(
+                "claims: empty; a scale lists its claims, or is `like` an earlier scale"
+            )
+        if self.claims and self.like:
             raise ValueError("a scale lists `claims` or is `like` an earlier scale, one of them")
+        if self.claims and not any(c.confirmatory for c in self.claims):
+            raise ValueError(
+                "claims: every one is exploratory (`confirmatory: false`): a family of 0 tests "
+                "nothing; declare the claims the scale tests as confirmatory"
+            )
         if self.like and not (self.suites and self.models):
             raise ValueError("a scale `like` another maps its `suites` and its `models`")
         return self
@@ -341,9 +357,13 @@ def load_claims(path: Path) -> ClaimsFile:
     data = read_yaml_mapping(path, "claims")
     check_raw(data, path)
     try:
-        return ClaimsFile.model_validate(data)
+        claims = ClaimsFile.model_validate(data)
     except ValidationError as exc:
         raise UserError(format_validation_error(exc, str(path), ClaimsFile)) from None
+    problems = suite_problems(claims, path)
+    if problems:
+        raise UserError("\n".join(problems))
+    return claims
 
 
 @cache

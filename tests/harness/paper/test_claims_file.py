@@ -192,7 +192,7 @@ def test_a_later_scale_maps_the_first_ones_suites_and_presets(tmp_path: Path) ->
     [
         (CLAIMS + MAPPED.replace("like: tiny", "like: huge"), "names no earlier scale"),
         (CLAIMS + MAPPED.replace("{pythia-tiny: pythia-70m}", "{bert-tiny: x}"), "no preset"),
-        (CLAIMS + MAPPED.replace("    like: tiny\n", ""), "one of them"),
+        (CLAIMS + MAPPED.replace("    like: tiny\n", ""), "claims: empty"),
         (CLAIMS + "main: [{claim: nope, arm: headless}]\n", "main: nope"),
         (CLAIMS.replace("        direction: better\n", "        at: equal-time\n", 1), "speed"),
     ],
@@ -303,3 +303,40 @@ def test_a_claim_committed_after_its_rows_is_exploratory(tmp_path: Path) -> None
     )
     edited = judge_claims(fresh, root)[1]  # changed since declared: its clock starts again
     assert edited[0].verdict is None and edited[1].verdict == "reproduced"
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (("suite: quickstart\n", "suite: quickstrat\n", 1), "did you mean 'quickstart'"),
+        (("headless: pythia-tiny-cwt}", "headless: pythia-tiny-cwtt}", 1), "arms.headless"),
+        (("headless: pythia-tiny-cwt}", "headless: pythia-tiny-ce}", 1), "is its baseline"),
+        (("metric: val_ce\n", "metric: val_loss\n", 1), "compares only within one objective"),
+        (("direction: better", "direction: worse"), None),  # no numbers: nothing contradicts
+        (("paper: {vanilla: 3.2, headless: 3.0}", "paper: {vanilla: 3.2, headless: 3.0}\n"
+          "        direction: worse"), "the paper's numbers give headless 3.0"),
+    ],
+)  # fmt: skip
+def test_a_claims_file_is_judged_as_strictly_as_a_leaderboard(
+    tmp_path: Path, edit: tuple, said: str | None
+) -> None:
+    """Each mis-specified claim is refused in one line naming the file and the claim."""
+    path = tmp_path / "claims.yaml"
+    path.write_text(CLAIMS.replace(*edit))
+    if said is None:
+        assert load_claims(path)
+        return
+    with pytest.raises(UserError) as err:
+        load_claims(path)
+    assert str(path) in str(err.value) and said in str(err.value), str(err.value)
+
+
+def test_a_file_of_only_exploratory_claims_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "claims.yaml"
+    text = CLAIMS.replace("        direction: better\n", "        confirmatory: false\n")
+    text = text.replace(
+        "        paper: {vanilla: 3.2, headless: 3.0}\n", "        confirmatory: false\n"
+    )
+    path.write_text(text)
+    with pytest.raises(UserError, match="every one is exploratory"):
+        load_claims(path)
