@@ -121,6 +121,10 @@ def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
         (("type: validation}", "type: validaton}"), "unknown task type 'validaton'"),
         (("direction: better\n", "direction: better\n        design: trend\n"), "need `at: sweep`"),
         (("suite: quickstart\n", "suite: ../x\n", 1), "scales[0].claims[0].suite"),
+        # a name holding a control character, refused at its source
+        (("vanilla: pythia-tiny-ce", 'vanilla: "pythia-tiny-ce\\n# x"', 1), "arms.vanilla: "),
+        (("name: tiny", 'name: "tiny\\x1b[2J"'), "scales[0].name: "),
+        (("task: validation\n", 'task: "validation\\r"\n', 1), "claims[0].task: "),
     ],
 )
 def test_a_bad_claims_file_is_refused_by_file_and_key(
@@ -254,25 +258,6 @@ def test_a_claims_file_is_counted_and_bounded_before_judging(
     with pytest.raises(UserError) as err:
         load_claims(path)
     assert str(path) in str(err.value) and said in str(err.value), str(err.value)[:300]
-
-
-@pytest.mark.parametrize(
-    ("edit", "key"),
-    [
-        (("vanilla: pythia-tiny-ce", 'vanilla: "pythia-tiny-ce\\n# x"', 1), "arms.vanilla"),
-        (("name: tiny", 'name: "tiny\\x1b[2J"'), "scales[0].name"),
-        (("task: validation\n", 'task: "validation\\r"\n', 1), "scales[0].claims[0].task"),
-    ],
-)
-def test_a_claims_name_holding_a_control_character_is_refused(
-    tmp_path: Path, edit: tuple, key: str
-) -> None:
-    path = tmp_path / "claims.yaml"
-    path.write_text(CLAIMS.replace(*edit))
-    with pytest.raises(UserError) as err:
-        load_claims(path)
-    said = str(err.value)
-    assert str(path) in said and key in said and "control character" in said, said
 
 
 def test_prose_spanning_lines_is_one_paragraph_on_the_page(tmp_path: Path) -> None:
