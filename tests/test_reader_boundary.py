@@ -47,6 +47,9 @@ ALLOWED = {
     ),
     "harness/lm_eval_tasks/hlm_utils.py:_data_file('pubmedqa', 'test_ground_truth.json')"
     ".read_text": "plain lm-eval imports this file without the project",
+    "harness/lm_eval_tasks/hlm_blimp_utils.py:_data_file('blimp', name).read_text": (
+        "plain lm-eval imports this file without the project: it reads the data root"
+    ),
     "zoo/checkpoint_files.py:safe_open": "after check_weights_file read its header strictly",
     "zoo/train/checkpoint.py:load_file": "after check_weights (regular file, header checked)",
     "zoo/data/readers.py:pq.ParquetFile": "parses bytes the reader read (pa.BufferReader)",

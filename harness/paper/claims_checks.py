@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.results.metrics import METRICS
 from zoo.registry import unknown_name_message
 from zoo.shipped import SHIPPED_SUITES
 
 if TYPE_CHECKING:
-    from harness.paper.claims_file import ClaimsFile, ClaimSpec
     from harness.suite.schema import Suite
 
 
@@ -55,7 +54,7 @@ def _load(name: str, claims_path: Path) -> Suite | str:
         return f"suite {name} ({found}) does not load: {exc.problems[0]}"
 
 
-def _claim_problems(claim: ClaimSpec, suite: Suite) -> list[str]:
+def _claim_problems(claim: Any, suite: Suite) -> list[str]:
     """Its arms, task and metric against the suite."""
     labels = {m.label(): m for m in suite.models}
     out = [
@@ -101,8 +100,9 @@ def direction_problem(direction: str | None, paper: Mapping[str, float], metric:
     return None
 
 
-def suite_problems(claims: ClaimsFile, path: Path) -> list[str]:
-    """Every claim's problems against its own suite, one line each, naming file and claim."""
+def suite_problems(claims: Any, path: Path) -> list[str]:
+    """Every claim's problems against its own suite, one line each, naming file and claim
+    (`claims`: a `ClaimsFile`, which imports this module to check itself)."""
     loaded: dict[str, Suite | str] = {}
     problems = []
     for i, scale in enumerate(claims.scales):

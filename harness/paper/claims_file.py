@@ -50,7 +50,6 @@ from harness.paper.claims_limits import (
 )
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.findings import Declared, Finding, family_sizes, judge
-from harness.paper.preregistration import Registration, demoted, register
 from harness.paper.scales import Scale
 from harness.paper.sources import At, Check, Parts, Source, gate
 from harness.results.metrics import METRICS, direction
@@ -370,22 +369,6 @@ def load_claims(path: Path) -> ClaimsFile:
 def paper_claims() -> ClaimsFile:
     """The paper's claims file (`PAPER_CLAIMS`), read once."""
     return load_claims(PAPER_CLAIMS)
-
-
-def judge_claims(path: Path, root: Path) -> tuple[ClaimsFile, list[Finding]]:
-    """The file's claims judged from the leaderboards under `root`: a claim git does not show
-    declared before its rows is judged as exploratory (`harness.paper.preregistration`)."""
-    claims, found, _ = judge_registered(path, root)
-    return claims, found
-
-
-def judge_registered(
-    path: Path, root: Path
-) -> tuple[ClaimsFile, list[Finding], dict[tuple[str, str], Registration]]:
-    """`judge_claims`, with each claim's registration (its declaration and first row)."""
-    claims = load_claims(path)
-    registered = register(path, claims.declared(), root)
-    return claims, judge(demoted(claims.declared(), registered), root), registered
 
 
 def paper_declared() -> list[Declared]:

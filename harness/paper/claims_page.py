@@ -17,9 +17,9 @@ import math
 from pathlib import Path
 
 from harness.paper.claim_rows import delta_text
-from harness.paper.claims_file import PAPER_CLAIMS, ClaimsFile, judge_claims, judge_registered
-from harness.paper.findings import Finding, family_sizes
-from harness.paper.preregistration import Registration, demoted
+from harness.paper.claims_file import PAPER_CLAIMS, ClaimsFile, load_claims
+from harness.paper.findings import Finding, family_sizes, judge
+from harness.paper.preregistration import Registration, demoted, register
 from harness.paper.tables import table
 from zoo.writer import write_text
 
@@ -86,6 +86,22 @@ def _row(f: Finding) -> list[str]:
     level = "" if delta == "-" else f" ({100 * f.level:.3g} %)"
     arm, base = f.source.roles[f.role], f.source.roles["vanilla"]
     return [f.figure.ident, f.scale, arm, base, answer(f, True), delta + level, _p(f), str(f.seeds)]
+
+
+def judge_claims(path: Path, root: Path) -> tuple[ClaimsFile, list[Finding]]:
+    """The file's claims judged from the leaderboards under `root`: a claim git does not show
+    declared before its rows is judged as exploratory (`harness.paper.preregistration`)."""
+    claims, found, _ = judge_registered(path, root)
+    return claims, found
+
+
+def judge_registered(
+    path: Path, root: Path
+) -> tuple[ClaimsFile, list[Finding], dict[tuple[str, str], Registration]]:
+    """`judge_claims`, with each claim's registration (its declaration and first row)."""
+    claims = load_claims(path)
+    registered = register(path, claims.declared(), root)
+    return claims, judge(demoted(claims.declared(), registered), root), registered
 
 
 def registration_lines(registered: dict[tuple[str, str], Registration]) -> list[str]:

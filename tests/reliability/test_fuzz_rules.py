@@ -281,7 +281,22 @@ def test_a_model_config_out_of_range_is_refused_before_building(
         check_model_config(tmp_path)
 
 
-GOOD_STATE = {"scheduler": {}, "step": 3, "tokens_seen": 96, "flops": 1.0, "wall_seconds": 2.0}
+SCHEDULER = {  # a LambdaLR's state_dict, as a checkpoint holds it
+    "base_lrs": [1e-3],
+    "last_epoch": 3,
+    "_step_count": 4,
+    "_is_initial": False,
+    "_get_lr_called_within_step": False,
+    "_last_lr": [5e-4],
+    "lr_lambdas": [None],
+}
+GOOD_STATE = {
+    "scheduler": SCHEDULER,
+    "step": 3,
+    "tokens_seen": 96,
+    "flops": 1.0,
+    "wall_seconds": 2.0,
+}
 BAD_STATES = [
     '{"step": 3, "tokens_seen": NaN}',
     '{"step": 3, "flops": Infinity}',

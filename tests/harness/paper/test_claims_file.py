@@ -10,8 +10,13 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as hlm
-from harness.paper.claims_file import PAPER_CLAIMS, judge_claims, load_claims, paper_claims
-from harness.paper.claims_page import own_claims, own_claims_section, write_claims_page
+from harness.paper.claims_file import PAPER_CLAIMS, load_claims, paper_claims
+from harness.paper.claims_page import (
+    judge_claims,
+    own_claims,
+    own_claims_section,
+    write_claims_page,
+)
 from harness.paper.findings import family_sizes
 from harness.results.leaderboard import write_cell
 from tests.harness.paper.rows import paper_row
