@@ -40,6 +40,13 @@ pytest: env
 test: env
 	$(MAKE) --no-print-directory -j3 lint typecheck pytest
 
+# the trust boundary's other classes, one generator each: what a publish copies, names from
+# data, trust by content, bounded claims and task options, damaged states and full disks
+FUZZ_CLASSES = tests/harness/publish/test_manifest.py tests/zoo/test_text.py \
+	tests/zoo/test_shipped.py tests/harness/suite/test_suite_loading.py \
+	tests/zoo/train/test_sharded.py tests/reliability/test_resume.py \
+	tests/harness/paper/test_claims_file.py
+
 # every generated bad input (configs, flags, suites, damaged files, folder states, and the four
 # rules' generators: names, placed links and devices, hostile JSON, every verb's flags, and
 # FIFOs, devices and sparse files where the verbs read);
@@ -48,7 +55,7 @@ fuzz: env
 	HLM_FUZZ=full $(BIN)/pytest -q -p no:cacheprovider --hypothesis-show-statistics \
 		tests/reliability/test_bad_input.py tests/reliability/test_fuzz_files.py \
 		tests/reliability/test_crafted_files.py tests/reliability/test_fuzz_rules.py \
-		tests/reliability/test_fuzz_readers.py
+		tests/reliability/test_fuzz_readers.py $(FUZZ_CLASSES)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
