@@ -28,6 +28,7 @@ import pandas as pd
 from harness.publish.cards import CardOptions, dataset_card, model_card
 from harness.publish.manifest import (
     checkpoint_manifest,
+    copy_checkpoint,
     copy_entries,
     leaderboard_manifest,
     left_out,
@@ -47,6 +48,7 @@ from zoo.errors import UserError
 from zoo.train.checkpoint import hf_config, load_model
 from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
+from zoo.train.sharded import SHARDED
 from zoo.writer import refuse_among_inputs, write_text
 from zoo.yaml_files import read_yaml_mapping
 
@@ -176,10 +178,10 @@ def publish_model(
     refuse_unpublishable(rows, str(ckpt))
     text = model_card(ckpt, repo, rows, card or CardOptions())
 
-    warn_left_out(ckpt, left_out(ckpt, entries, lambda n: n in (STATE, LEGACY_STATE)))
+    warn_left_out(ckpt, left_out(ckpt, entries, lambda n: n in (STATE, LEGACY_STATE, SHARDED)))
 
     def stage(d: Path) -> None:
-        copy_entries(entries, d)
+        copy_checkpoint(entries, d)  # with a commit marker of the files it holds
         write_text(d / "README.md", text)
 
     return _publish(

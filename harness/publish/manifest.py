@@ -8,8 +8,9 @@ A folder handed to `hlm publish` may hold anything: a link to a private key, a d
 FIFO, a file someone dropped in. A publish copies only what its manifest names:
 
 - a checkpoint's manifest is its commit marker (`hlm_commit.json`, written last by the save:
-  every file the save wrote, with its size and sha256), less the training state; each file
-  must still match its size and checksum;
+  every file the save wrote, with its size and sha256), less the training state (scheduler,
+  sharded optimizer state); each file must still match its size and checksum, and the
+  published folder gets a commit marker of its own, of the files it holds;
 - a leaderboard's is its current row files, its `_suite.yaml`, and the plugin files that
   `_suite.yaml` names under `_plugins/`.
 
@@ -73,8 +74,10 @@ def owned_file(root: Path, relative: str, what: str) -> Path:
 
 def checkpoint_manifest(ckpt: Path) -> list[Entry]:
     """The files a checkpoint's save wrote (its commit marker), each still as written (size
-    and sha256), less its training state; the marker itself last."""
+    and sha256), less its training state (a published folder gets its own marker:
+    `copy_checkpoint`)."""
     from zoo.train.atomic import checkpoint_problem, marker_files
+    from zoo.train.sharded import SHARDED
 
     marker = owned_file(ckpt, COMMIT, "the commit marker")
     files = marker_files(marker)
@@ -83,12 +86,21 @@ def checkpoint_manifest(ckpt: Path) -> list[Entry]:
     entries = [
         Entry(owned_file(ckpt, name, "a checkpoint file"), name)
         for name in sorted(files)
-        if Path(name).name not in (STATE, LEGACY_STATE)
+        if name not in (STATE, LEGACY_STATE) and Path(name).parts[0] != SHARDED
     ]
     problem = checkpoint_problem(ckpt)
     if problem is not None:
         raise UserError(f"{ckpt}: {problem}; a publish sends only files as their save wrote them")
-    return [*entries, Entry(marker, COMMIT)]
+    return entries
+
+
+def copy_checkpoint(entries: list[Entry], dest: Path) -> None:
+    """A checkpoint's entries into `dest`, then a commit marker of exactly those files (the
+    folder verifies as the save's did, without the training state it leaves out)."""
+    from zoo.train.atomic import write_commit
+
+    copy_entries(entries, dest)
+    write_commit(dest)
 
 
 def leaderboard_manifest(board: Path, row_files: Iterable[Path], plugins: list[str]) -> list[Entry]:

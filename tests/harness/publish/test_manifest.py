@@ -147,3 +147,21 @@ def test_a_killed_publish_leaves_nothing_that_blocks_a_rerun(tmp_path) -> None:
     (leftover / "half.bin").write_bytes(b"x")
     stage_folder(out, lambda d: (d / "whole.bin").write_bytes(b"y"))
     assert _everything(out) == {"whole.bin": b"y"} and not leftover.exists()
+
+
+def test_a_step_checkpoint_publishes_no_training_state_and_verifies(trained, tmp_path) -> None:
+    """An intermediate checkpoint leaves its scheduler and sharded optimizer state behind;
+    the published folder's commit marker lists what it holds, so it verifies as saved."""
+    from zoo.train.atomic import checkpoint_problem
+
+    root, ckpt = trained
+    step = next(iter(sorted(ckpt.parent.glob("checkpoints/step-*"))))
+    assert (step / "training_state.json").is_file() and (step / "sharded").is_dir()
+    run = tmp_path / "runs" / ckpt.parent.name / "checkpoints"
+    shutil.copytree(step, run / step.name)
+    out = tmp_path / "out"
+    publish_model(run / step.name, "tester/step", dry_run=out, leaderboards=root / "lb")
+    files = _everything(out)
+    assert "training_state.json" not in files and not [f for f in files if "sharded" in f]
+    (out / "README.md").unlink()  # the card is the repo's, not the save's
+    assert checkpoint_problem(out) is None
