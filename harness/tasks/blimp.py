@@ -99,7 +99,8 @@ def scorer_of(ctx: TaskContext, asked: str) -> Literal["head", "cwt"]:
 
 
 def _rows(pairs: list[Pair], right: np.ndarray, refs: dict[str, dict[str, float]]) -> list[Result]:
-    """Accuracy per paradigm, per field and overall, each with its reference models' means."""
+    """Accuracy per paradigm, per field and overall (the overall row keeps each pair's score
+    for paired tests), each with its reference models' means."""
     groups: dict[str, list[int]] = defaultdict(list)
     for i, pair in enumerate(pairs):
         groups[f"blimp/{pair.paradigm}"].append(i)
@@ -108,7 +109,12 @@ def _rows(pairs: list[Pair], right: np.ndarray, refs: dict[str, dict[str, float]
     out = []
     for task, idx in groups.items():
         names = sorted({pairs[i].paradigm for i in idx})
-        out.append(Result("accuracy", float(right[idx].mean()), task=task))
+        kept = (
+            {f"{p.paradigm}/{p.pair_id}": float(r) for p, r in zip(pairs, right, strict=True)}
+            if task == "blimp"
+            else None
+        )
+        out.append(Result("accuracy", float(right[idx].mean()), task=task, samples=kept))
         out += [
             Result(metric, float(np.mean([refs[n][metric] for n in names])), task=task)
             for metric in REFERENCES
@@ -133,11 +139,7 @@ def run_blimp(ctx: TaskContext) -> list[Result]:
     scores = sentence_scores(model, ctx.spec, tokenizer, texts, scorer, p.batch_tokens)
     good, bad = scores[0::2], scores[1::2]
     right = np.where(good > bad, 1.0, np.where(good == bad, 0.5, 0.0))  # a tie: a coin flip
-    keys = [f"{pair.paradigm}/{pair.pair_id}" for pair in pairs]
-    samples = dict(zip(keys, right.tolist(), strict=True))
     rows = _rows(pairs, right, references(root))
-    overall = next(i for i, r in enumerate(rows) if r.task == "blimp" and r.metric == "accuracy")
-    rows[overall] = Result("accuracy", rows[overall].value, task="blimp", samples=samples)
     return [*rows, Result("cwt_scorer", float(scorer == "cwt"), task="blimp")]
 
 

@@ -163,5 +163,4 @@ def test_a_step_checkpoint_publishes_no_training_state_and_verifies(trained, tmp
     publish_model(run / step.name, "tester/step", dry_run=out, leaderboards=root / "lb")
     files = _everything(out)
     assert "training_state.json" not in files and not [f for f in files if "sharded" in f]
-    (out / "README.md").unlink()  # the card is the repo's, not the save's
     assert checkpoint_problem(out) is None
