@@ -229,7 +229,7 @@ def predict(
 
 
 def score(task: TaskData, preds: list[float], gold: list[float]) -> dict[str, float]:
-    return {m: METRICS.get(m).score(preds, gold) for m in task.metrics}
+    return {m: METRICS.get(m).score(preds, gold) for m in task.scored}
 
 
 def finetune(

@@ -62,6 +62,13 @@ class TaskData:
         return self.metrics[0]
 
     @property
+    def scored(self) -> tuple[str, ...]:
+        """The metrics a fine-tuned model is scored on: the task's own, and for a task with
+        classes the share of its most frequent answer (`answer_share`), which says whether
+        an accuracy measures the task or an answer bias."""
+        return (*self.metrics, "answer_share") if self.labels else self.metrics
+
+    @property
     def num_labels(self) -> int:
         """Outputs of its head per input (a multiple-choice head scores each choice)."""
         return KIND_LABELS[self.kind].num_labels(self)

@@ -1,16 +1,22 @@
-"""Whether an arm answers every question the same way: a constant answer is not comparable.
+"""Whether an arm's answers are mostly one class: then its accuracy measures an answer bias.
 
-A yes/no or multiple-choice task scored by accuracy lets a model that always answers one
-class score that class's share: BoolQ's vanilla seeds at 0.3783 are the share of "false".
-Such an arm cannot be compared, whatever its accuracy, and no bar on accuracy alone sees it.
+A yes/no or multiple-choice task scored by accuracy (or F1) lets a model that answers one
+class score that class's share: BoolQ's vanilla CPU seeds at 0.3783 are the share of "false".
+An arm that gives one answer to `ONE_CLASS` (90 %) of the questions or more is not compared
+on such a metric (`Metric.answer_biased`), whatever its value; no bar on accuracy alone sees
+it, since a model can be biased and still clear the best constant answer by a little.
 
-The kept per-example scores (0/1 per question, `harness.results.samples`) and the questions'
-gold answers say it: a model that always answers class c is right exactly on the questions
-whose answer is c. `constant_answer` finds such a c for any seed of an arm. The gold answers
-are read from the data the shipped tasks read (`GOLD`), by the same document order lm-eval
-gives its `doc_id`s; where that data is missing the check fails closed.
+The share comes from the rows where they have it: each classification or multiple-choice
+task reports `answer_share`, the share of the most frequent answer. Older rows without it
+fall back on the kept per-example scores (0/1 per question, `harness.results.samples`) and
+the gold answers: on a yes/no task a right answer is the gold class and a wrong one the
+other, so the answers are known exactly; on a task of more classes only a constant answer is
+(a model that always answers c is right exactly where the answer is c). The gold answers are
+read from the data the shipped tasks read (`GOLD`), in lm-eval's `doc_id` order; where that
+data is missing the check fails closed.
 
-    constant_answer(samples, "pythia-tiny-ce", "lm_eval/hlm_boolq")  # 'no (seed 0, 1, 2)'
+    one_class(rows, samples, "pythia-tiny-ce", "lm_eval/hlm_boolq")
+    # "gives 'no' to 100.0 % of questions (seed 0, 2); gives 'no' to 99.7 % ... (seed 1)"
 """
 
 from __future__ import annotations
@@ -55,36 +61,80 @@ def _gold(task: str, root: Path) -> tuple[str, ...]:
     return tuple(GOLD[task](root))
 
 
-def _one_class(correct: pd.Series, gold: list[str]) -> str | None:
-    """The class c such that `correct` (0/1 by doc_id) is 1 exactly where the answer is c."""
+ONE_CLASS = 0.9  # the share of one answer past which accuracy measures the bias
+
+
+def _shares(correct: pd.Series, gold: list[str]) -> dict[str, float] | None:
+    """The share of each answer given, from `correct` (0/1 by doc_id) and the gold answers:
+    exact on a two-class task; on more classes only a constant answer is known (its share
+    1.0); None where the answers cannot be told."""
     keys = [int(k) for k in correct.index]
     if not keys or max(keys) >= len(gold):
         return None
-    right = {gold[k] for k, v in zip(keys, correct, strict=True) if v >= 0.5}
-    wrong = {gold[k] for k, v in zip(keys, correct, strict=True) if v < 0.5}
-    return right.pop() if len(right) == 1 and not right & wrong else None
+    classes = sorted(set(gold))
+    right = [gold[k] for k, v in zip(keys, correct, strict=True) if v >= 0.5]
+    wrong = [gold[k] for k, v in zip(keys, correct, strict=True) if v < 0.5]
+    if len(classes) == 2:
+        flipped = {classes[0]: classes[1], classes[1]: classes[0]}
+        given = right + [flipped[c] for c in wrong]
+        return {c: given.count(c) / len(given) for c in classes}
+    if len(set(right)) == 1 and not set(right) & set(wrong):
+        return {right[0]: 1.0}
+    return None
 
 
-def constant_answer(samples: pd.DataFrame, model: str, task: str, root: Path | None = None) -> str:
-    """'' where `model` does not answer `task` with one class at any seed's last kept
-    checkpoint; else that class and the seeds, in words. A task not in `GOLD` is not checked
-    (''); one whose data is missing fails closed (the reason)."""
+def _final(frame: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    """Each seed's rows at its last step (the checkpoint an arm is compared at)."""
+    return {
+        int(seed): rows[rows["step"] == rows["step"].max()] for seed, rows in frame.groupby("seed")
+    }
+
+
+def _from_rows(rows: pd.DataFrame, model: str, task: str) -> dict[int, tuple[str, float]]:
+    """seed -> ('', share) from the `answer_share` rows of `model` on `task`."""
+    mine = rows[(rows["model"] == model) & (rows["task"] == task)]
+    mine = mine[mine["metric"] == "answer_share"]
+    return {s: ("", float(r["value"].mean())) for s, r in _final(mine).items()}
+
+
+def _from_samples(
+    samples: pd.DataFrame, model: str, task: str, root: Path | None
+) -> dict[int, tuple[str, float]] | str:
+    """seed -> (class, share) of the most frequent answer, from the kept 0/1 scores and the
+    gold answers (the reason where the gold answers cannot be read)."""
     if task not in GOLD or samples.empty:
-        return ""
+        return {}
     s = samples[(samples["model"] == model) & (samples["task"] == task)]
     s = s[s["metric"] == "acc"]
     if s.empty:
-        return ""
+        return {}
     try:
         gold = list(_gold(task, data_root() if root is None else root))
     except (OSError, ValueError, KeyError, UserError) as exc:
         return f"its answers could not be checked against {task}'s gold answers ({exc})"
-    constant: dict[str, list[str]] = {}
-    for seed, rows in s.groupby("seed"):
-        last = rows[rows["step"] == rows["step"].max()]
-        c = _one_class(last.set_index("key")["value"].astype(float), gold)
-        if c is not None:
-            constant.setdefault(c, []).append(str(seed))
-    return "; ".join(
-        f"answers '{c}' to every question (seed {', '.join(v)})" for c, v in constant.items()
-    )
+    out = {}
+    for seed, last in _final(s).items():
+        shares = _shares(last.set_index("key")["value"].astype(float), gold)
+        if shares:
+            top = max(shares, key=lambda c: shares[c])
+            out[seed] = (top, shares[top])
+    return out
+
+
+def one_class(
+    rows: pd.DataFrame, samples: pd.DataFrame, model: str, task: str, root: Path | None = None
+) -> str:
+    """'' where no seed of `model` gives one answer to `ONE_CLASS` of `task`'s questions at
+    its last checkpoint; else the answer, its share and the seeds, in words. The rows'
+    `answer_share` is read first, the kept scores where the rows lack it; a task with
+    neither is not checked (''), one whose gold answers are missing fails closed."""
+    found = _from_rows(rows, model, task) or _from_samples(samples, model, task, root)
+    if isinstance(found, str):
+        return found
+    biased: dict[str, list[str]] = {}
+    for seed, (answer, share) in sorted(found.items()):
+        if share >= ONE_CLASS:
+            said = f"'{answer}'" if answer else "one answer"
+            words = f"gives {said} to {100 * share:.1f} % of questions"
+            biased.setdefault(words, []).append(str(seed))
+    return "; ".join(f"{words} (seed {', '.join(seeds)})" for words, seeds in biased.items())

@@ -49,7 +49,8 @@ def delta_text(f: Finding) -> str:
         return "-"
     low, high = f.interval
     ci = "" if math.isnan(low) else f" [{num(low, pct)}, {num(high, pct)}]"
-    return f"{num(f.gain, pct)}{ci}"
+    per = f" {f.measured.per}" if f.measured is not None and f.measured.per else ""
+    return f"{num(f.gain, pct)}{per}{ci}"
 
 
 def _p(f: Finding) -> str:

@@ -50,6 +50,7 @@ from harness.paper.claims_limits import (
 )
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.findings import Declared, Finding, family_sizes, judge
+from harness.paper.preregistration import demoted, register
 from harness.paper.scales import Scale
 from harness.paper.sources import At, Check, Parts, Source, gate
 from harness.results.metrics import METRICS, direction
@@ -384,8 +385,20 @@ def declared_family(scale: str) -> int:
 
 def findings(root: Path, suite: str | None = None) -> list[Finding]:
     """One finding per paper claim, compared role and scale, from the leaderboards under
-    `root` (only the claims whose rows come from `suite`, when given); each claim's p is
-    adjusted over its scale's declared claims (`declared_family`), whatever `suite` is."""
+    `root` (only the claims whose rows come from `suite`, when given). A claim is judged as
+    confirmatory only where git shows it declared before its first row
+    (`harness.paper.preregistration`); the others are exploratory (raw p, 95 % interval),
+    their reason says when each was declared. Each confirmatory p is adjusted over its
+    scale's confirmatory claims, whatever `suite` is."""
     declared = paper_declared()
-    mine = [d for d in declared if suite is None or d[2].board == suite]
-    return judge(mine, root, family_sizes(declared))
+    registered = register(PAPER_CLAIMS, declared, root)
+    judged = demoted(declared, registered)
+    mine = [d for d in judged if suite is None or d[2].board == suite]
+    found = judge(mine, root, family_sizes(judged))
+    for f in found:
+        r = registered[(f.scale, f.figure.ident)]
+        f.declared, f.late = r.words(), r.asked and not r.confirmatory
+        if f.late and f.blocked is None:
+            untested = f"; {f.measured.untested}" if f.measured and f.measured.untested else ""
+            f.reason = f"{r.words()} (raw p, 95 % interval){untested}"
+    return found

@@ -34,20 +34,20 @@ METHOD = (
 )
 
 
-# the start of a not-comparable reason -> the cause in a few words
+# why a finding is not comparable (`Finding.blocked`) -> the cause in a few words
 CAUSES = {
     "gate failed": "baseline fails a gate",
-    "an arm answers one class": "an arm answers one class",
-    "no rows": "not run",
-    "not the machine": "rows of another machine",
-    "the paper states this at": "its condition not run",
-    "the paper states neither": "no direction stated",
+    "answer bias": "an arm answers mostly one class",
+    "not run": "not run",
+    "other machine": "rows of another machine",
+    "not at its condition": "its condition not run",
+    "no direction": "no direction stated",
 }
 
 
 def cause(f: Finding) -> str:
     """Why a finding is not comparable, in a few words."""
-    return next((v for k, v in CAUSES.items() if f.reason.startswith(k)), "no comparison")
+    return CAUSES[f.blocked] if f.blocked is not None else "no comparison"
 
 
 def answer(f: Finding, by_model: bool = False) -> str:
@@ -58,7 +58,7 @@ def answer(f: Finding, by_model: bool = False) -> str:
         (f.source.roles[f.role], f.source.roles["vanilla"]) if by_model else (f.role, "vanilla")
     )
     if f.verdict is None:
-        return "exploratory (no verdict)"
+        return _exploratory(f, arm, base)
     if f.verdict == "reproduced":
         return f"{arm} {side} than {base}, as stated"
     if f.verdict == "contradicted":
@@ -66,6 +66,17 @@ def answer(f: Finding, by_model: bool = False) -> str:
     if f.verdict == "inconclusive":
         return "inconclusive"
     return f"untestable: {cause(f)}"
+
+
+def _exploratory(f: Finding, arm: str, base: str) -> str:
+    """An exploratory finding in words: its direction and raw p, or why it has none."""
+    if f.blocked is not None:
+        return f"exploratory; untestable: {cause(f)}"
+    if math.isnan(f.gain):
+        return "exploratory (no verdict)"
+    side = "better" if f.gain > 0 else "worse"
+    p = "no test" if math.isnan(f.p_value) else f"raw p {f.p_value:.2g}"
+    return f"exploratory: {arm} {side} than {base} ({p})"
 
 
 def _why(f: Finding, registration: Registration) -> str:

@@ -87,6 +87,10 @@ class Measured:
     protocol: str = ""  # how both arms were evaluated, in words (`labels.protocol`)
     # at equal time: the comparison again at each end of the speed ratio's 95 % interval
     alternates: tuple[Comparison, ...] = ()
+    # what the Δ is: a trend's unit ("per doubling of vocab_size"), the point that stands
+    # for a claim made at every point ("at batch_size 8"); '' for a gap over all points
+    per: str = ""
+    untested: str = ""  # what a trend leaves untested: points on the other side of vanilla
 
 
 def _point_key(row: pd.Series, at: str) -> str:
@@ -150,34 +154,58 @@ def _weakness(c: Comparison, sign: float) -> tuple[int, float]:
     return (0 if sign * c.delta > 0 else 1, 2.0 if math.isnan(c.p) else c.p)
 
 
-def _every_point(g: pd.DataFrame, source: Source, sign: float) -> tuple[Comparison, str]:
+def _every_point(g: pd.DataFrame, source: Source, sign: float) -> tuple[Comparison, str, str]:
     """A claim stated at every point: each point compared on its own; the claim holds only
     where every point does, so the weakest point (the largest p; an intersection-union
-    test) stands for the claim."""
-    tested = [(str(sweep), _compare_gaps(grp, source)) for sweep, grp in g.groupby("sweep")]
-    weakest = max(tested, key=lambda t: _weakness(t[1], sign))
+    test) stands for the claim. Points are taken in the sweep's numeric order (batch 8
+    before 16), so of equally weak points the first in that order stands. Also returns
+    the words per point and the standing point's name."""
+    points = sorted(g["sweep"].unique(), key=point_order)
+    tested = [(str(k), _compare_gaps(g[g["sweep"] == k], source)) for k in points]
+    weakest = max(tested, key=lambda t: _weakness(t[1], sign))  # the first of the weakest
     said = ", ".join(f"{_sweep_words(k)}: p {c.p:.2g}" for k, c in tested if not math.isnan(c.p))
-    test = f"every point tested on its own; the weakest ({_sweep_words(weakest[0])}) stands"
-    return replace(weakest[1], test=f"{test}: {weakest[1].test}"), (
-        f"per point: {said}" if said else ""
+    name = _sweep_words(weakest[0])
+    test = f"every point tested on its own; the weakest ({name}) stands"
+    return (
+        replace(weakest[1], test=f"{test}: {weakest[1].test}"),
+        f"per point: {said}" if said else "",
+        name,
     )
 
 
-def _trend(g: pd.DataFrame, source: Source) -> Comparison:
-    """The gap's slope on log2 of the sweep's one variable: over the side-by-side
-    measurements (each independent), or one slope per pretraining seed, then those slopes
-    tested across seeds (the seed stays the unit)."""
+def _sweep_key(g: pd.DataFrame) -> str:
+    """The one variable `g`'s sweep points vary."""
     (key,) = {k for s in g["sweep"].unique() for k in sweep_point(s)}
+    return key
+
+
+def _trend(g: pd.DataFrame, source: Source) -> Comparison:
+    """The gap's slope on log2 of the sweep's one variable, with the replication unit as the
+    unit: one slope per pretraining seed, tested across seeds; where the cells pretrain
+    nothing (side-by-side measurements, whose seeds are repeats at each point), the slope of
+    the points' mean gaps, the sweep points being what varies."""
+    key = _sweep_key(g)
     per = f"gap per doubling of {key}"
     x = np.log2(g["sweep"].map(lambda s: _sweep_value(s, key)).astype(float).to_numpy())
     g = g.assign(x=x)
     if source.unit == "measurement":
-        return trend(list(g["x"]), list(g["gap"]), MEASUREMENTS, per)
+        means = g.groupby("x")["gap"].mean()
+        return trend(list(means.index), list(means), "sweep points' mean gaps", per)
     slopes = [
         trend(list(d["x"]), list(d["gap"]), "points", per).delta for _, d in g.groupby("seed")
     ]
     found = differences([v for v in slopes if not math.isnan(v)], "seeds", magnitude(g["gap"]))
     return replace(found, test=f"{per}, one slope per seed: {found.test}")
+
+
+def _against(g: pd.DataFrame, sign: float) -> str:
+    """What a trend does not test: the points whose mean gap goes against the claimed
+    direction, in words ('' where none does)."""
+    means = g.groupby("sweep", sort=False)["gap"].mean()
+    wrong = [f"{_sweep_words(str(k))} ({v:+.3g})" for k, v in means.items() if sign * v < 0]
+    if not wrong:
+        return ""
+    return "not tested by the trend: the arm is on the other side of vanilla at " + ", ".join(wrong)
 
 
 def _points(rows: pd.DataFrame, source: Source, role: Role, fig: PaperFigure) -> Measured | None:
@@ -189,15 +217,18 @@ def _points(rows: pd.DataFrame, source: Source, role: Role, fig: PaperFigure) ->
     if fig.log_scale:  # compared as log values: the gap is a log ratio
         g = g.assign(mine=np.log(g["mine"]), base=np.log(g["base"]))
         g = g.assign(gap=g["mine"] - g["base"])
+    per = untested = ""
     if fig.design == "every" and source.at == "sweep":
-        comparison, per_point = _every_point(g, source, 1.0 if fig.higher_is_better else -1.0)
-        detail = "; ".join(x for x in (detail, per_point) if x)
+        sign = 1.0 if fig.higher_is_better else -1.0
+        comparison, per_point, point = _every_point(g, source, sign)
+        detail, per = "; ".join(x for x in (detail, per_point) if x), f"at {point}"
     elif fig.design == "trend" and source.at == "sweep":
-        comparison = _trend(g, source)
+        comparison, per = _trend(g, source), f"per doubling of {_sweep_key(g)}"
+        untested = _against(g, 1.0 if fig.higher_is_better else -1.0)
     else:
         comparison = _compare_gaps(g, source)
     seeds = tuple(int(s) for s in sorted(g["seed"].unique()))
-    return Measured(ours, comparison, detail, seeds=seeds)
+    return Measured(ours, comparison, detail, seeds=seeds, per=per, untested=untested)
 
 
 def _rounds(data: SuiteRows, source: Source, role: Role, base: float) -> Comparison | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections import Counter
 from pathlib import Path
 
 from harness.paper.claim_rows import (
@@ -33,15 +32,15 @@ from harness.paper.claim_rows import (
 from harness.paper.claims_file import findings, paper_claims
 from harness.paper.claims_page import answer, own_claims, own_claims_section
 from harness.paper.diagnostics import diagnostic_sections
-from harness.paper.figures import VERDICTS
 from harness.paper.findings import Finding
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
 from harness.paper.gate_margins import GATES_FIGURE, gate_points, gate_section, write_gate_figure
+from harness.paper.headline import headline
 from harness.paper.scale_sections import rows_line, scales_section
 from harness.paper.tables import ditto, not_attempted, num, power_section, table
 from harness.report.page import embedded_figure
 from harness.results.leaderboard import result_files
-from harness.results.stats import ALPHA, POWER
+from harness.results.stats import ALPHA
 from zoo.errors import UserError
 from zoo.reader import read_text
 from zoo.writer import refuse_among_inputs, refuse_linked_folders, write_text
@@ -58,58 +57,17 @@ METHOD = (
     "Speed and memory: each side-by-side measurement is one pair.",
     "3. A claim is tested as stated: pooled, at every sweep point, as a trend, or at its one "
     "condition.",
-    "4. A scale's claims in `suites/claims/paper.yaml` form its family, fixed before any row: "
-    "p times its size (Bonferroni), intervals at the same level.",
+    "4. A claim is confirmatory only where git shows `suites/claims/paper.yaml` declared it "
+    "before its first row; else it is exploratory. A scale's confirmatory claims form its "
+    "family: p times its size (Bonferroni), intervals at the same level.",
     f"5. *Reproduced* or *contradicted*: adjusted p < {ALPHA}, with or against the paper. "
-    "*Inconclusive* is never a refutation. *Not comparable*: a gate failed, an arm answers "
-    "one class, or rows are missing.",
-    "6. A gate: the vanilla model's metric, its seed mean and interval, clears chance plus a "
-    "margin and its untrained twin. The paper's models pass every bar.",
+    "*Inconclusive* is never a refutation. *Not comparable*: an arm not run, a gate failed, "
+    "or an arm giving one answer to 90 % of questions.",
+    "6. A gate: the vanilla model's metric, its seed mean and interval, clears the best "
+    "trivial answer plus a margin, and its untrained twin. The paper's models pass every "
+    "bar but BoolQ's and PubMedQA's: there they score below always answering 'yes'.",
     "7. Exploratory rows keep raw p and 95 % intervals.",
 )
-
-
-def _main_said(claims: list[Finding]) -> str:
-    """What the paper's main claims came to among `claims`, counted by verdict."""
-    keys = set(paper_claims().main_claims())
-    main = [f for f in claims if (f.figure.key, f.role) in keys]
-    if not main:
-        return "no main claim of the paper is compared here"
-    counts = Counter("untestable" if f.verdict == "not comparable" else f.verdict for f in main)
-    order = ("reproduced", "contradicted", "inconclusive", "untestable")
-    said = ", ".join(f"{counts[v]} {v}" for v in order if counts[v])
-    return f"of its {len(main)} main claims, {said}"
-
-
-def headline(found: list[Finding], suite: str | None = None) -> str:
-    """One sentence per scale with rows (CPU always): what the tables hold, counted by
-    verdict, and a claim that passed its gates; `suite`: that suite's findings alone."""
-    sentences = []
-    scales = list(dict.fromkeys(f.scale for f in found))
-    for scale in scales:
-        mine = [f for f in found if f.scale == scale]
-        ran = any(f.measured is not None for f in mine)
-        if scale != scales[0] and not ran:
-            continue
-        claims = [f for f in mine if f.figure.compared]
-        counts = Counter(f.verdict for f in claims)
-        counted = ", ".join(f"{counts[v]} {v}" for v in VERDICTS)
-        where = f" that {suite} compares" if suite is not None else ""  # read in the README too
-        sentences.append(
-            f"At {scale} scale, {len(claims)} of the paper's claims{where}: "
-            f"{counted}{_powered(claims)}; {_main_said(claims)}."
-        )
-    return " ".join(sentences)
-
-
-def _powered(claims: list[Finding]) -> str:
-    """How many inconclusive claims could have seen the paper's Δ: 80 % power at the
-    corrected level (none where the paper gives no Δ or the seeds no spread)."""
-    open_ = [f for f in claims if f.verdict == "inconclusive"]
-    if not open_:
-        return ""
-    could = sum((p := f.paper_power()) is not None and p >= POWER for f in open_)
-    return f" ({could} of {len(open_)} inconclusive had {POWER:.0%} power at the paper's Δ)"
 
 
 def _plots(root: Path | None, mine: list[Finding]) -> str:

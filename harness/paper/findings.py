@@ -22,7 +22,8 @@ interval excludes 0 exactly where the verdict is not "inconclusive". Figures whe
 makes no claim (`compared` False) are exploratory: their Δ, 95 % interval and raw p are
 shown apart, with no verdict; they neither adjust nor are adjusted.
 A claim with neither numbers nor a stated direction is not tested (no default direction).
-An arm that answers one class to every question is not comparable (`harness.paper.answers`).
+An arm that gives one answer to 90 % of the questions is not comparable on accuracy
+(`harness.paper.answers`).
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
-from harness.paper.answers import constant_answer
+from harness.paper.answers import ONE_CLASS, one_class
 from harness.paper.compare import Measured, SuiteRows, measure, parts_detail
 from harness.paper.equal_time import speed_ratio
 from harness.paper.figures import PaperFigure, Role, Verdict, verdict
@@ -41,11 +43,16 @@ from harness.paper.labels import machine_counts
 from harness.paper.sources import Source
 from harness.results.gates import GateCheck
 from harness.results.leaderboard import current_cells, read_leaderboard
+from harness.results.metrics import metric_info
 from harness.results.samples import read_samples
 from harness.results.stats import ALPHA, POWER, Comparison
 
 # the reason of a row that tests no claim of the paper and was measured
 EXPLORATORY = "exploratory: not one of the claims tested (raw p, 95 % interval)"
+# why a claim is not comparable, by kind: the headline counts them apart
+Blocked = Literal[
+    "not run", "other machine", "gate failed", "answer bias", "not at its condition", "no direction"
+]
 
 
 @dataclass
@@ -65,6 +72,9 @@ class Finding:
     family: int = 1  # the claims of its scale, declared (1: exploratory)
     verdict: Verdict | None = "not comparable"  # None: our measurement, no claim to judge
     reason: str = ""
+    blocked: Blocked | None = None  # why it is not comparable, by kind (None: it is)
+    declared: str = ""  # when its claim was declared, against its first row (git's history)
+    late: bool = False  # declared confirmatory, but not before its rows: judged exploratory
 
     @property
     def sign(self) -> float:
@@ -192,49 +202,90 @@ def _power_text(f: Finding) -> str:
     return text
 
 
-def _gate_reason(f: Finding, data: SuiteRows) -> str | None:
-    """Why the finding is not comparable, or None."""
+@dataclass(frozen=True)
+class Why:
+    """Why a finding is not comparable: its kind and the sentence that says it."""
+
+    kind: Blocked
+    text: str
+
+
+def _gate_reason(f: Finding, data: SuiteRows) -> Why | None:
+    """Why the finding is not comparable, or None. An arm with no rows is "not run", said
+    before a failed gate: a missing arm never reads as a failed gate (the baseline's gates
+    are still read, for the baselines' page)."""
     s, rows = f.source, data.rows
     missing = _missing(s, rows)
     if missing:
-        return f"no rows: {missing}"
+        return Why("not run", f"no rows: {missing}")
     if f.measured is not None and f.measured.seeds:  # the seeds compared, and no other
         rows = rows[rows["seed"].isin(f.measured.seeds)]
     elsewhere = _elsewhere(rows, s.machine)
     if elsewhere:
-        return (
+        return Why(
+            "other machine",
             f"not the machine compared: leaderboards/{s.board} holds rows run on "
-            f"{elsewhere}, where each should record an {s.machine}"
+            f"{elsewhere}, where each should record an {s.machine}",
         )
     vanilla = s.roles["vanilla"]
     f.gates = [c.run(rows, vanilla) for c in s.checks]
     seen = pd.to_numeric(rows.loc[rows["model"] == vanilla, "tokens_seen"], errors="coerce")
     f.vanilla_tokens = float(seen.max())
+    return _after_gates(f, data, rows)
+
+
+def _after_gates(f: Finding, data: SuiteRows, rows: pd.DataFrame) -> Why | None:
+    """Once the baseline's gates are read: a missing arm, a failed gate, an arm biased to
+    one answer, the claim's condition not run, or nothing measured; else None."""
+    arm = _arm_missing(f, rows)
+    if arm:
+        return Why("not run", f"no rows: {arm}")
     failed = [g.text for g in f.gates if not g.passed]
     if failed:
-        return f"gate failed: the baseline {vanilla}'s " + "; ".join(failed)
+        vanilla = f.source.roles["vanilla"]
+        return Why("gate failed", f"gate failed: the baseline {vanilla}'s " + "; ".join(failed))
     degenerate = _degenerate(f, data)
     if degenerate is not None:
         return degenerate
     if f.measured is None:
-        return _unmeasured(f, rows)
+        return Why("not run", _unmeasured(f, rows))
     return None
 
 
-def _degenerate(f: Finding, data: SuiteRows) -> str | None:
-    """Why gates that passed still leave nothing to compare: an arm answering one class to
-    every question, or the one condition the claim is stated at not run; else None."""
+def _arm_missing(f: Finding, rows: pd.DataFrame) -> str:
+    """Where the compared arm has no row of the claim's task: what to run, else ''."""
+    s, model = f.source, f.source.roles[f.role]
+    if ((rows["model"] == model) & (rows["task"] == s.task)).any():
+        return ""
+    return (
+        f"the {f.role} model {model} has no {s.task} rows in leaderboards/{s.board} "
+        f"(`{s.command} --model {model}`)"
+    )
+
+
+def _degenerate(f: Finding, data: SuiteRows) -> Why | None:
+    """Why gates that passed still leave nothing to compare: an arm whose answers are mostly
+    one class on a metric such answers earn, or the one condition the claim is stated at not
+    run; else None."""
     s = f.source
-    constant = [
+    biased = [
         f"{m} {said}"
         for m in (s.roles["vanilla"], s.roles[f.role])
-        if (said := constant_answer(data.samples, m, s.task))
+        if metric_info(s.metric).answer_biased
+        and (said := one_class(data.rows, data.samples, m, s.task))
     ]
-    if constant:
-        return "an arm answers one class: " + "; ".join(constant)
+    if biased:
+        return Why(
+            "answer bias",
+            f"not comparable on {s.metric}: an arm gives one answer to {ONE_CLASS:.0%} of "
+            "questions or more, so its score measures an answer bias: " + "; ".join(biased),
+        )
     if f.measured is None and f.figure.condition is not None:
         key, value = f.figure.condition
-        return f"the paper states this at {key} {value}, which our sweep does not run"
+        return Why(
+            "not at its condition",
+            f"the paper states this at {key} {value}, which our sweep does not run",
+        )
     return None
 
 
@@ -276,26 +327,30 @@ def _elsewhere(rows: pd.DataFrame, machine: str) -> str:
     return ", ".join(h or "no named machine" for h in other)
 
 
-def _judge(f: Finding, blocked: str | None) -> None:
+def _judge(f: Finding, blocked: Why | None) -> None:
     """The verdict (after `p_adjusted` is set) and its reason in words; `blocked`: why the
     finding is not comparable, or None."""
+    f.blocked = None if blocked is None else blocked.kind
     if not f.figure.compared:
         f.verdict = None
-        f.reason = blocked or EXPLORATORY
+        f.reason = EXPLORATORY if blocked is None else blocked.text
         return
     if blocked is not None:
-        f.verdict, f.reason = "not comparable", blocked
+        f.verdict, f.reason = "not comparable", blocked.text
         return
     direction = f.figure.paper_direction(f.role)
     if direction is None:
-        f.verdict = "not comparable"
+        f.verdict, f.blocked = "not comparable", "no direction"
         f.reason = "the paper states neither a number nor a direction for it"
         return
     paper_better = direction == "better"
     f.verdict = verdict(paper_better, f.gain, f.p_adjusted, True)
     said = "better" if paper_better else "worse"
     p = "no test" if math.isnan(f.p_adjusted) else f"adjusted p = {f.p_adjusted:.3g}"
-    if f.verdict == "reproduced":
+    trend = f.figure.design == "trend" and f.measured is not None and f.measured.per
+    if trend and f.verdict in ("reproduced", "contradicted"):
+        f.reason = _trend_words(f, p)
+    elif f.verdict == "reproduced":
         f.reason = f"{f.role} {said} than vanilla, as the paper has it ({p})"
     elif f.verdict == "contradicted":
         found = "worse" if paper_better else "better"
@@ -305,6 +360,22 @@ def _judge(f: Finding, blocked: str | None) -> None:
         f.reason = f"no test as run: {_power_text(f) or test}; inconclusive, not a refutation"
     else:
         f.reason = f"not significant after correction ({p}); {_power_text(f)}{_short_of_paper(f)}"
+    if f.verdict == "inconclusive" and f.measured is not None and f.measured.untested:
+        f.reason += f"; {f.measured.untested}"
+
+
+def _trend_words(f: Finding, p: str) -> str:
+    """A trend's verdict as tested: which way the gap moves, its slope and interval, and
+    what the trend does not test (the side of vanilla each point is on)."""
+    m, (low, high) = f.measured, f.interval
+    if m is None:
+        return p
+    way = "grows" if f.gain > 0 else "shrinks"
+    words = (
+        f"{f.role}'s gap over vanilla {way} along the sweep: slope {f.gain:+.3g} {m.per} "
+        f"[{low:+.3g}, {high:+.3g}] ({p})"
+    )
+    return f"{words}; {m.untested}" if m.untested else words
 
 
 def _suite_rows(root: Path, suite: str) -> SuiteRows:

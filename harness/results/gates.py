@@ -82,11 +82,15 @@ class Gate:
     factor: float | None = None
     majority_f1: bool = False
     paper: str = ""  # the paper's own model's value on this metric, which passes
+    trivial: str = "chance"  # what scores a numeric `chance` ("always answering 'yes'")
+    # whether the model must also beat its untrained twin by the margin: not where random
+    # features already score what pretrained ones do (STS-B cosine), so a comparison only
+    twin: bool = True
 
     def chance_name(self) -> str:
         if isinstance(self.chance, str):
             return "F1 of the majority answer" if self.majority_f1 else self.chance
-        return f"chance ({self.chance:.3g})"
+        return f"{self.trivial} ({self.chance:.3g})"
 
     def bar(self, baseline: Callable[[str], float | None]) -> float | None:
         """The threshold, given a lookup of the rows' baseline metrics; None without it."""
@@ -118,9 +122,9 @@ class Gate:
     def check_untrained(self, value: float, untrained: float, twin: str) -> GateCheck | None:
         """Whether `value` clears the same metric of the model's untrained twin (its initial
         weights fine-tuned the same way) by the gate's margin: pretraining must show in the
-        score. Perplexity-like gates (`factor`) have no such bar: None, and the check against
-        chance stands."""
-        if self.factor is not None:
+        score. Perplexity-like gates (`factor`) and gates without a twin bar (`twin` False)
+        have none: None, and the check against chance stands."""
+        if self.factor is not None or not self.twin:
             return None
         bar = untrained + self.margin
         plus = f" + {self.margin:g}" if self.margin else ""

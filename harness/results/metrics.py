@@ -29,6 +29,9 @@ class Metric:
     # CLM), or "objective" (also CWT apart from CE: a loss only comparable within its objective)
     comparable: str = "all"
     baseline: bool = False  # a trivial model's score, shown beside the models' (no direction)
+    # a score that answering one class to most questions earns (accuracy, F1): an arm whose
+    # answers are mostly one class (`answer_share`) is not compared on it
+    answer_biased: bool = False
     # what one kept sample is: the unit the per-example test counts ("examples" of a test set,
     # "evaluation batches" where a task keeps one score per batch, "measured rounds" where a
     # speed is timed round by round)
@@ -68,6 +71,16 @@ def f1(pred: Sequence[float], gold: Sequence[float]) -> float:
     from sklearn.metrics import f1_score
 
     return float(f1_score(gold, pred, pos_label=1, average="binary", zero_division=0))
+
+
+def answer_share(pred: Sequence[float], gold: Sequence[float]) -> float:
+    """The share of examples given the most frequent answer: 1.0 for a constant answer. It
+    reads the predictions only; `gold` is taken for the common signature."""
+    del gold
+    if len(pred) == 0:
+        return float("nan")
+    _, counts = np.unique(np.asarray(pred), return_counts=True)
+    return float(counts.max() / len(pred))
 
 
 def mcc(pred: Sequence[float], gold: Sequence[float]) -> float:
@@ -176,8 +189,8 @@ BUILTIN_METRICS = (
     measured("mfu", True, "", "achieved FLOP/s over the same-run fp32 matmul roofline"),
     Metric("params", None, "", "parameters of the model as trained"),
     # downstream fine-tuning (a "@best" suffix: the best epoch instead of the last)
-    Metric("accuracy", True, "", "accuracy", accuracy),
-    Metric("f1", True, "", "F1 of the positive class", f1),
+    Metric("accuracy", True, "", "accuracy", accuracy, answer_biased=True),
+    Metric("f1", True, "", "F1 of the positive class", f1, answer_biased=True),
     Metric("mcc", True, "", "Matthews correlation (CoLA)", mcc),
     Metric("spearman", True, "", "Spearman correlation (STS-B)", spearman),
     Metric("pearson", True, "", "Pearson correlation (STS-B)", pearson),
@@ -190,9 +203,16 @@ BUILTIN_METRICS = (
         "its mean) for every example",
         baseline=True,
     ),
+    Metric(
+        "answer_share",
+        None,
+        "",
+        "the share of examples given the model's most frequent answer (1: a constant answer)",
+        answer_share,
+    ),
     # lm-eval
-    Metric("acc", True, "", "lm-eval accuracy"),
-    Metric("acc_norm", True, "", "lm-eval length-normalised accuracy"),
+    Metric("acc", True, "", "lm-eval accuracy", answer_biased=True),
+    Metric("acc_norm", True, "", "lm-eval length-normalised accuracy", answer_biased=True),
     Metric(
         "perplexity", False, "", "lm-eval perplexity (LAMBADA: of the last word)", log_scale=True
     ),

@@ -141,7 +141,7 @@ def run_rows(
 ) -> list[Result]:
     """Last-epoch and best-epoch rows for one eval set, averaged over fine-tuning runs."""
     out = []
-    for metric in task.metrics:
+    for metric in task.scored:
         last = [h[-1][eval_name][metric] for h in runs]
         best_epoch = [_best_epoch(h, eval_name, task.primary) for h in runs]
         best = [h[e][eval_name][metric] for h, e in zip(runs, best_epoch, strict=True)]

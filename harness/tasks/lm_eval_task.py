@@ -35,6 +35,7 @@ from harness.tasks.lm_eval_folders import (
     unknown_tasks,
     upstream_release,
 )
+from harness.tasks.lm_eval_samples import answer_rows, sample_scores
 from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.checksums import short_digests
 from zoo.data.corpus import data_root
@@ -142,24 +143,6 @@ def keep_outputs(results: dict[str, Any], folder: Path | None, log_samples: bool
         write_text(folder / "lm_eval_samples.jsonl", "".join(lines))
 
 
-# metrics lm-eval averages over examples: their per-example values are kept as samples, for
-# the paired test of single-seed comparisons (perplexities aggregate otherwise: not kept)
-PER_EXAMPLE = ("acc", "acc_norm", "exact_match", "likelihood_diff", "pct_stereotype")
-
-
-def sample_scores(results: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, float]]:
-    """(task, metric, filter) -> {doc_id: score} from lm-eval's logged samples."""
-    out: dict[tuple[str, str, str], dict[str, float]] = {}
-    for task, rows in (results["samples"] if "samples" in results else {}).items():
-        for row in rows:
-            for name in PER_EXAMPLE:
-                value = row[name] if name in row else None
-                if isinstance(value, bool | int | float):
-                    key = (task, name, str(row["filter"]) if "filter" in row else "none")
-                    out.setdefault(key, {})[str(row["doc_id"])] = float(value)
-    return out
-
-
 def parse_results(results: dict[str, Any]) -> list[Result]:
     samples = sample_scores(results)
     out = []
@@ -186,7 +169,7 @@ def parse_results(results: dict[str, Any]) -> list[Result]:
                     samples=samples[(task, name, filt)] if (task, name, filt) in samples else None,
                 )
             )
-    return out
+    return out + answer_rows(samples)
 
 
 def continuation_ids(tokenizer: Any, context: str, continuation: str) -> list[int]:
@@ -326,9 +309,14 @@ def describe(p: LMEvalParams) -> str:
     return f"lm-eval, {shots}, on {scored}"
 
 
+# the share of 'yes' among the gold answers each task is scored on (a test reads the data)
+ALWAYS_YES = {"hlm_boolq": 2033 / 3270, "hlm_pubmedqa": 276 / 500}
 # the shipped local tasks' gates, by sub-task, or by sub-task/metric where a metric needs its
-# own bar; BoolQ has none: the paper's own vanilla decoder scores 47.8 % (Table 4), below
-# both chance and the majority answer, so no bar on it would hold
+# own bar. BoolQ's and PubMedQA's bars are the best constant answer ("yes": 62.2 % of BoolQ's
+# validation answers, 55.2 % of PubMedQA PQA-L's test answers) plus a margin: below it an
+# accuracy measures an answer bias. The paper's own models (BoolQ 47.8 % and 53.0 %, PubMedQA
+# 43.8 % and 47.5 %, Table 4) do not pass it: their gaps on these two sets measure answer
+# bias too, so those claims are not comparable on accuracy at any scale.
 LM_EVAL_GATES = {
     "hlm_lambada": Gate("acc", 0.0, 0.01, paper="19.52 % (Table 3)"),
     # LAMBADA's perplexity, by the bar of a validation perplexity (at most half the unigram
@@ -341,7 +329,20 @@ LM_EVAL_GATES = {
         paper="170.23 (Table 3), where the unigram model's is in the millions (2.1e7 with "
         "English Wikipedia's counts at a 16k vocabulary)",
     ),
-    "hlm_pubmedqa": Gate("acc", 1 / 3, 0.02, paper="43.8 % (Table 4); three answers"),
+    "hlm_boolq": Gate(
+        "acc",
+        ALWAYS_YES["hlm_boolq"],
+        0.02,
+        trivial="always answering 'yes'",
+        paper="none: 47.8 % and 53.0 % (Table 4), below always answering 'yes'",
+    ),
+    "hlm_pubmedqa": Gate(
+        "acc",
+        ALWAYS_YES["hlm_pubmedqa"],
+        0.02,
+        trivial="always answering 'yes'",
+        paper="none: 43.8 % and 47.5 % (Table 4), below always answering 'yes'",
+    ),
     # below 50 % a model prefers the anti-stereotypical sentence: no bias to compare
     # a random model's share is 0.5 +- 0.013 over 1,508 pairs: the margin keeps it out
     "hlm_crows_pairs_english": Gate("pct_stereotype", 0.5, 0.03, paper="57.3 % (Table 4)"),

@@ -200,7 +200,8 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
         "xnli-zero-shot/fr",
         "xnli-zero-shot/average",
     } <= tasks
-    cola = e[(e["task"] == "glue/cola") & (e["metric"] != "majority")]
+    cola = e[(e["task"] == "glue/cola") & ~e["metric"].isin(["majority", "answer_share"])]
+    cola = cola[cola["metric"] != "answer_share@best"]
     assert set(cola["metric"]) == {"mcc", "mcc@best"} and cola["higher_is_better"].all()
     assert set(e[e["task"] == "glue/mrpc"]["metric"]) == {
         "accuracy",
@@ -208,7 +209,13 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
         "f1",
         "f1@best",
         "majority",
+        "answer_share",  # the share of its most frequent answer: 1.0 for a constant one
+        "answer_share@best",
     }
+    shares = e[e["metric"] == "answer_share"]
+    assert set(shares["task"]) >= {"glue/cola", "glue/mrpc", "superglue/cb"}
+    assert "glue/stsb" not in set(shares["task"])  # a regression has no answers to count
+    assert shares["value"].between(1 / 3, 1).all() and shares["higher_is_better"].isna().all()
     majority = e[e["metric"] == "majority"].set_index("task")["value"]
     assert majority["glue/cola"] == 0.0  # one class everywhere: no correlation
     assert e["value"].between(-1, 1).all()
@@ -228,6 +235,8 @@ def test_every_downstream_task_type_end_to_end(tmp_path, monkeypatch, data_root)
             "lm_eval/hlm_pubmedqa",
             "lm_eval/flores_eng_ppl",
         } <= set(m["task"])
+        boolq = m[m["task"] == "lm_eval/hlm_boolq"].set_index("metric")["value"]
+        assert 0.5 <= boolq["answer_share"] <= 1  # two answers: the larger share
         assert set(m[m["task"] == "lm_eval/hlm_crows_pairs_english"]["metric"]) == {
             "likelihood_diff",
             "pct_stereotype",
@@ -271,7 +280,7 @@ def test_finetuning_runs_on_the_device_asked(tiny_encoder, monkeypatch, device, 
     with caplog.at_level("INFO", logger="harness.downstream.classifier"):
         history = classifier.finetune(tiny_encoder, task, train, {"dev": dev}, cfg)
     assert next(made[0].parameters()).device.type == device  # the model, so its batches too
-    assert len(history) == 2 and set(history[0]["dev"]) == {"mcc", "accuracy"}
+    assert len(history) == 2 and set(history[0]["dev"]) == {"mcc", "accuracy", "answer_share"}
     # a line per epoch, with the primary metric as the history holds it
     lines = [r.getMessage() for r in caplog.records]
     assert [line.split(": epoch ")[1][:3] for line in lines] == ["1/2", "2/2"]

@@ -14,7 +14,9 @@ from harness.paper.sources import Source
 from harness.results.leaderboard import write_cell
 from tests.harness.results.test_leaderboard import row
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+# rows dated after every declaration in git (the far future): the committed paper's claims
+# are confirmatory on them (`harness.paper.preregistration`)
+T0 = datetime(2100, 1, 1, tzinfo=UTC)
 # the paper's claims file at its first scale (CPU): each figure and our source of it
 CPU_CLAIMS: tuple[tuple[PaperFigure, Source], ...] = tuple(
     (fig, source) for scale, fig, source in paper_claims().declared() if scale == "CPU"

@@ -99,9 +99,32 @@ def _vocab_board(root: Path, gaps: dict[int, float], rng: np.random.Generator) -
 
 
 def test_a_growing_gap_is_found_as_a_trend_and_a_flat_one_is_not(tmp_path: Path) -> None:
+    """The trend's unit is the sweep point (a measurement's seeds repeat it): five sizes
+    leave 3 degrees of freedom, enough for a clear trend at the family's level."""
     rng = np.random.default_rng(2)
-    growing = _vocab_board(tmp_path / "grows", {8192: 0.1, 16384: 0.3, 32768: 0.5}, rng)
+    sizes = (8192, 16384, 32768, 65536, 131072)
+    growing = _vocab_board(
+        tmp_path / "grows", dict(zip(sizes, (0.1, 0.3, 0.5, 0.7, 0.9), strict=True)), rng
+    )
     assert growing.verdict == "reproduced", growing.reason
-    assert growing.gain > 0 and "gap per doubling of vocab_size" in growing.comparison.test
-    flat = _vocab_board(tmp_path / "flat", {8192: 0.3, 16384: 0.3, 32768: 0.3}, rng)
+    assert "trend over 5 sweep points' mean gaps" in growing.comparison.test
+    assert growing.reason.startswith("headless's gap over vanilla grows along the sweep: slope")
+    assert "per doubling of vocab_size" in growing.reason
+    flat = _vocab_board(tmp_path / "flat", dict.fromkeys(sizes, 0.3), rng)
     assert flat.verdict == "inconclusive", flat.reason  # faster, but not more so with V
+
+
+def test_three_sizes_cannot_show_a_trend_and_the_words_say_what_was_untested(
+    tmp_path: Path,
+) -> None:
+    """Our vocabulary sweep's three sizes: one degree of freedom, so even a clean growing gap
+    is inconclusive at the family's level (nine measurements are not nine replicates); a
+    size where headless is slower is named as not tested by the trend."""
+    rng = np.random.default_rng(3)
+    found = _vocab_board(tmp_path / "three", {8192: -0.07, 16384: 0.17, 32768: 0.67}, rng)
+    assert found.verdict == "inconclusive" and found.comparison.seeds == 3
+    assert "trend over 3 sweep points' mean gaps" in found.comparison.test
+    assert (
+        "not tested by the trend: the arm is on the other side of vanilla at vocab_size 8192"
+        in (found.reason)
+    )

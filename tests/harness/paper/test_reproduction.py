@@ -10,6 +10,7 @@ import json
 import math
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from scipy import stats
 from harness.downstream.benchmarks import SUPERGLUE
 from harness.paper.claim_rows import COLUMNS
 from harness.paper.claims_file import declared_family, findings, paper_claims
+from harness.paper.claims_page import CAUSES
 from harness.paper.document import HEADLINE, headline, render, write_reproduction
 from harness.results.leaderboard import write_cell
 from harness.results.samples import write_samples
@@ -124,7 +126,7 @@ def test_the_headline_says_how_many_inconclusive_claims_could_have_seen_the_pape
         n = sum(
             f.verdict == "inconclusive" for f in found if f.figure.compared and f.scale == "CPU"
         )
-        said = f"({powered} of {n} inconclusive had 80% power at the paper's Δ)"
+        said = f"{n} inconclusive (2 the paper says headless better; {powered} of {n} had 80% power"
         assert said in headline(found)
 
 
@@ -192,11 +194,12 @@ def test_the_per_example_evidence_reads_in_the_same_direction_as_the_seed_level_
 
 
 def test_the_same_gap_at_every_seed_asks_for_no_more_seeds(tmp_path) -> None:
-    """BoolQ where both models answer every question the same way at all three seeds: no
-    spread, so no test, and the reason says so instead of asking for the seeds it has."""
+    """BoolQ where both models score the same at all three seeds (above its bar, always
+    answering 'yes' + 0.02): no spread, so no test, and the reason says so instead of asking
+    for the seeds it has."""
     root = _decoder_loss_rows(tmp_path, [5.1, 5.13, 5.12])
     boolq = [
-        paper_row(model, "lm_eval/hlm_boolq", "acc", 0.375, seed)
+        paper_row(model, "lm_eval/hlm_boolq", "acc", 0.70, seed)
         for model in ("pythia-tiny-ce", "pythia-tiny-cwt-ft")
         for seed in range(3)
     ]
@@ -632,3 +635,29 @@ def test_the_page_never_lands_among_the_rows_it_reads(tmp_path) -> None:
     board = next(d for d in root.iterdir() if d.is_dir())
     with pytest.raises(WriteRefused, match=f"lies inside, or holds, the leaderboard {board.name}"):
         write_reproduction(root, board / "site" / "REPRODUCTION.md", None)
+
+
+def test_a_missing_arm_is_not_run_never_a_failed_gate(tmp_path) -> None:
+    """Only the vanilla arm ran, and its gates fail: the claim is "not run" (what to run is
+    named), not "baseline fails a gate"."""
+    found = findings(encoder_rows(tmp_path, sst2_ce=0.52, gain=0.0, arms=("ce",)))
+    avg = by_key(found, "table1-tokens: GLUE average")
+    assert avg.verdict == "not comparable" and avg.blocked == "not run"
+    assert "the headless model bert-tiny-cwt has no glue/average rows" in avg.reason
+    assert "--model bert-tiny-cwt" in avg.reason and "gate" not in avg.reason
+    assert avg.gates and not all(g.passed for g in avg.gates)  # read, for the baselines' page
+
+
+def test_the_headline_splits_each_verdict_by_the_papers_direction(tmp_path) -> None:
+    found = findings(encoder_rows(tmp_path, sst2_ce=0.8, gain=0.05))
+    said = headline(found)
+    assert "reproduced (" in said and "headless better" in said and "as the paper says" in said
+    reproduced = [f for f in found if f.scale == "CPU" and f.verdict == "reproduced"]
+    better = sum(f.figure.paper_direction(f.role) == "better" for f in reproduced)
+    assert f"{len(reproduced)} reproduced ({better} headless better" in said
+    blocked = [f for f in found if f.scale == "CPU" and f.verdict == "not comparable"]
+    kinds = Counter(f.blocked for f in blocked)
+    assert f"{len(blocked)} not comparable (" in said and kinds["not run"] > 0
+    cpu = said.split("At CPU, ")[0]  # the CPU scale's sentence
+    for kind, n in kinds.items():
+        assert f"{n} {CAUSES[kind]}" in cpu, (kind, cpu)
