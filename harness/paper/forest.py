@@ -2,7 +2,8 @@
 
     write_forest(found, docs / "figures" / "verdicts.svg")   # what `hlm report --paper` does
 
-A claim is drawn where it has a verdict other than *not comparable* and the paper gives its Δ
+A claim is drawn where it has a verdict other than *not comparable*, or was declared after its
+rows (exploratory: a hollow square, its raw 95 % interval), and the paper gives its Δ
 (`Finding.paper_effect`). Its point is our Δ divided by the paper's, and its bar the interval at
 the corrected level divided likewise. So 1 is the paper's effect, 0 is none, and below 0 is the
 opposite direction. The ratio is unit-free, so GLUE points, log-perplexities and speed ratios
@@ -66,16 +67,22 @@ def _judged(f: Finding) -> bool:
     return f.figure.compared and f.verdict not in (None, "not comparable")
 
 
+def _late(f: Finding) -> bool:
+    """A claim declared after its rows, compared but judged exploratory."""
+    return f.late and f.blocked is None
+
+
 def point(f: Finding) -> Point | None:
-    """`f` as a point of the figure; None where it is not drawn (no verdict, not comparable,
-    or no Δ in the paper)."""
+    """`f` as a point of the figure; None where it is not drawn (no verdict and not declared
+    late, not comparable, or no Δ in the paper)."""
     effect = f.paper_effect
-    if not _judged(f) or not effect or math.isnan(f.gain):
+    if not (_judged(f) or _late(f)) or not effect or math.isnan(f.gain):
         return None
     ends = sorted(x / effect for x in f.interval)  # dividing by a negative Δ swaps them
     quantity = f.figure.quantity.split(" (")[0]
     label = f"{f.figure.claim}: {quantity} [{f.role}]"  # the claim's group names the budget
-    return Point(label, str(f.verdict), f.gain / effect, ends[0], ends[1], f.gain > 0)
+    verdict = "exploratory" if f.verdict is None else str(f.verdict)
+    return Point(label, verdict, f.gain / effect, ends[0], ends[1], f.gain > 0)
 
 
 def panels(found: list[Finding]) -> list[tuple[str, list[Point]]]:
@@ -89,9 +96,9 @@ def panels(found: list[Finding]) -> list[tuple[str, list[Point]]]:
 
 
 def left_out(found: list[Finding]) -> int:
-    """The claims with a verdict other than not comparable that are not drawn: the paper
-    gives no Δ for them (a figure it only draws, or a stated trend)."""
-    return sum(_judged(f) and point(f) is None for f in found)
+    """The claims with a verdict other than not comparable (or declared late) that are not
+    drawn: the paper gives no Δ for them (a figure it only draws, or a stated trend)."""
+    return sum((_judged(f) or _late(f)) and point(f) is None for f in found)
 
 
 def _clip(x: float) -> float:
@@ -103,7 +110,8 @@ def _draw_point(ax: Axes, y: int, p: Point) -> None:
     if not math.isnan(p.low):
         ax.plot([_clip(p.low), _clip(p.high)], [y, y], color=colour, lw=1.6)
     if abs(p.ratio) <= EDGE:
-        ax.plot(p.ratio, y, "o", color=colour, mfc=face, ms=5)
+        marker = "s" if p.verdict == "exploratory" else "o"
+        ax.plot(p.ratio, y, marker, color=colour, mfc=face, ms=5)
         return
     marker, side, align = (">", -0.15, "right") if p.ratio > 0 else ("<", 0.15, "left")
     ax.plot(_clip(p.ratio), y, marker, color=colour, mfc=face, ms=7)
@@ -128,10 +136,19 @@ def _legend(fig: Figure) -> None:
     handles += [
         Line2D([], [], color="black", marker="o", lw=0, label="significant after correction"),
         Line2D([], [], color="black", marker="o", mfc="white", lw=0, label="inconclusive"),
+        Line2D(
+            [],
+            [],
+            color="black",
+            marker="s",
+            mfc="white",
+            lw=0,
+            label="exploratory: declared after its rows (95 %)",
+        ),
         Line2D([], [], color="black", lw=0.8, ls="--", label="the paper's Δ (1)"),
         Line2D([], [], color="black", lw=0.8, label="no difference (0)"),
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, frameon=False)
 
 
 def forest_svg(found: list[Finding]) -> bytes | None:
@@ -154,10 +171,9 @@ def forest_svg(found: list[Finding]) -> bytes | None:
             _panel(ax, scale, points)
         _legend(fig)
         axes[-1, 0].set_xlabel(
-            f"our Δ ÷ the paper's Δ, corrected interval likewise (beyond ±{EDGE:g}: an arrow, "
-            "its value written)"
+            f"our Δ ÷ the paper's Δ, its interval likewise (beyond ±{EDGE:g}: an arrow, its value)"
         )
-        fig.suptitle("The paper's claims with a verdict: our effect in units of the paper's")
+        fig.suptitle("The paper's claims we compare: our effect in units of the paper's")
         return svg_bytes(fig)
 
 

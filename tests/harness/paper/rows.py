@@ -16,7 +16,7 @@ from tests.harness.results.test_leaderboard import row
 
 # rows dated after every declaration in git (the far future): the committed paper's claims
 # are confirmatory on them (`harness.paper.preregistration`)
-T0 = datetime(2100, 1, 1, tzinfo=UTC)
+T0 = datetime(2099, 1, 1, tzinfo=UTC)
 # the paper's claims file at its first scale (CPU): each figure and our source of it
 CPU_CLAIMS: tuple[tuple[PaperFigure, Source], ...] = tuple(
     (fig, source) for scale, fig, source in paper_claims().declared() if scale == "CPU"

@@ -57,7 +57,7 @@ scales:
 
 def _declare(path: Path, text: str, when: str = "2025-12-01T00:00:00Z") -> Path:
     """`text` as the claims file `path`, committed in a git repository at its folder on date
-    `when` (default: before the test rows, stamped from 2026-01-01)."""
+    `when` (default: before the test rows, stamped from 2099-01-01)."""
     repo = path.parent
     who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
     env = {**os.environ, **who, "GIT_COMMITTER_EMAIL": "t@t", "GIT_COMMITTER_DATE": when}
@@ -276,15 +276,15 @@ def test_prose_spanning_lines_is_one_paragraph_on_the_page(tmp_path: Path) -> No
 
 
 def test_a_claim_committed_after_its_rows_is_exploratory(tmp_path: Path) -> None:
-    """Whatever the file says, git decides: committed after the rows (stamped 2026-01-01),
+    """Whatever the file says, git decides: committed after the rows (stamped 2099-01-01),
     or edited since its commit, a claim is judged and shown as exploratory."""
-    path = _declare(tmp_path / "claims.yaml", CLAIMS, when="2026-06-01T00:00:00Z")
+    path = _declare(tmp_path / "claims.yaml", CLAIMS, when="2099-06-01T00:00:00Z")
     root = _rows(tmp_path / "lb", gain=0.3)
     found = judge_claims(path, root)[1]
     assert [f.verdict for f in found] == [None, None, None]
     assert hlm(["report", "--claims", str(path), "--leaderboards", str(root)]) == 0
     page = (root / "quickstart-claims.md").read_text()
-    assert "exploratory: declared " in page and "not before its first row (2026-01-01" in page
+    assert "exploratory: declared " in page and "not before its first row (2099-01-01" in page
     assert "Confirmatory claims per scale (the families): tiny: 0." in page
     fresh = _declare(tmp_path / "b" / "claims.yaml", CLAIMS)  # before the rows: confirmatory
     assert judge_claims(fresh, root)[1][0].verdict == "reproduced"

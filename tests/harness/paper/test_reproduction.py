@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 from harness.downstream.benchmarks import SUPERGLUE
-from harness.paper.claim_rows import COLUMNS
+from harness.paper.claim_rows import COLUMNS, MEASURED
 from harness.paper.claims_file import declared_family, findings, paper_claims
 from harness.paper.claims_page import CAUSES
 from harness.paper.document import HEADLINE, headline, render, write_reproduction
@@ -267,9 +267,9 @@ def test_lambada_perplexity_is_gated_on_the_unigram_model_and_on_accuracy(tmp_pa
     tuned = next(
         f for f in found if f.figure.key.startswith("table3: LAMBADA perp") and f.role != "headless"
     )
-    assert tuned.reason == (
-        "no rows of lm_eval/hlm_lambada / perplexity for pythia-tiny-cwt-ft "
-        "(`hlm run paper-cpu-decoder --model pythia-tiny-cwt-ft`)"
+    assert tuned.blocked == "not run" and tuned.reason == (
+        "no rows: the headless+ft model pythia-tiny-cwt-ft has no lm_eval/hlm_lambada rows in "
+        "leaderboards/paper-cpu-decoder (`hlm run paper-cpu-decoder --model pythia-tiny-cwt-ft`)"
     )
 
 
@@ -324,9 +324,12 @@ def test_the_committed_page_reads_in_a_minute() -> None:
     page = (ROOT / "docs" / "REPRODUCTION.md").read_text()
     assert len(page.split()) < 6000
     assert page.split("\n## ")[1].startswith("The main claims")
-    header = "| " + " | ".join(COLUMNS) + " |"
+    headers = ("| " + " | ".join(COLUMNS) + " |", "| " + " | ".join(MEASURED) + " |")
     rows = [
-        line for table in page.split(header)[1:] for line in table.split("\n\n")[0].splitlines()[1:]
+        line
+        for header in headers
+        for table in page.split(header)[1:]
+        for line in table.split("\n\n")[0].splitlines()[1:]
     ]
     assert len(rows) > 20
     for line in rows:
