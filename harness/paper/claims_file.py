@@ -372,25 +372,18 @@ def paper_claims() -> ClaimsFile:
     return load_claims(PAPER_CLAIMS)
 
 
-def paper_declared() -> list[Declared]:
-    """The paper's claims at every scale that compares them."""
-    return paper_claims().declared()
-
-
 def declared_family(scale: str) -> int:
     """The claims the paper's file makes at `scale`: the family each of its tests is
     corrected over, fixed before any row."""
-    return family_sizes(paper_declared()).get(scale, 0)
+    return family_sizes(paper_claims().declared()).get(scale, 0)
 
 
 def findings(root: Path, suite: str | None = None) -> list[Finding]:
-    """One finding per paper claim, compared role and scale, from the leaderboards under
-    `root` (only the claims whose rows come from `suite`, when given). A claim is judged as
-    confirmatory only where git shows it declared before its first row
-    (`harness.paper.preregistration`); the others are exploratory (raw p, 95 % interval),
-    their reason says when each was declared. Each confirmatory p is adjusted over its
-    scale's confirmatory claims, whatever `suite` is."""
-    declared = paper_declared()
+    """One finding per paper claim, role and scale, from the leaderboards under `root` (of
+    `suite` alone, when given). A claim git shows declared after its first row is judged
+    exploratory, its reason says when (`harness.paper.preregistration`); each confirmatory
+    p is adjusted over its scale's confirmatory claims, whatever `suite` is."""
+    declared = paper_claims().declared()
     registered = register(PAPER_CLAIMS, declared, root)
     judged = demoted(declared, registered)
     mine = [d for d in judged if suite is None or d[2].board == suite]

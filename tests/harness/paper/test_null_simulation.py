@@ -30,7 +30,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from harness.paper import claims_file, compare, findings, sources
+from harness.paper import claims_file, comparable, compare, sources
 from harness.paper.claims_file import declared_family
 from harness.paper.document import render
 from harness.paper.findings import Finding
@@ -264,7 +264,7 @@ def _no_gates(mp: pytest.MonkeyPatch) -> None:
 
 
 def _no_answer_check(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(findings, "one_class", lambda *a, **k: "")
+    mp.setattr(comparable, "one_class", lambda *a, **k: "")
 
 
 def _first_checkpoint_as_final(mp: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ import math
 import re
 import shutil
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -664,3 +665,17 @@ def test_the_headline_splits_each_verdict_by_the_papers_direction(tmp_path) -> N
     cpu = said.split("At CPU, ")[0]  # the CPU scale's sentence
     for kind, n in kinds.items():
         assert f"{n} {CAUSES[kind]}" in cpu, (kind, cpu)
+
+
+def test_paper_claims_declared_after_their_rows_are_exploratory_on_the_page(tmp_path) -> None:
+    """Rows stamped before suites/claims/paper.yaml was committed (as the committed CPU rows
+    are): every claim is judged exploratory, whatever the file says, and the page says when
+    each was declared."""
+    early = datetime(2026, 1, 1, tzinfo=UTC)
+    found = findings(encoder_rows(tmp_path, sst2_ce=0.8, gain=0.05, timestamp=early))
+    avg = by_key(found, "table1-tokens: GLUE average")
+    assert avg.late and avg.verdict is None and avg.figure.compared is False
+    assert avg.reason.startswith("exploratory: declared ")
+    assert "not before its first row (2026-01-01 00:00 UTC)" in avg.reason
+    assert "exploratory, declared after their rows" in headline(found)
+    assert not any(f.verdict in ("reproduced", "contradicted") for f in found)
