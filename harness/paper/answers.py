@@ -85,9 +85,11 @@ def _shares(correct: pd.Series, gold: list[str]) -> dict[str, float] | None:
 
 def _final(frame: pd.DataFrame) -> dict[int, pd.DataFrame]:
     """Each seed's rows at its last step (the checkpoint an arm is compared at)."""
-    return {
-        int(seed): rows[rows["step"] == rows["step"].max()] for seed, rows in frame.groupby("seed")
-    }
+    out = {}
+    for seed in sorted(frame["seed"].unique()):
+        rows = frame[frame["seed"] == seed]
+        out[int(seed)] = rows[rows["step"] == rows["step"].max()]
+    return out
 
 
 def _from_rows(rows: pd.DataFrame, model: str, task: str) -> dict[int, tuple[str, float]]:

@@ -36,6 +36,7 @@ class Finding(Protocol):
     role: Role
     source: Source
     measured: Measured | None
+    unmeasured: str
     gates: list[GateCheck]
     vanilla_tokens: float
 

@@ -54,7 +54,7 @@ def _inconclusive(claims: list[Finding]) -> str:
 
 
 def _not_comparable(claims: list[Finding]) -> str:
-    kinds = Counter(f.blocked or "no comparison" for f in claims)
+    kinds = Counter[str](f.blocked or "no comparison" for f in claims)
     words = {**CAUSES, "no comparison": "no comparison"}
     return f"{len(claims)} not comparable ({_parts(kinds, words)})"
 
@@ -72,7 +72,7 @@ def _late(late: list[Finding]) -> str:
     their raw Δ went (no verdict: exploratory)."""
     shown = [f for f in late if f.blocked is None and not math.isnan(f.gain)]
     agrees = sum((f.gain > 0) == (f.figure.paper_direction(f.role) == "better") for f in shown)
-    blocked = _parts(Counter(f.blocked for f in late if f.blocked), dict(CAUSES))
+    blocked = _parts(Counter[str](f.blocked for f in late if f.blocked), dict(CAUSES))
     return (
         f"{len(late)} exploratory, declared after their rows ({agrees} with a Δ the paper's "
         f"way, {len(shown) - agrees} the other way, no verdict"

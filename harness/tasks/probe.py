@@ -156,7 +156,7 @@ def _sst2(enc: Any, p: ProbeParams, seed: int) -> list[Result]:
         pred = classify(xs["train"][f], y, xs["dev"][f], seed)
         out += [
             Result("accuracy", float((pred == gold).mean()), task=f"probe/sst2/{f}"),
-            Result("answer_share", answer_share(pred, gold), task=f"probe/sst2/{f}"),
+            Result("answer_share", answer_share(pred.tolist(), []), task=f"probe/sst2/{f}"),
         ]
     majority = Counter(y.tolist()).most_common(1)[0][0]
     return [*out, Result("majority", float((gold == majority).mean()), task="probe/sst2")]
@@ -200,7 +200,7 @@ def _mrpc(enc: Any, p: ProbeParams, seed: int) -> list[Result]:
         out += [
             Result("f1", _f1(pred, gold), task=f"probe/mrpc/{f}"),
             Result("accuracy", float((pred == gold).mean()), task=f"probe/mrpc/{f}"),
-            Result("answer_share", answer_share(pred, gold), task=f"probe/mrpc/{f}"),
+            Result("answer_share", answer_share(pred.tolist(), []), task=f"probe/mrpc/{f}"),
         ]
     overlap = classify(_overlap(train), y, _overlap(dev), seed)
     majority = np.full_like(gold, Counter(y.tolist()).most_common(1)[0][0])
