@@ -4,6 +4,7 @@ leaderboard, pretraining what is missing (`harness.run.runner.run_suite`).
     hlm run suites/quickstart.yaml
     hlm run paper-cpu-encoder --seed 0 --skip-task throughput
     hlm run paper-cpu-encoder --dry-run          # the plan: cells to compute, runs to train
+    hlm run paper-gpu-encoder --executor slurm --partition gpu --gpus-per-node 1 --wait
 """
 
 from __future__ import annotations
@@ -61,9 +62,46 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="print the plan (cells to compute and done, pretraining runs cached or to train) "
-        "and write nothing",
+        help="print the plan (cells to compute and done, pretraining runs cached or to train; "
+        "with --executor slurm, the jobs and the sbatch script) and write nothing",
     )
+    _add_executor(p)
+
+
+def _add_executor(p: argparse.ArgumentParser) -> None:
+    from harness.cli.config_flags import add_config_flags
+    from harness.suite.launcher import Launcher
+
+    group = p.add_argument_group(
+        "Slurm (--executor slurm)",
+        "where the jobs run: over the suite's `launcher:` section and a --launcher file; "
+        "no cell's key reads them",
+    )
+    group.add_argument(
+        "--executor",
+        choices=("local", "slurm"),
+        default="local",
+        help="local: compute here (default); slurm: submit a job per pretraining and a job "
+        "array for the other cells through submitit (pip install 'headless-zoo[slurm]')",
+    )
+    group.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow the jobs to the end (a bar of cells done, failed, running), then name "
+        "failed cells with their logs; without it, print the job ids and return",
+    )
+    group.add_argument("--launcher", metavar="FILE", help="a YAML file of launcher settings")
+    lines = {
+        "sbatch": "an extra sbatch option (repeatable): --sbatch=--constraint=h100",
+        "setup": "a shell line run before each job (repeatable): --setup='module load cuda'",
+    }
+    add_config_flags(group, Launcher, skip=set(lines), dest_prefix=LAUNCHER)
+    for name, said in lines.items():
+        group.add_argument(f"--{name}", action="append", metavar="LINE", dest=LAUNCHER + name,
+                           help=said)  # fmt: skip
+
+
+LAUNCHER = "launcher__"  # argparse dest prefix of the launcher flags
 
 
 def _selection(args: argparse.Namespace) -> Selection:
@@ -76,12 +114,27 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 def run(args: argparse.Namespace) -> int:
     from harness.suite import resolve_suite_path
+    from zoo.errors import UserError
     from zoo.registry import trusting
 
     with trusting(args.trust_plugins):
+        path = resolve_suite_path(args.suite)
+        if args.executor == "slurm":
+            from harness.cli.run_slurm import run_on_slurm
+
+            return run_on_slurm(args, path, _selection(args), _launcher_flags(args))
+        given = [k for k, v in _launcher_flags(args).items() if v is not None]
+        if args.wait or args.launcher or given:
+            flag = "--wait" if args.wait else "--launcher" if args.launcher else f"--{given[0]}"
+            raise UserError(f"{flag.replace('_', '-')}: only with --executor slurm")
         if args.dry_run:
-            return _plan(args, resolve_suite_path(args.suite))
-        return _compute(args, resolve_suite_path(args.suite))
+            return _plan(args, path)
+        return _compute(args, path)
+
+
+def _launcher_flags(args: argparse.Namespace) -> dict[str, object]:
+    """The launcher flags given (None: unset), by setting name."""
+    return {k.removeprefix(LAUNCHER): v for k, v in vars(args).items() if k.startswith(LAUNCHER)}
 
 
 def _plan(args: argparse.Namespace, path: Path) -> int:

@@ -240,6 +240,7 @@ class Selection:
     task: str | None = None  # a task label: its `name:`, else its type
     seed: int | None = None
     skip_tasks: tuple[str, ...] = ()  # task labels left out (on a shared machine: throughput)
+    cell_ids: frozenset[str] | None = None  # these cells alone (a cluster job's share)
 
     def apply(self, cells: list[Cell]) -> list[Cell]:
         """The selected cells. A value the suite does not have gets the close-match error; one
@@ -261,6 +262,8 @@ class Selection:
             known.get(label)
         if self.task is not None and self.task in self.skip_tasks:
             raise UserError(f"--task {self.task} and --skip-task {self.task}: chosen and left out")
+        if self.cell_ids is not None:
+            cells = [c for c in cells if c.cell_id in self.cell_ids]
         return [c for c in cells if c.task.label() not in self.skip_tasks]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,10 +90,19 @@ def preparing_now(folder: Path) -> bool:
     return False
 
 
-def ensure_pretrained(cell: Cell) -> Path:
-    """The pretraining run's folder, trained (or resumed) if its `final/` is missing; a
-    cached `final/` whose training text has changed since is refused (`check_same_text`)."""
+def train_here(cfg: PretrainConfig, resume: bool) -> None:
+    """Pretrain `cfg` in this process (the local runner's way)."""
     from zoo.train.pretrain import pretrain
+
+    pretrain(cfg, resume=resume)
+
+
+def ensure_pretrained(
+    cell: Cell, train: Callable[[PretrainConfig, bool], None] = train_here
+) -> Path:
+    """The pretraining run's folder, trained (or resumed) by `train` if its `final/` is
+    missing, under the run's lock (another process training it is waited for); a cached
+    `final/` whose training text has changed since is refused (`check_same_text`)."""
     from zoo.train.resume import check_same_text
 
     if cell.pretrain is None:
@@ -107,12 +116,17 @@ def ensure_pretrained(cell: Cell) -> Path:
             check_same_text(out / "final", out, text.contents(), cell.pretrain.corpus)
         else:
             log.info("%s: pretraining %s (cached in %s once done)", cell.label, out.name, out)
-            resume = any(checkpoint_problem(p) is None for p in list_checkpoints(out))
+            resume = resumable(out)
             # the folder is this cache's own: a run killed before its first checkpoint
             # starts over in it
             update = {"overwrite": not resume, "progress": CELL_PROGRESS.get()}
-            pretrain(cell.pretrain.model_copy(update=update), resume=resume)
+            train(cell.pretrain.model_copy(update=update), resume)
     return out
+
+
+def resumable(out: Path) -> bool:
+    """Whether the run folder `out` holds a checkpoint that reads: a pretraining resumes."""
+    return any(checkpoint_problem(p) is None for p in list_checkpoints(out))
 
 
 def discard_if_damaged(final: Path) -> None:

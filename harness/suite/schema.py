@@ -25,6 +25,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from harness.suite.launcher import Launcher
 from zoo.objectives import OBJECTIVES
 from zoo.settings import Settings
 from zoo.train.budgets import BudgetMarks
@@ -226,6 +227,8 @@ class Suite(Settings):
         "the checkpoint where it first reaches each; `hlm leaderboard --at tokens=T` shows them",
     )
     publish: PublishStep | None = None
+    # where `hlm run --executor slurm` sends its jobs; no cell's key reads it
+    launcher: Launcher | None = None
 
     path: str = Field("", exclude=True)
 
