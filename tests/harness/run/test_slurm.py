@@ -225,3 +225,18 @@ def test_torchrun_trains_a_multi_gpu_pretraining(tmp_path: Path, monkeypatch) ->
     two = torchrun_command(tmp_path / "c.yaml", True, Launcher(gpus_per_node=8, nodes=2), "n1")
     assert {"--nnodes=2", "--node_rank=1", "--rdzv_endpoint=n1:29500"} <= set(two)
     assert two[-1] == "--resume"
+
+
+def test_a_preempted_job_is_requeued_as_it_was(tmp_path: Path) -> None:
+    """submitit requeues a job whose callable has `checkpoint` (on preemption or timeout):
+    ours resubmits the same cells, which the runner then resumes or skips."""
+    import submitit
+
+    from harness.run.jobs import JobSpec
+    from harness.run.slurm import CellsJob
+
+    spec = JobSpec(str(tmp_path / "s.yaml"), str(tmp_path), ("a", "b"), False, False, Launcher())
+    job = CellsJob()
+    again = job.checkpoint(spec)
+    assert isinstance(again, submitit.helpers.DelayedSubmission)
+    assert again.function is job and again.args == (spec,) and not again.kwargs
