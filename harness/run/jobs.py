@@ -32,6 +32,7 @@ from harness.run.cells import Cell, Selection
 from harness.run.points import ensure_pretrained, reads_pretraining, resumable
 from harness.run.runner import RunSummary, run_suite
 from harness.suite.launcher import Launcher
+from zoo.errors import UserError
 from zoo.train.config import PretrainConfig
 
 log = logging.getLogger(__name__)
@@ -162,8 +163,15 @@ def run_job(spec: JobSpec) -> RunSummary:
 
     with trusting(spec.trust):
         wanted = Selection(cell_ids=frozenset(spec.cell_ids))
+        cells = wanted.apply(expand(load_suite(spec.suite)))
+        gone = sorted(set(spec.cell_ids) - {c.cell_id for c in cells})
+        if gone:
+            raise UserError(
+                f"{spec.suite}: the suite changed since this job was submitted: it no longer "
+                f"has cells {', '.join(gone)}; submit it again"
+            )
         if spec.launcher.gpus_per_node > 1:
-            _pretrain_under_torchrun(spec, wanted.apply(expand(load_suite(spec.suite))))
+            _pretrain_under_torchrun(spec, cells)
         if _node() != 0:
             return RunSummary(0, 0, 0, [], Path(spec.root))  # the first node evaluates
         return run_suite(spec.suite, spec.force, Path(spec.root), progress=False, select=wanted)

@@ -240,3 +240,15 @@ def test_a_preempted_job_is_requeued_as_it_was(tmp_path: Path) -> None:
     again = job.checkpoint(spec)
     assert isinstance(again, submitit.helpers.DelayedSubmission)
     assert again.function is job and again.args == (spec,) and not again.kwargs
+
+
+def test_a_job_of_a_suite_changed_since_submission_stops(tmp_path: Path) -> None:
+    from harness.run.jobs import JobSpec, run_job
+
+    suite = _suite(tmp_path)
+    ids = tuple(c.cell_id for c in expand(load_suite(suite)))
+    edited = {**SUITE, "recipe": {**SUITE["recipe"], "steps": 30}}  # every key moves
+    suite.write_text(yaml.safe_dump(edited))
+    spec = JobSpec(str(suite), str(tmp_path / "lb"), ids[:1], False, False, Launcher())
+    with pytest.raises(UserError, match="the suite changed since this job was submitted"):
+        run_job(spec)
