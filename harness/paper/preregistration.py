@@ -118,7 +118,7 @@ def declarations(path: Path) -> dict[Key, tuple[str, datetime]]:
 
 def _first_rows(root: Path, declared: list[Declared]) -> dict[str, pd.DataFrame]:
     boards = {source.board for _, _, source in declared}
-    return {b: read_leaderboard(root / b) for b in boards if (root / b).is_dir()}
+    return {b: read_leaderboard(root / b, damaged="refuse") for b in boards if (root / b).is_dir()}
 
 
 def register(path: Path, declared: list[Declared], root: Path) -> dict[Key, Registration]:
