@@ -87,7 +87,7 @@ def _add_executor(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--wait",
         action="store_true",
-        help="follow the jobs to the end (a bar of cells done, failed, running), then name "
+        help="follow the jobs to the end (a bar of cells done and running), then name "
         "failed cells with their logs; without it, print the job ids and return",
     )
     group.add_argument("--launcher", metavar="FILE", help="a YAML file of launcher settings")

@@ -50,7 +50,7 @@ from harness.paper.claims_limits import (
 )
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.findings import Declared, Finding, family_sizes, judge
-from harness.paper.preregistration import demoted, register
+from harness.paper.preregistration import demoted, mark, register
 from harness.paper.scales import Scale
 from harness.paper.sources import At, Check, Parts, Source, gate
 from harness.results.metrics import METRICS, direction
@@ -388,10 +388,5 @@ def findings(root: Path, suite: str | None = None) -> list[Finding]:
     judged = demoted(declared, registered)
     mine = [d for d in judged if suite is None or d[2].board == suite]
     found = judge(mine, root, family_sizes(judged))
-    for f in found:
-        r = registered[(f.scale, f.figure.ident)]
-        f.declared, f.late = r.words(), r.asked and not r.confirmatory
-        if f.late and f.blocked is None:
-            untested = f"; {f.measured.untested}" if f.measured and f.measured.untested else ""
-            f.reason = f"{r.words()} (raw p, 95 % interval){untested}"
+    mark(found, registered)
     return found

@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.paper.claim_rows import delta_text
 from harness.paper.claims_file import PAPER_CLAIMS, ClaimsFile, load_claims
 from harness.paper.findings import Finding, family_sizes, judge
-from harness.paper.preregistration import Registration, demoted, register
+from harness.paper.preregistration import Registration, demoted, mark, register
 from harness.paper.tables import table
 from zoo.writer import write_text
 
@@ -79,10 +79,10 @@ def _exploratory(f: Finding, arm: str, base: str) -> str:
     return f"exploratory: {arm} {side} than {base} ({p})"
 
 
-def _why(f: Finding, registration: Registration) -> str:
+def _why(f: Finding) -> str:
     """The reason, with the models named where the test decided."""
-    if registration.asked and not registration.confirmatory:
-        return registration.words() + " (raw p, 95 % interval)"
+    if f.late:
+        return f.declared + " (raw p, 95 % interval)"
     if f.verdict in ("reproduced", "contradicted"):
         return f"{answer(f, True)} (adjusted p = {f.p_adjusted:.3g})"
     return f.reason
@@ -112,7 +112,9 @@ def judge_registered(
     """`judge_claims`, with each claim's registration (its declaration and first row)."""
     claims = load_claims(path)
     registered = register(path, claims.declared(), root)
-    return claims, judge(demoted(claims.declared(), registered), root), registered
+    found = judge(demoted(claims.declared(), registered), root)
+    mark(found, registered)
+    return claims, found, registered
 
 
 def registration_lines(registered: dict[tuple[str, str], Registration]) -> list[str]:
@@ -147,8 +149,7 @@ def render_claims(
         "## Why",
         "",
         *(
-            f"- **{f.figure.ident}** ({f.scale}, {f.source.roles[f.role]}): "
-            f"{_why(f, registered[(f.scale, f.figure.ident)])}"
+            f"- **{f.figure.ident}** ({f.scale}, {f.source.roles[f.role]}): {_why(f)}"
             for f in found
         ),
         "",

@@ -93,11 +93,16 @@ def _after_gates(f: Finding, data: SuiteRows, rows: pd.DataFrame) -> Why | None:
 
 def _arm_missing(f: Finding, rows: pd.DataFrame) -> str:
     """Where the compared arm has no row of the claim's task: what to run, else ''."""
-    s, model = f.source, f.source.roles[f.role]
+    return _no_rows(f.source, rows, f.role)
+
+
+def _no_rows(s: Source, rows: pd.DataFrame, role: Role) -> str:
+    """Where the model of `role` has no row of `s`'s task: what to run, else ''."""
+    model = s.roles[role]
     if ((rows["model"] == model) & (rows["task"] == s.task)).any():
         return ""
     return (
-        f"the {f.role} model {model} has no {s.task} rows in leaderboards/{s.board} "
+        f"the {role} model {model} has no {s.task} rows in leaderboards/{s.board} "
         f"(`{s.command} --model {model}`)"
     )
 
@@ -148,13 +153,7 @@ def _missing(s: Source, rows: pd.DataFrame) -> str:
         return s.unavailable
     if rows.empty:
         return f"nothing committed in leaderboards/{s.board} (`{s.command}`)"
-    vanilla = s.roles["vanilla"]
-    if not ((rows["model"] == vanilla) & (rows["task"] == s.task)).any():
-        return (
-            f"the vanilla model {vanilla} has no {s.task} rows in "
-            f"leaderboards/{s.board} yet (`{s.command} --model {vanilla}`)"
-        )
-    return ""
+    return _no_rows(s, rows, "vanilla")
 
 
 def _elsewhere(rows: pd.DataFrame, machine: str) -> str:

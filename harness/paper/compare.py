@@ -218,13 +218,13 @@ def _points(rows: pd.DataFrame, source: Source, role: Role, fig: PaperFigure) ->
         g = g.assign(mine=np.log(g["mine"]), base=np.log(g["base"]))
         g = g.assign(gap=g["mine"] - g["base"])
     per = untested = ""
+    sign = 1.0 if fig.higher_is_better else -1.0
     if fig.design == "every" and source.at == "sweep":
-        sign = 1.0 if fig.higher_is_better else -1.0
         comparison, per_point, point = _every_point(g, source, sign)
         detail, per = "; ".join(x for x in (detail, per_point) if x), f"at {point}"
     elif fig.design == "trend" and source.at == "sweep":
         comparison, per = _trend(g, source), f"per doubling of {_sweep_key(g)}"
-        untested = _against(g, 1.0 if fig.higher_is_better else -1.0)
+        untested = _against(g, sign)
     else:
         comparison = _compare_gaps(g, source)
     seeds = tuple(int(s) for s in sorted(g["seed"].unique()))

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from harness.paper.findings import Declared
+from harness.paper.findings import Declared, Finding
 from harness.results.leaderboard import read_leaderboard
 from zoo.yaml_files import read_yaml
 
@@ -137,6 +137,18 @@ def register(path: Path, declared: list[Declared], root: Path) -> dict[Key, Regi
         commit, date = dates.get((scale, figure.ident), (None, None))
         out[(scale, figure.ident)] = Registration(commit, date, first, figure.compared)
     return out
+
+
+def mark(found: list[Finding], registered: dict[Key, Registration]) -> None:
+    """Each finding's declaration in words (`Finding.declared`) and whether it came after
+    its rows (`Finding.late`); a late claim that could be compared says so in its reason
+    (raw p, 95 % interval, and what a trend left untested)."""
+    for f in found:
+        r = registered[(f.scale, f.figure.ident)]
+        f.declared, f.late = r.words(), r.asked and not r.confirmatory
+        if f.late and f.blocked is None:
+            untested = f"; {f.measured.untested}" if f.measured and f.measured.untested else ""
+            f.reason = f"{r.words()} (raw p, 95 % interval){untested}"
 
 
 def demoted(declared: list[Declared], registered: dict[Key, Registration]) -> list[Declared]:

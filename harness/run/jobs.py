@@ -34,8 +34,10 @@ from harness.run.runner import RunSummary, run_suite
 from harness.suite.launcher import Launcher
 from zoo.errors import UserError
 from zoo.train.config import PretrainConfig
+from zoo.writer import write_text
 
 log = logging.getLogger(__name__)
+JOBS = "_jobs"  # beside the leaderboard's row files: submitit's folder, job logs, run configs
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ def _torchrun(launcher: Launcher, folder: Path) -> Callable[[PretrainConfig, boo
 
     def train(cfg: PretrainConfig, resume: bool) -> None:
         cfg_file = folder / f"{Path(cfg.output_dir).name}.yaml"
-        cfg_file.write_text(yaml.safe_dump(cfg.as_given(), sort_keys=True))
+        write_text(cfg_file, yaml.safe_dump(cfg.as_given(), sort_keys=True))
         cmd = torchrun_command(cfg_file, resume, launcher, _head_node())
         log.info("pretraining under torchrun: %s", " ".join(cmd))
         subprocess.run(cmd, check=True)
@@ -137,7 +139,7 @@ def _pretrain_under_torchrun(spec: JobSpec, cells: list[Cell]) -> None:
     """The job's checkpoint, trained under torchrun: by the first node under the run's lock
     (a second job of the same pretraining waits, then finds it cached); the other nodes
     join its rendezvous while the checkpoint is not there yet."""
-    folder = Path(spec.root) / "_jobs"
+    folder = Path(spec.root) / JOBS
     folder.mkdir(parents=True, exist_ok=True)
     train = _torchrun(spec.launcher, folder)
     for cell in cells:

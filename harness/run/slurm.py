@@ -3,13 +3,14 @@
 The jobs are shaped by the work (`harness.run.jobs`): a job per pretraining, a job array for
 the cells that read none. Each job runs the local runner on its cells, so the leaderboard is
 the one a local `hlm run` writes, cell for cell, and exactly once whatever is resubmitted
-beside it. Each job is `Checkpointable`: when Slurm preempts it or its time runs out,
-submitit requeues it, and the rerun resumes its pretraining and skips its finished cells.
+beside it. Each job's callable has submitit's `checkpoint` hook: when Slurm preempts it or
+its time runs out, submitit requeues it, and the rerun resumes its pretraining and skips its
+finished cells.
 
 Job logs and submitit's files go beside the leaderboard, in `leaderboards/<suite>/_jobs/`
 (underscored, so readers of the leaderboard skip it). Without `--wait` the job ids are
-printed and the command returns; with it, a bar follows the cells (done, failed, running)
-and the end names each failed cell with its log and the one command that retries them.
+printed and the command returns; with it, a bar follows the cells (done, running) and
+the end names each failed cell with its log and the one command that retries them.
 
 `HLM_SUBMITIT_CLUSTER=local` sends the jobs to submitit's local executor instead (each a
 subprocess of this machine): how the tests run a suite through this path without Slurm.
@@ -28,11 +29,10 @@ from typing import Any
 from harness.results.leaderboard import done_cells
 from harness.run.cells import Cell
 from harness.run.claims import CLAIMS
-from harness.run.jobs import Job, JobSpec, run_job, shape_jobs
+from harness.run.jobs import JOBS, Job, JobSpec, run_job, shape_jobs
 from harness.suite.launcher import Launcher
 from zoo.errors import UserError
 
-JOBS = "_jobs"  # beside the leaderboard's row files: submitit's folder and the job logs
 CLUSTER_ENV = "HLM_SUBMITIT_CLUSTER"  # "local": submitit's local executor (tests)
 POLL_S = 5.0
 
@@ -58,7 +58,7 @@ class CellsJob:
         return _submitit().helpers.DelayedSubmission(self, spec)
 
 
-def executor(out: Path, launcher: Launcher, name: str) -> Any:
+def executor(out: Path, launcher: Launcher) -> Any:
     """submitit's executor for the suite's leaderboard folder `out`: Slurm's, or the local
     one where `HLM_SUBMITIT_CLUSTER=local`."""
     submitit = _submitit()
@@ -73,7 +73,7 @@ def executor(out: Path, launcher: Launcher, name: str) -> Any:
         ex = submitit.SlurmExecutor(folder=folder)
     except RuntimeError as exc:  # no srun on PATH: not a Slurm cluster's login node
         raise UserError(f"--executor slurm: {exc}") from None
-    ex.update_parameters(job_name=f"hlm-{name}", **launcher.submitit_parameters())
+    ex.update_parameters(job_name=f"hlm-{out.name}", **launcher.submitit_parameters())
     return ex
 
 
@@ -97,15 +97,14 @@ def submit(
     (out / JOBS).mkdir(parents=True, exist_ok=True)
     task = CellsJob()
 
-    def spec_of(job: Job) -> JobSpec:
-        return JobSpec(suite_path, cell_ids=job.cell_ids, launcher=launcher, **spec)
+    def spec_of(job: Job, settings: Launcher) -> JobSpec:
+        return JobSpec(suite_path, cell_ids=job.cell_ids, launcher=settings, **spec)
 
-    ex = executor(out, launcher, out.name)
-    done = [(job, ex.submit(task, spec_of(job))) for job in pretraining]
+    ex = executor(out, launcher)
+    done = [(job, ex.submit(task, spec_of(job, launcher))) for job in pretraining]
     if array:  # a cell alone: one node, at most one GPU
         single = array_launcher(launcher)
-        specs = [JobSpec(suite_path, cell_ids=j.cell_ids, launcher=single, **spec) for j in array]
-        jobs = executor(out, single, out.name).map_array(task, specs)
+        jobs = executor(out, single).map_array(task, [spec_of(j, single) for j in array])
         done += list(zip(array, jobs, strict=True))
     return Submitted(done, out)
 
@@ -130,8 +129,8 @@ def sbatch_script(launcher: Launcher, out: Path, array: int | None) -> str:
 
 
 def follow(sub: Submitted, wanted: list[Cell], progress: bool) -> list[str]:
-    """Wait for the jobs, a bar of the cells done, failed and running; the failed cells,
-    each with its job's log, once all have ended."""
+    """Wait for the jobs, a bar of the cells done and running; the failed cells, each with
+    its job's log, once all have ended."""
     from tqdm import tqdm
 
     ids = {c.cell_id for c in wanted}
