@@ -56,6 +56,8 @@ ALLOWED = {
     "harness/results/leaderboard.py:pq.read_table": "parses bytes the reader read",
     "harness/results/leaderboard.py:pq.read_schema": "reads a file object open_regular opened",
     "harness/results/samples.py:pq.read_table": "parses bytes the reader read",
+    "harness/results/migrate.py:pq.read_table": "parses bytes the reader read",
+    "harness/results/migrate.py:pq.read_schema": "reads a file object open_regular opened",
     "zoo/data/cache.py:np.load": "reads a file object open_regular opened",
     "zoo/data/cache.py:np.memmap": "a token cache part check_regular and its size checked",
     "zoo/train/safe_load.py:torch.load": "reads a file object open_regular opened",

@@ -4,6 +4,7 @@ significance marks against the baseline (`harness.report.view.leaderboard_view`)
     hlm leaderboard paper-cpu-encoder
     hlm leaderboard paper-cpu-encoder --format csv > rows.csv     # the long table
     hlm leaderboard paper-cpu-decoder --at tokens=5e6             # at a matched budget
+    hlm leaderboard --migrate                 # every folder under leaderboards/, to schema 2
 """
 
 from __future__ import annotations
@@ -13,10 +14,26 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.flags import add_leaderboards, int_at_least
+from zoo.errors import UserError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("suite", help="suite name or YAML path")
+    p.add_argument(
+        "suite",
+        nargs="?",
+        help="suite name or YAML path (with --migrate: default every folder under --leaderboards)",
+    )
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="rewrite the folder's result files of an older schema in today's, checking "
+        "that every value reads back equal (nothing else is printed)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --migrate: say which files would be rewritten, write nothing",
+    )
     p.add_argument(
         "--format",
         choices=["md", "csv", "json"],
@@ -59,6 +76,12 @@ def run(args: argparse.Namespace) -> int:
     from harness.results.samples import read_samples
     from harness.suite import last_suite
 
+    if args.migrate:
+        return _migrate(args)
+    if args.dry_run:
+        raise UserError("--dry-run: only with --migrate")
+    if args.suite is None:
+        raise UserError("give a suite (name or YAML path), or --migrate")
     directory, df = read_rows(args.leaderboards, args.suite)
     if args.at:
         df = _at_budget(df, args.at)
@@ -73,6 +96,27 @@ def run(args: argparse.Namespace) -> int:
         print()
         for line in notes:
             print(textwrap.fill(line, width))
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """`--migrate`: every folder named (or under --leaderboards) in today's schema."""
+    from harness.results.leaderboard import result_files
+    from harness.results.migrate import migrate_folder
+    from harness.suite import suite_name
+
+    root = Path(args.leaderboards)
+    if args.suite is not None:
+        folders = [root / suite_name(args.suite)]
+        if not folders[0].is_dir():
+            raise UserError(f"{folders[0]}: no such leaderboard folder")
+    else:
+        folders = sorted(d for d in root.glob("*") if d.is_dir() and result_files(d))
+        if not folders:
+            raise UserError(f"{root}: no leaderboard folders with result files")
+    for folder in folders:
+        done = migrate_folder(folder, dry_run=args.dry_run)
+        print(("would rewrite: " if args.dry_run else "") + done.summary())
     return 0
 
 

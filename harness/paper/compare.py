@@ -30,7 +30,7 @@ from harness.paper.equal_time import SpeedRatio, equal_time
 from harness.paper.figures import PaperFigure, Role
 from harness.paper.labels import at_steps, protocol, run_label
 from harness.paper.sources import Parts, Source, final_values, waiting
-from harness.report.tables import point_order, sweep_point
+from harness.results.fields import SweepPoint, point_order
 from harness.results.leaderboard import final_rows
 from harness.results.metrics import metric_info
 from harness.results.stats import (
@@ -121,8 +121,8 @@ def _points_detail(g: pd.DataFrame, at: str) -> str:
 
 
 def _sweep_value(sweep: str, key: str) -> float | None:
-    point = sweep_point(sweep)
-    return float(point[key]) if key in point else None
+    value = SweepPoint.of(sweep).value(key)
+    return None if value is None else float(value)
 
 
 def _at_condition(g: pd.DataFrame, fig: PaperFigure) -> pd.DataFrame:
@@ -145,7 +145,7 @@ def _compare_gaps(g: pd.DataFrame, source: Source) -> Comparison:
 
 def _sweep_words(sweep: str) -> str:
     """A sweep point in words (`batch_size 8`), '-' for none."""
-    return ", ".join(f"{k} {v}" for k, v in sweep_point(sweep).items()) or "-"
+    return SweepPoint.of(sweep).words()
 
 
 def _weakness(c: Comparison, sign: float) -> tuple[int, float]:
@@ -175,7 +175,7 @@ def _every_point(g: pd.DataFrame, source: Source, sign: float) -> tuple[Comparis
 
 def _sweep_key(g: pd.DataFrame) -> str:
     """The one variable `g`'s sweep points vary."""
-    (key,) = {k for s in g["sweep"].unique() for k in sweep_point(s)}
+    (key,) = {k for s in g["sweep"].unique() for k in SweepPoint.of(s).values}
     return key
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 from harness.paper.labels import machine_counts, run_on
 from harness.paper.sources import Check, final_values, untrained_twin
 from harness.paper.tables import num, table
-from harness.report.tables import point_order, sweep_point
+from harness.results.fields import SweepPoint, point_order
 from harness.results.leaderboard import read_leaderboard
 from harness.tasks import TASKS
 
@@ -87,12 +87,7 @@ DIAGNOSTICS = (
 
 
 def _point_label(sweep_json: str) -> str:
-    point = sweep_point(sweep_json)
-    shown = {
-        k.rsplit(".", 1)[-1]: f"{v:g}" if isinstance(v, int | float) else v
-        for k, v in point.items()
-    }
-    return " ".join(f"{k} {v}" for k, v in shown.items()) or "-"
+    return SweepPoint.of(sweep_json).words(short=True)
 
 
 def _mean(values: pd.Series) -> float:

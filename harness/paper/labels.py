@@ -2,23 +2,23 @@
 causal fine-tuning) and its evaluation protocol (the task type's `describe` over the params
 its cells recorded), read from the rows themselves, so that a label says what ran.
 
-Each reads only the parts of a row's cell configuration it names (pydantic models that
-ignore the rest), so that rows written with settings added later still read; a part that
-does not read is an error naming the model, never a label that silently drops it.
+Each reads a row's cell configuration through `harness.results.fields.cell_config`; a part
+that does not read is an error naming the model, never a label that silently drops it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from harness.paper.sources import Source, rows_of
+from harness.results.fields import cell_config
 from harness.results.leaderboard import final_rows
 from harness.tasks import TASKS
+from zoo.errors import UserError
 from zoo.train.finetune_settings import CausalFinetuneConfig
 
 
@@ -41,55 +41,17 @@ def run_label(rows: pd.DataFrame, model: str, source: Source) -> str:
     return f"{model} ({step} steps{seen}{tuned})"
 
 
-class _TunedSteps(BaseModel):
-    """The one fine-tuning setting a label names; the others are not read here, so that a
-    row written with settings added later still reads."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    steps: int = Field(CausalFinetuneConfig.model_fields["steps"].default, gt=0)
-
-
-class _TunedCell(BaseModel):
-    """The part of a row's cell configuration (its `config` JSON) that says whether and how
-    long the model was fine-tuned causally."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    finetune_causal: bool = False
-    finetune: _TunedSteps = Field(default_factory=_TunedSteps)
-
-
 def _causal_finetune_steps(config: str, model: str) -> int | None:
     """The causal fine-tuning steps a row's cell configuration ran, None without. A
-    configuration that does not say is an error naming the model: a label that silently
+    configuration that does not read is an error naming the model: a label that silently
     dropped the fine-tuning would say the model ran less than it did."""
     try:
-        cell = _TunedCell.model_validate_json(config)
-    except ValidationError as err:
-        raise ValueError(
-            f"{model}: a row's config does not say whether (or how long) it was fine-tuned "
-            f"causally: {err.errors()[0]['loc']} {err.errors()[0]['msg']}"
-        ) from err
-    return cell.finetune.steps if cell.finetune_causal else None
-
-
-class _TaskOfCell(BaseModel):
-    """The task part of a row's cell configuration: its type and the params as written."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    type: str
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
-class _CellTask(BaseModel):
-    """The task of a row's cell configuration; None where a row records none (every row `hlm
-    run` writes records one, as `_TunedCell` reads fine-tuning that rows may leave out)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    task: _TaskOfCell | None = None
+        cell = cell_config(config)
+    except UserError as err:
+        raise ValueError(f"{model}: {err}") from err
+    if not cell.finetune_causal:
+        return None
+    return cell.finetune.steps or CausalFinetuneConfig.model_fields["steps"].default
 
 
 def protocol(rows: pd.DataFrame, model: str, source: Source) -> str:
@@ -103,11 +65,13 @@ def protocol(rows: pd.DataFrame, model: str, source: Source) -> str:
 
 def _described(config: str, model: str) -> str:
     try:
-        task = _CellTask.model_validate_json(config).task
+        task = cell_config(config).task
         if task is None:
             return ""
         spec = TASKS.get(task.type)
         return spec.describe(spec.params.model_validate(task.params))
+    except UserError as err:
+        raise ValueError(f"{model}: {err}") from err
     except ValidationError as err:
         raise ValueError(
             f"{model}: a row's task params do not read: {err.errors()[0]['loc']} "

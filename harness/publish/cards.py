@@ -26,10 +26,11 @@ from tabulate import tabulate
 
 from harness.report.tables import render
 from harness.report.view import leaderboard_view
+from harness.results.fields import cell_config
 from harness.results.leaderboard import FINAL, current_cells, final_rows, read_leaderboard
 from harness.results.metrics import metric_info
 from harness.results.samples import read_samples
-from harness.results.schema import column_table
+from harness.results.schema import SCHEMA_VERSION, column_table
 from harness.suite import Suite, last_suite, overrides
 from harness.tasks import TASKS
 from zoo.data.corpus import SYNTHETIC, hub_dataset, source_kind
@@ -101,8 +102,10 @@ def _hub_entry(row: Mapping[Any, Any], kind: str) -> HubEntry | None:
     the model's own score (no trivial baseline, no informational figure, no best-epoch pick)
     on a benchmark with a Hub dataset, under the task type its registration names for
     `kind`; the dataset revision its task pinned (`revision:`), None where it pinned none."""
-    task = json.loads(row["config"])["task"]
-    task_type, params = task["type"], task["params"]
+    task = cell_config(row["config"]).task
+    if task is None:
+        return None
+    task_type, params = task.type, task.params
     metric = str(row["metric"])
     info = metric_info(metric)
     if task_type not in TASKS or "@" in metric or info.baseline or info.higher_is_better is None:
@@ -350,6 +353,9 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
         *[f"![{p}](plots/{p})" for p in plots],
         "",
         "## Schema",
+        "",
+        f"Leaderboard schema {SCHEMA_VERSION}: every file holds every column below, of its type "
+        "(`config`, `sweep` and `versions` are JSON objects as text).",
         "",
         column_table(),
         "",

@@ -15,7 +15,6 @@ message.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -36,12 +35,14 @@ from harness.publish.manifest import (
     stage_folder,
     warn_left_out,
 )
+from harness.results.fields import cell_config
 from harness.results.leaderboard import (
     known_model,
     read_cell_file,
     read_leaderboard,
+    result_files,
 )
-from harness.results.schema import COLUMNS
+from harness.results.schema import COLUMNS, SCHEMA_VERSION, folder_version
 from harness.suite.record import SUITE_FILE
 from zoo.checkpoint_files import check_weights
 from zoo.errors import UserError
@@ -98,8 +99,8 @@ def rows_for_checkpoint(
     cp = checkpoint.resolve()
     finetuned = cp.parent.name.startswith(FINETUNED)
     key = (cp.parent.parent if finetuned else cp.parent).name
-    cfg = df["config"].map(json.loads)
-    mask = cfg.map(lambda c: c["pretrain_key"] == key and bool(c["finetune_causal"]) == finetuned)
+    cfg = df["config"].map(cell_config)
+    mask = cfg.map(lambda c: c.pretrain_key == key and c.finetune_causal == finetuned)
     if label is not None and not mask.any():
         raise UserError(
             f"--model {label}: its rows in {suite} come from other pretrainings than "
@@ -205,6 +206,13 @@ def publishable_files(directory: Path) -> list[Path]:
     than the folder, with nothing on the Hub to say so."""
     from harness.results.leaderboard import current_files, damaged_error, unread_files
 
+    if folder_version(directory) < SCHEMA_VERSION and result_files(directory):
+        raise UserError(
+            f"{directory}: its result files are in leaderboard schema "
+            f"{folder_version(directory)}, not {SCHEMA_VERSION} (columns missing from some "
+            "files: `datasets` would refuse the repo); run `hlm leaderboard --migrate "
+            f"{directory.name}` first"
+        )
     unread = unread_files(directory)
     if unread:
         raise damaged_error(unread)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ import pandas as pd
 from harness.report.plots import make_plots
 from harness.report.tables import not_shown, pivot, pivot_means
 from harness.report.view import leaderboard_view
+from harness.results.fields import versions as row_versions
 from harness.results.leaderboard import (
     current_cells,
     final_rows,
@@ -148,7 +148,7 @@ def _provenance(df: pd.DataFrame) -> str:
     budgets = latest.reset_index().to_html(
         index=False, na_rep="", float_format=lambda x: f"{x:.3g}"
     )
-    pinned = (", ".join(f"{lib} {ver}" for lib, ver in json.loads(v).items()) for v in versions)
+    pinned = (", ".join(f"{lib} {ver}" for lib, ver in row_versions(v).items()) for v in versions)
     libs = "".join(f"<li><code>{html.escape(line)}</code></li>" for line in pinned)
     return (
         f"<p>headless-zoo commit{'s' if len(shas) > 1 else ''}: "

@@ -30,7 +30,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from PIL import Image
 
-from harness.report.tables import point_order, sweep_point
+from harness.results.fields import SweepPoint, point_order
 from harness.results.leaderboard import aggregate, final_rows, preset_kind
 from harness.results.metrics import METRICS, direction, metric_info
 from zoo.writer import inside, replacing
@@ -154,8 +154,7 @@ def _curve_row(
 
 
 def _point_value(sweep_json: str, key: str) -> object:
-    point = sweep_point(sweep_json)
-    return point[key] if key in point else None
+    return SweepPoint.of(sweep_json).value(key)
 
 
 def _grid(n: int, panel_inches: tuple[float, float]) -> tuple[Figure, list[Axes]]:
@@ -206,7 +205,7 @@ def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
     """One figure per sweep key: a panel per task and metric (four to a row), a line per
     model over the key's values (mean and std over seeds at the final checkpoint)."""
     files, colors = [], colors or palette(df)
-    points = [sweep_point(s) for s in df["sweep"].unique()]
+    points = [SweepPoint.of(s).values for s in df["sweep"].unique()]
     keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})
     for key in keys:
         panels = _sweep_panels(df[[_point_value(s, key) is not None for s in df["sweep"]]])

@@ -29,7 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from harness.report.tables import point_order, row_label, select_task
+from harness.report.tables import row_label, select_task
+from harness.results.fields import point_order
 from harness.results.leaderboard import (
     aggregate,
 )

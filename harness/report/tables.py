@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 from tabulate import tabulate
 
+from harness.results.fields import SweepPoint
 from harness.results.leaderboard import unfinished
 from harness.results.metrics import direction
 from zoo.registry import check_name
@@ -77,26 +78,8 @@ def pivot(agg: pd.DataFrame, sort_by: str | None = None) -> pd.DataFrame:
 
 def row_label(model: str, sweep_json: str | None) -> str:
     """A table row's label: the model, and its sweep point when it has one."""
-    return model if sweep_json in ("{}", "", None) else f"{model} {_sweep_label(str(sweep_json))}"
-
-
-def sweep_point(sweep_json: str | None) -> dict[str, Any]:
-    """A row's sweep point (its `sweep` column, JSON) as a dict; {} for no point."""
-    return json.loads(sweep_json) if sweep_json not in ("", "{}", None) else {}
-
-
-def _sweep_label(sweep_json: str) -> str:
-    point = sweep_point(sweep_json)
-    return " ".join(f"{k}={v}" for k, v in point.items())
-
-
-def point_order(sweep_json: str | None) -> tuple[tuple[int, float, str], ...]:
-    """A sweep point (its JSON) as a sort key: its values in order, numbers by value (batch 8
-    before 16) and before any text; no point ("", "{}", None) first."""
-    return tuple(
-        (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v))
-        for v in sweep_point(sweep_json).values()
-    )
+    point = SweepPoint.of(sweep_json).label()
+    return f"{model} {point}" if point else model
 
 
 def _width(text: str) -> int:

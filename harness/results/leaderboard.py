@@ -4,7 +4,8 @@ reading them back, and aggregation over seeds.
 `leaderboards/<suite>/<cell_id>.parquet` holds the rows of one cell. Files are written under a
 dot-prefixed temporary name and renamed, so a crash never leaves a half file and two runs at
 once never lose rows; readers (pandas, pyarrow, duckdb) skip dot- and underscore-prefixed
-names, which is where temporaries, `_plots/` and `_cells.json` live. `_cells.json` lists the
+names, which is where temporaries, `_plots/`, `_cells.json` and `_schema.json` (the folder's
+schema version, `harness.results.migrate`) live. `_cells.json` lists the
 cells of the suite as last run; the result files of other cells (an edited suite's old
 configurations) move to `_superseded/`, so the folder read by any Parquet reader holds the
 rows `hlm leaderboard` shows (`read_leaderboard(include_stale=True)` reads both).
@@ -24,8 +25,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from harness.results.fields import cell_config
 from harness.results.metrics import direction
-from harness.results.schema import COLUMNS, SCHEMA, checked_rows, table_problem
+from harness.results.schema import (
+    COLUMNS,
+    SCHEMA,
+    checked_rows,
+    declare_schema,
+    folder_version,
+    table_problem,
+)
 from zoo.errors import UserError, ZooWarning, did_you_mean
 from zoo.reader import MAX_TABLE_BYTES, open_regular, read_bytes, read_json
 from zoo.registry import unknown_name_message
@@ -45,6 +54,8 @@ def write_cell(directory: Path, cell_id: str, rows: list[dict[str, Any]]) -> Pat
     final = inside(directory, f"{cell_id}.parquet", what="cell id")
     with replacing(final) as tmp:
         pq.write_table(table, tmp)
+    if not any(f != final for f in result_files(directory)):
+        declare_schema(directory)  # a new folder starts at today's schema version
     return final
 
 
@@ -94,7 +105,7 @@ def write_current_cells(directory: Path, cell_ids: list[str]) -> list[Path]:
 SUPERSEDED = "_superseded"  # result files of cells the suite as last run no longer has
 
 
-def _cell_of(path: Path) -> str:
+def cell_of(path: Path) -> str:
     return path.stem.split(".", 1)[0]  # <cell_id>.parquet or <cell_id>.step-N.parquet
 
 
@@ -104,13 +115,13 @@ def file_superseded(directory: Path, current: set[str]) -> list[Path]:
     duckdb, polars: they skip `_`-prefixed names) sees the rows `hlm leaderboard` shows;
     the files moved away."""
     old = directory / SUPERSEDED
-    gone = [f for f in result_files(directory) if _cell_of(f) not in current]
+    gone = [f for f in result_files(directory) if cell_of(f) not in current]
     for f in gone:
         old.mkdir(exist_ok=True)
         os.replace(f, old / f.name)
     if old.is_dir():
         for f in result_files(old):
-            if _cell_of(f) in current and not (directory / f.name).exists():
+            if cell_of(f) in current and not (directory / f.name).exists():
                 os.replace(f, directory / f.name)
     return [old / f.name for f in gone]
 
@@ -164,7 +175,7 @@ def _read_result_files(files: list[Path]) -> tuple[list[pa.Table], list[tuple[Pa
         if table is None:
             unread.append((f, str(problem)))
         else:
-            final = pa.array([f.stem == _cell_of(f)] * len(table), pa.bool_())
+            final = pa.array([f.stem == cell_of(f)] * len(table), pa.bool_())
             names = table.column_names  # the file's name decides, as before the column
             at = names.index(FINAL) if FINAL in names else None
             table = (
@@ -211,6 +222,7 @@ def read_leaderboard(
     A file that does not read is skipped with a warning naming it (`hlm run` computes its
     cell again), or with `damaged="refuse"` is an error naming every such file: what is
     published or committed from the rows would hold fewer of them than the folder does."""
+    folder_version(directory)  # a folder of a newer schema is refused, not misread
     files = (
         [*result_files(directory), *result_files(directory / SUPERSEDED)]
         if include_stale
@@ -236,10 +248,10 @@ def task_entry(config_json: Any) -> str:
     """The suite's task entry a row's cell ran (its `name`, else its type), from the row's
     `config`; '?' where the row does not say."""
     try:
-        task = json.loads(config_json)["task"]
-        return str(task["name"] or task["type"])
-    except (TypeError, ValueError, KeyError):
+        task = cell_config(config_json).task
+    except (UserError, TypeError):
         return "?"
+    return "?" if task is None else task.entry
 
 
 def mixed_cells(df: pd.DataFrame) -> list[str]:

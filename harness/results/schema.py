@@ -6,22 +6,29 @@ float64, `bool` -> bool, `datetime` -> timestamp in UTC); its doc is the field's
 `write_cell` validates every row against `Row` before anything is written, so a row with a
 missing column, a wrong type or a misspelt name is refused with the column named.
 
-    add a column: one field here (with its description), then set it in `harness.run.rows`.
+A folder's `_schema.json` names the schema version its files are in (`SCHEMA_VERSION`);
+`hlm leaderboard --migrate` brings an older folder to today's (`harness.results.migrate`).
+
+    add a column: one field here (with its description), then set it in `harness.run.rows`;
+    bump SCHEMA_VERSION and teach `harness.results.migrate` the old files' value.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import types
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from zoo.errors import UserError, format_validation_error
-from zoo.reader import parse_json
+from zoo.reader import parse_json, read_json
 from zoo.text import has_control, visible
+from zoo.writer import write_text
 
 MAX_VALUE = 1e100  # past any metric: a value beyond it overflows the means and figures
 
@@ -109,6 +116,41 @@ def _arrow_type(annotation: Any) -> pa.DataType:
 SCHEMA = pa.schema([(name, _arrow_type(f.annotation)) for name, f in Row.model_fields.items()])
 COLUMNS: list[str] = SCHEMA.names
 COLUMN_DOCS: dict[str, str] = {name: f.description or "" for name, f in Row.model_fields.items()}
+
+
+SCHEMA_VERSION = 2
+SCHEMA_FILE = "_schema.json"
+
+
+def schema_record() -> dict[str, object]:
+    """What `_schema.json` holds: the version and each column's Arrow type."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "columns": {f.name: str(f.type) for f in SCHEMA},
+    }
+
+
+def folder_version(directory: Path) -> int:
+    """The schema version a leaderboard folder declares; 1 for one without `_schema.json`.
+    A newer version than this headless-zoo knows is an error naming the file."""
+    path = directory / SCHEMA_FILE
+    if not path.exists() and not path.is_symlink():
+        return 1
+    record = read_json(path, "the leaderboard's schema")
+    version = record.get("schema_version") if isinstance(record, dict) else None
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UserError(f"{path}: schema_version: expected a positive integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise UserError(
+            f"{path}: schema_version {version} is newer than this headless-zoo reads "
+            f"({SCHEMA_VERSION}); upgrade headless-zoo"
+        )
+    return version
+
+
+def declare_schema(directory: Path) -> None:
+    """Write the folder's `_schema.json` (today's version)."""
+    write_text(directory / SCHEMA_FILE, json.dumps(schema_record(), indent=1) + "\n")
 
 
 def checked_rows(rows: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:

@@ -50,7 +50,7 @@ def test_a_run_label_reads_fine_tuning_steps_past_settings_it_does_not_know() ->
 
     later = rows({"steps": 180, "schedule": "cosine"})
     assert run_label(later, "a-cwt-ft", source).endswith("then 180 causal fine-tuning steps)")
-    with pytest.raises(ValueError, match=r"a-cwt-ft: a row's config does not say .*steps"):
+    with pytest.raises(ValueError, match=r"a-cwt-ft: a row's config: finetune.steps: Input"):
         run_label(rows({"steps": "many"}), "a-cwt-ft", source)
 
 
