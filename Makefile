@@ -9,16 +9,30 @@ BIN    := $(VENV)/bin
 # multi-GB CUDA build. Elsewhere than this workplace, point pip at the CPU index, e.g.
 #   make test TORCH_INDEX="--index-url https://download.pytorch.org/whl/cpu"
 TORCH_INDEX ?=
+# Every other package comes from requirements.lock (exact versions, sha256 hashes, Linux
+# x86-64, Python 3.11): `make lock` resolves it anew from pyproject.toml and constraints.txt,
+# reading torch's dependencies from the CPU wheel TORCH_SOURCE points at, e.g.
+#   make lock TORCH_SOURCE="--find-links /opt/wheels"
+TORCH_SOURCE ?= --extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match
 
-.PHONY: env demo test lint typecheck pytest fuzz bench clean
+.PHONY: env lock demo test lint typecheck pytest fuzz bench clean
 
-$(BIN)/.installed: pyproject.toml constraints.txt
+$(BIN)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet torch==2.13.0 $(TORCH_INDEX)
-	$(BIN)/pip install --quiet -e '.[dev]' -c constraints.txt
+	$(BIN)/pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps torch==2.13.0 $(TORCH_INDEX)
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	touch $@
 
 env: $(BIN)/.installed
+
+# the lock's one command; then `make test` on the new versions before committing it
+lock: env
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra slurm --generate-hashes --no-annotate \
+		--python-version 3.11 --python-platform x86_64-manylinux_2_28 --no-emit-package torch \
+		-c constraints.txt $(TORCH_SOURCE) --custom-compile-command "make lock" \
+		-o requirements.lock
 
 demo: env
 	$(BIN)/hlm run suites/quickstart.yaml

@@ -16,17 +16,26 @@ verdicts, `hlm power`):
 5. Where per-example scores were kept, a second line of evidence on the examples both arms
    scored (`per_example`): McNemar's exact test for 0/1 scores, a paired bootstrap otherwise.
    It speaks of the test set, not of pretraining seeds, and is labelled so.
+
+The arithmetic is the reference libraries': scipy's `ttest_1samp`, `ttest_ind` (Welch),
+`linregress`, `bootstrap` and `binomtest`; statsmodels' `multipletests` (Holm) and
+`TTestPower` / `TTestIndPower`. Where scipy's noncentral t gives nan (one degree of freedom),
+power is integrated directly. tests/harness/results/test_reference_stats.py checks them
+equal to the formulas on the committed rows.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestIndPower, TTestPower
 
 ALPHA = 0.05
 POWER = 0.8
@@ -134,11 +143,14 @@ def differences(d: Sequence[float] | np.ndarray, unit: str, scale: float) -> Com
     sd = float(d.std(ddof=1))
     if _no_spread(sd, scale):
         return _no_test(delta, n, True, f"paired over {n} {unit}: identical differences", unit)
-    se = sd / math.sqrt(n)
-    half = float(stats.t.ppf(1 - ALPHA / 2, n - 1)) * se
-    p = float(2 * stats.t.sf(abs(delta / se), n - 1))
+    with warnings.catch_warnings():  # near-identical values: `_no_spread` decided above
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.ttest_1samp(d, 0.0)
+    ci = result.confidence_interval(1 - ALPHA)
     test = f"paired t-test over {n} {unit}"
-    return Comparison(delta, delta - half, delta + half, p, n, sd, True, test, unit, n - 1)
+    return Comparison(
+        delta, float(ci.low), float(ci.high), float(result.pvalue), n, sd, True, test, unit, n - 1
+    )
 
 
 def _welch(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
@@ -151,12 +163,14 @@ def _welch(a: pd.Series, b: pd.Series, unit: str = "seeds") -> Comparison:
     se = math.sqrt(va / na + vb / nb)
     if _no_spread(se, magnitude(a, b)):
         return _no_test(delta, n, False, f"{na} vs {nb} {unit}: no spread", unit)
-    df = (va / na + vb / nb) ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
-    half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
-    p = float(2 * stats.t.sf(abs(delta / se), df))
+    with warnings.catch_warnings():  # near-identical values: `_no_spread` decided above
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.ttest_ind(a.to_numpy(), b.to_numpy(), equal_var=False)
+    ci = result.confidence_interval(1 - ALPHA)
     sd = math.sqrt((va + vb) / 2)
     test = f"Welch t-test over {na} vs {nb} {unit}"
-    return Comparison(delta, delta - half, delta + half, p, n, sd, False, test, unit, df)
+    low, high, p, df = float(ci.low), float(ci.high), float(result.pvalue), float(result.df)
+    return Comparison(delta, low, high, p, n, sd, False, test, unit, df)
 
 
 def trend(x: Sequence[float], y: Sequence[float], unit: str, per: str) -> Comparison:
@@ -183,13 +197,11 @@ def trend(x: Sequence[float], y: Sequence[float], unit: str, per: str) -> Compar
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (nan stays nan and does not count as a test)."""
     idx = [i for i, p in enumerate(pvalues) if not math.isnan(p)]
-    order = sorted(idx, key=lambda i: pvalues[i])
-    m = len(order)
     out = [math.nan] * len(pvalues)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        out[i] = running
+    if idx:
+        adjusted = multipletests([pvalues[i] for i in idx], alpha=ALPHA, method="holm")[1]
+        for i, p in zip(idx, adjusted, strict=True):
+            out[i] = float(p)
     return out
 
 
@@ -197,12 +209,18 @@ def power(effect: float, sd: float, n: int, paired: bool, alpha: float = ALPHA) 
     """Power of the two-sided t-test at `n` seeds per arm against a true |Δ| = `effect`."""
     if n < 2 or not sd > 0 or math.isnan(effect):
         return math.nan
+    size = abs(effect) / sd  # Cohen's d
+    with warnings.catch_warnings():  # statsmodels warns where scipy's nct gives nan
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if paired:
+            value = float(TTestPower().power(size, n, alpha, alternative="two-sided"))
+        else:
+            value = float(TTestIndPower().power(size, n, alpha, alternative="two-sided"))
+    if not math.isnan(value):
+        return value
     df = n - 1 if paired else 2 * n - 2
-    se = sd / math.sqrt(n) if paired else sd * math.sqrt(2 / n)
-    ncp = abs(effect) / se
-    crit = float(stats.t.ppf(1 - alpha / 2, df))
-    value = float(stats.nct.sf(crit, df, ncp) + stats.nct.cdf(-crit, df, ncp))
-    return value if not math.isnan(value) else _power_by_integration(crit, df, ncp)
+    ncp = size * (math.sqrt(n) if paired else math.sqrt(n / 2))
+    return _power_by_integration(float(stats.t.ppf(1 - alpha / 2, df)), df, ncp)
 
 
 def _power_by_integration(crit: float, df: int, ncp: float) -> float:
@@ -278,9 +296,16 @@ def per_example(
     d = x - y
     if set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}:
         return _mcnemar(d, len(keys), unit)
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1)  # (rounds,)
-    low, high = (float(q) for q in np.quantile(means, [ALPHA / 2, 1 - ALPHA / 2]))
+    boot = stats.bootstrap(
+        (d,),
+        np.mean,
+        n_resamples=rounds,
+        confidence_level=1 - ALPHA,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    means = boot.bootstrap_distribution  # (rounds,)
+    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
     # each tail counts the observed sample as one of the resamples, so p >= 2/(rounds + 1):
     # a bootstrap never gives p = 0 (Davison & Hinkley 1997, sec. 4.2; Phipson & Smyth 2010)
     tails = [
