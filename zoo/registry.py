@@ -47,6 +47,7 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, T] = {}
+        self._origins: dict[str, str] = {}  # name -> the plugin module that registered it
 
     def add(self, name: str, entry: T) -> T:
         if not name or name != name.strip():
@@ -54,6 +55,8 @@ class Registry(Generic[T]):
         if name in self._entries:
             raise UserError(f"{self.kind} {name!r} is already registered")
         self._entries[name] = entry
+        if (module := _LOADING.get()) is not None:
+            self._origins[name] = module
         return entry
 
     def register(self, name: str) -> Callable[[T], T]:
@@ -69,6 +72,11 @@ class Registry(Generic[T]):
             return self._entries[name]
         except KeyError:
             raise UserError(self.unknown_message(name)) from None
+
+    def plugin(self, name: str) -> str | None:
+        """The module of the plugin file that registered `name` (`plugin_module`), None for
+        an entry of hlm's own or of an installed package (keyed by its version)."""
+        return self._origins.get(name)
 
     def unknown_message(self, name: str) -> str:
         return unknown_name_message(self.kind, name, self.names())
@@ -104,6 +112,8 @@ def check_name(kind: str, name: str, known: list[str]) -> str:
     return name
 
 
+# the module of the plugin file being imported now: what its registrations come from
+_LOADING: contextvars.ContextVar[str | None] = contextvars.ContextVar("loading", default=None)
 _IMPORTED: dict[Path, str] = {}  # each plugin file imported -> the module of its code then
 
 TRUST_ENV = "HLM_TRUST_PLUGINS"  # "1": files may name code to run (`--trust-plugins`)
@@ -147,6 +157,11 @@ def resolve_named(path: str | Path, named_in: Path | None) -> Path:
     return p.resolve()
 
 
+def plugin_module(path: Path) -> str:
+    """The private module name a plugin file's code is imported under: from its contents."""
+    return "zoo_plugin_" + sha256_of(path)[:24]
+
+
 def load_plugin(path: str | Path, *, trusted: bool) -> None:
     """Import a user's Python file so that its `@REGISTRY.register(...)` calls run.
 
@@ -160,7 +175,7 @@ def load_plugin(path: str | Path, *, trusted: bool) -> None:
     p = Path(path).expanduser().resolve()
     if not p.is_file():
         raise UserError(f"plugin file not found: {path}")
-    mod_name = "zoo_plugin_" + sha256_of(p)[:24]
+    mod_name = plugin_module(p)
     if p in _IMPORTED and _IMPORTED[p] != mod_name:
         raise UserError(
             f"plugin {path} changed since this process imported it: its old code is what "
@@ -176,6 +191,7 @@ def load_plugin(path: str | Path, *, trusted: bool) -> None:
         raise UserError(f"cannot import plugin {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
+    token = _LOADING.set(mod_name)
     try:
         spec.loader.exec_module(module)
     except UserError:
@@ -184,6 +200,8 @@ def load_plugin(path: str | Path, *, trusted: bool) -> None:
     except Exception as exc:
         del sys.modules[mod_name]
         raise UserError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from exc
+    finally:
+        _LOADING.reset(token)
     _IMPORTED[p] = mod_name
 
 

@@ -1,7 +1,8 @@
 """A suite expanded into cells: one model x sweep point x seed x task each, keyed by hashes.
 
-A cell's id is a hash of its resolved configuration (plugin files' contents included, those
-of the files that define its task: a user's lm-eval task folder; the contents of the local
+A cell's id is a hash of its resolved configuration (the contents of the plugin files that
+registered its objective, preset, model family, loss kernel or task type; those of the files
+that define its task: a user's lm-eval task folder; the contents of the local
 data it reads where they differ from those first keyed, and any task default it relies on
 that changed since it was pinned, `harness.tasks.keyed_defaults`), so a re-run computes only
 what is missing and an edited definition or data file is computed anew. Its pretraining is a
@@ -24,8 +25,10 @@ from harness.tasks import TASKS, Identity
 from harness.tasks.keyed_defaults import PINNED_DATA, moved_data, moved_defaults
 from zoo.checksums import short_digest
 from zoo.errors import UserError
-from zoo.models import get_spec
-from zoo.registry import Registry
+from zoo.models import FAMILIES, PRESETS, get_spec
+from zoo.objectives import OBJECTIVES
+from zoo.objectives.kernels import KERNELS
+from zoo.registry import Registry, plugin_module
 from zoo.train.budgets import BudgetMarks
 from zoo.train.config import PretrainConfig
 from zoo.train.finetune_settings import FINETUNE_VERSION
@@ -37,9 +40,29 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def plugin_digests(paths: list[Path]) -> dict[str, str]:
-    """Each plugin file's name and content hash: editing a plugin changes every key."""
-    return file_digests({p.name: p for p in paths})
+def plugin_digests(paths: list[Path], read: list[tuple[Registry[Any], str]]) -> dict[str, str]:
+    """The name and content hash of each plugin file among `paths` that registered one of the
+    names `read` (registry, name): editing a plugin re-keys only what reads it. A name no
+    registry holds yet (its plugin not imported) keys every plugin file, as none can be ruled
+    out."""
+    if any(name not in registry for registry, name in read):
+        used = {plugin_module(p) for p in paths}
+    else:
+        used = {m for registry, name in read if (m := registry.plugin(name)) is not None}
+    return file_digests({p.name: p for p in paths if plugin_module(p) in used})
+
+
+def pretraining_reads(cfg: PretrainConfig) -> list[tuple[Registry[Any], str]]:
+    """The registered names a pretraining run reads: its objective, preset, model family and
+    loss kernels."""
+    spec = get_spec(cfg.preset, cfg.vocab_size) if cfg.preset in PRESETS else None
+    kernels = [getattr(cfg.loss, k, None) for k in ("ce_impl", "cwt_impl")]
+    return [
+        (OBJECTIVES, cfg.objective),
+        (PRESETS, cfg.preset),
+        *([(FAMILIES, spec.family)] if spec is not None else []),
+        *[(KERNELS, k) for k in kernels if isinstance(k, str) and k in KERNELS],
+    ]
 
 
 def file_digests(files: dict[str, Path]) -> dict[str, str]:
@@ -148,7 +171,7 @@ def _pretrain_config(
     cfg = cfg.model_copy(
         update={"save_at_steps": sorted(wanted | set(cfg.save_at_steps)), "save_at": marks}
     )
-    key = digest({**cfg.key_fields(), "plugins": plugin_digests(plugins)})
+    key = digest({**cfg.key_fields(), "plugins": plugin_digests(plugins, pretraining_reads(cfg))})
     out = str(pretraining_folder(key))
     return cfg.model_copy(update={"output_dir": out, "pretrain_key": key}), key
 
@@ -183,7 +206,7 @@ def expand(suite: Suite) -> list[Cell]:
     points = [
         dict(zip(keys, c, strict=True)) for c in itertools.product(*(suite.sweep[k] for k in keys))
     ]
-    plugins = plugin_digests(suite.plugin_paths())
+    paths = suite.plugin_paths()
     cells: list[Cell] = []
     seen: set[str] = set()
     for whole, model, seed in itertools.product(points, suite.models, suite.seeds):
@@ -191,6 +214,7 @@ def expand(suite: Suite) -> list[Cell]:
         cfg, pkey = None, None
         if model.checkpoint is None:
             cfg, pkey = _pretrain_config(suite, model, point, seed)
+        model_reads = [] if cfg is None else pretraining_reads(cfg)
         for task in suite.tasks:
             if not _applies(task, model):
                 continue
@@ -204,7 +228,7 @@ def expand(suite: Suite) -> list[Cell]:
                 "sweep": own,
                 "seed": seed,
                 "task": task_here.model_dump(),
-                "plugins": plugins,
+                "plugins": plugin_digests(paths, [*model_reads, (TASKS, task_here.type)]),
             }
             identity = task_identity(task_here, Path(suite.path).parent)
             config |= _keyed_where_set(model, task_here, identity)

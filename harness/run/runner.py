@@ -48,6 +48,7 @@ from harness.run.points import (
 )
 from harness.run.preflight import preflight, pretraining_cached
 from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
+from harness.run.why import reasons
 from harness.suite import Suite, load_suite, overrides
 from harness.suite.loading import MAX_CELLS
 from harness.suite.record import write_suite_record
@@ -286,6 +287,7 @@ class Plan:
     done: list[Cell]
     pretraining: dict[str, bool]  # pretraining key -> its final checkpoint is cached
     training: frozenset[str] = frozenset()  # keys not cached that another process trains now
+    why: dict[str, str] = field(default_factory=dict)  # cell id to compute -> why, in words
 
     def _pretraining(self, cell: Cell, to_compute: bool) -> str:
         """The cell's pretraining key, and for a cell to compute whether it is cached, being
@@ -312,6 +314,7 @@ class Plan:
                 "seed": c.seed,
                 "sweep": " ".join(f"{k}={v}" for k, v in c.sweep.items()),
                 "pretraining": self._pretraining(c, status == "to compute"),
+                "why": self.why.get(c.cell_id, "") if status == "to compute" else "",
             }
             for status, cells in (("to compute", self.todo), ("done", self.done))
             for c in cells
@@ -343,7 +346,10 @@ def plan_suite(
     keys = sorted({c.pretrain_key for c in todo if c.pretrain_key and reads_pretraining(c)})
     cached = {k: pretraining_cached(k) for k in keys}
     now = frozenset(k for k in keys if not cached[k] and preparing_now(pretraining_folder(k)))
-    return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached, now)
+    why = (
+        reasons(todo, out, force) if out.is_dir() else {c.cell_id: "new: no rows yet" for c in todo}
+    )
+    return Plan(suite, todo, [c for c in cells if c.cell_id in done], cached, now, why)
 
 
 def publish_suite(suite: Suite, cells: list[Cell], root: Path) -> list[str]:

@@ -246,30 +246,35 @@ def test_quickstart_suite_end_to_end(isolated) -> None:
 
 
 @pytest.mark.usefixtures("trust_plugins")
-def test_editing_a_plugin_changes_every_key(tmp_path) -> None:
+def test_editing_a_plugin_rekeys_only_the_models_that_read_it(tmp_path) -> None:
+    """The plugin's objective is re-keyed (pretraining and cells); the plain `cwt` model of the
+    same suite, which reads nothing of the plugin, keeps its keys."""
     plugin = tmp_path / "obj.py"
     plugin.write_text(
         (ROOT / "examples" / "cosine_cwt.py").read_text().replace("cosine-cwt", "cos2")
     )
     suite_file = tmp_path / "s.yaml"
     suite_file.write_text(
-        "name: s\nplugins: [obj.py]\nmodels: [{preset: bert-tiny, objective: cos2}]\n"
-        "tasks: [{type: validation}]\n"
+        "name: s\nplugins: [obj.py]\nmodels: [{preset: bert-tiny, objective: cos2},\n"
+        "  {preset: bert-tiny, objective: cwt}]\ntasks: [{type: validation}]\n"
     )
-    before = expand(load_suite(suite_file))[0]
+    before = {c.label: (c.cell_id, c.pretrain_key) for c in expand(load_suite(suite_file))}
+    assert before["bert-tiny-cos2"][0] != before["bert-tiny-cwt"][0]
     plugin.write_text(plugin.read_text() + "\n# a change that alters the loss\n")
     # this process runs the old code: the new one is not taken for it
     with pytest.raises(UserError, match=r"obj.py changed since this process imported it"):
         load_suite(suite_file)
     code = (
         "import sys; from harness.run.cells import expand; from harness.suite import load_suite;"
-        "c = expand(load_suite(sys.argv[1]))[0]; print(c.cell_id, c.pretrain_key)"
+        "[print(c.label, c.cell_id, c.pretrain_key) for c in expand(load_suite(sys.argv[1]))]"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(suite_file)], capture_output=True, text=True, check=True
     )
-    cell_id, pretrain_key = out.stdout.split()
-    assert before.cell_id != cell_id and before.pretrain_key != pretrain_key
+    after = {label: (cell, key) for label, cell, key in map(str.split, out.stdout.splitlines())}
+    assert after["bert-tiny-cwt"] == before["bert-tiny-cwt"]
+    assert after["bert-tiny-cos2"][0] != before["bert-tiny-cos2"][0]
+    assert after["bert-tiny-cos2"][1] != before["bert-tiny-cos2"][1]
 
 
 @pytest.mark.usefixtures("trust_plugins")
