@@ -73,10 +73,14 @@ def finite(text: str) -> float:
 
 def add_leaderboards(p: argparse.ArgumentParser) -> None:
     """--leaderboards: the root folder of the leaderboards a verb reads or writes."""
+    from zoo.train.names import HOME_ENV, hlm_home
+
     p.add_argument(
         "--leaderboards",
-        default="leaderboards",
-        help="leaderboard root folder (default: leaderboards)",
+        default=str(hlm_home() / "leaderboards"),
+        help=f"leaderboard root folder (default: leaderboards/ under ${HOME_ENV}, else the "
+        "current project: the working folder or the nearest above it holding leaderboards/ "
+        "or suites/)",
     )
 
 

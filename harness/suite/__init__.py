@@ -1,16 +1,16 @@
-"""Suites: the schema (`schema`), semantic checks (`checks`), reading (`loading`) and the
-record kept beside a leaderboard (`record`).
+"""Suites: the schema (`schema`), semantic checks (`checks`), finding one by name (`finding`),
+reading (`loading`) and the record kept beside a leaderboard (`record`).
 
 from harness.suite import load_suite
 suite = load_suite("suites/quickstart.yaml")
 """
 
+from harness.suite.finding import resolve_suite_path
 from harness.suite.loading import (
     SuiteError,
     expand_suite_refs,
     last_suite,
     load_suite,
-    resolve_suite_path,
     suite_name,
 )
 from harness.suite.schema import (

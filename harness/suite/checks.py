@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.results.metrics import METRICS
+from harness.suite.finding import suite_relative
 from harness.suite.grid_checks import (
     check_recipes,
     check_sweep,
@@ -39,7 +40,9 @@ def _recipe_source_problems(recipe: Any, src: str, key: str) -> list[str]:
         p
         for field in ("corpus", "validation")
         if getattr(recipe, field)
-        for p in corpus_problems(getattr(recipe, field), src, f"{key}.{field}")
+        for p in corpus_problems(
+            [suite_relative(s, Path(src)) for s in getattr(recipe, field)], src, f"{key}.{field}"
+        )
     ]
 
 

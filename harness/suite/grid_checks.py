@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from harness.suite.finding import suite_relative
 from harness.suite.schema import (
     MODEL_KEYS,
     TASK_SWEEP,
@@ -65,7 +67,8 @@ def _sweep_value(
     except ValidationError as exc:
         return [f"{src}: {key}: {error_message(e)}" for e in exc.errors()], value
     if skey in ("corpus", "validation") and read:  # as read: `corpus: X` is [X]
-        return corpus_problems(list(read), src, key), read
+        beside = [suite_relative(s, Path(src)) for s in read]
+        return corpus_problems(beside, src, key), read
     return [], read
 
 

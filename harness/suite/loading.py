@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.suite.checks import semantic_problems
+from harness.suite.finding import known_suites, resolve_suite_path
 from harness.suite.record import SUITE_FILE
 from harness.suite.schema import Suite
 from zoo.errors import UserError, ZooWarning, close_names, validation_problems
@@ -69,13 +70,17 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 def _close_suites(path: Path) -> str:
     """`; did you mean 'suites/quickstart.yaml'?` for the suite files beside a missing one
-    whose names are close to its name."""
-    folder = path.parent if path.parent.is_dir() else None
-    if folder is None:
-        return f" (no folder {path.parent})"
-    known = {f.stem: str(f) for f in [*folder.glob("*.yaml"), *folder.glob("*.yml")]}
+    whose names are close to its name, or where its folder does not exist, for the suites
+    found by name (`harness.suite.finding`)."""
+    if path.parent.is_dir():
+        folder = path.parent
+        known = {f.stem: str(f) for f in [*folder.glob("*.yaml"), *folder.glob("*.yml")]}
+    else:
+        known = {stem: str(f) for stem, f in known_suites().items()}
     close = close_names(path.stem, sorted(known))  # by stem: a shared .yaml is no likeness
-    return f"; did you mean {', '.join(repr(known[n]) for n in close)}?" if close else ""
+    if close:
+        return f"; did you mean {', '.join(repr(known[n]) for n in close)}?"
+    return "" if path.parent.is_dir() else f" (no folder {path.parent})"
 
 
 def read_raw(path: Path, stack: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -155,15 +160,6 @@ def load_suite(path: str | Path, max_cells: int = MAX_CELLS) -> Suite:
     if problems:
         raise SuiteError(problems)
     return suite
-
-
-def resolve_suite_path(name_or_path: str, suites_dir: Path = Path("suites")) -> Path:
-    """`quickstart` -> suites/quickstart.yaml; a path (a folder in it, a .yaml suffix, or a
-    file or folder that exists) is returned as is."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists() or len(p.parts) > 1:
-        return p
-    return suites_dir / f"{name_or_path}.yaml"
 
 
 def suite_name(ref: str) -> str:

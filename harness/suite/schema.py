@@ -25,6 +25,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from harness.suite.finding import suite_relative
 from harness.suite.launcher import Launcher
 from zoo.objectives import OBJECTIVES
 from zoo.settings import Settings
@@ -258,6 +259,9 @@ class Suite(Settings):
                 recipe["loss"][key.removeprefix("loss.")] = value
             elif key in RECIPE_KEYS:
                 recipe[key] = value
+        for key in ("corpus", "validation"):  # local paths beside the suite file are found
+            if isinstance(recipe.get(key), list):
+                recipe[key] = [suite_relative(s, Path(self.path)) for s in recipe[key]]
         return recipe
 
     def plugin_paths(self) -> list[Path]:

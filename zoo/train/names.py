@@ -4,6 +4,7 @@
     resolve_checkpoint("paper-cpu-encoder/bert-tiny-cwt/seed-1")            # .../final
     resolve_checkpoint("paper-cpu-encoder/bert-tiny-cwt/seed-1@step-2000")  # .../step-0002000
 
+Runs and leaderboards live under `hlm_home()`: $HLM_HOME, else the current project.
 A suite's runs are cached by the hash of what defines their weights (`runs/pretrain/<key>/`),
 so that suites share them. Each run a suite uses is also linked under its readable name in
 `runs/by-name/` (a relative symbolic link: `ls runs/by-name/<suite>` browses them, and the link
@@ -21,6 +22,8 @@ from pathlib import Path
 
 from zoo.errors import UserError, did_you_mean
 
+HOME_ENV = "HLM_HOME"  # the folder that holds leaderboards/ and runs/ (and a user's suites/)
+HOME_MARKS = ("leaderboards", "suites")  # a folder holding one is a project in use
 RUNS_ENV = "HLM_RUNS_DIR"
 BY_NAME = "by-name"
 STEP = re.compile(r"^(?P<name>[^@]+)@(?:step-(?P<step>\d+)|final)$")
@@ -28,9 +31,23 @@ SEED = re.compile(r"/seed-\d+$")  # the end of a run's name
 PRETRAINING = "pretraining"  # a fine-tuned model's pretraining: suite/model/pretraining/seed-N
 
 
+def hlm_home() -> Path:
+    """Where `leaderboards/` and `runs/` live, and a user's `suites/` are found: $HLM_HOME,
+    else the current project (the working folder, or the nearest folder above it, that
+    holds `leaderboards/` or `suites/`, as git finds its repository), else the working
+    folder. Relative (`.`) where it is the working folder."""
+    if os.environ.get(HOME_ENV):
+        return Path(os.environ[HOME_ENV]).expanduser()
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if any((folder / mark).is_dir() for mark in HOME_MARKS):
+            return Path(".") if folder == here else folder
+    return Path(".")
+
+
 def runs_dir() -> Path:
-    """Where pretraining runs are cached: $HLM_RUNS_DIR, default `runs/`."""
-    return Path(os.environ[RUNS_ENV]) if RUNS_ENV in os.environ else Path("runs")
+    """Where pretraining runs are cached: $HLM_RUNS_DIR, default `runs/` under `hlm_home()`."""
+    return Path(os.environ[RUNS_ENV]) if RUNS_ENV in os.environ else hlm_home() / "runs"
 
 
 def run_name(suite: str, label: str, seed: int, sweep: dict[str, object]) -> str:
