@@ -6,8 +6,9 @@
         --tasks hlm_lambada --output_path out --log_samples        # an lm_eval command line
     hlm evaluate runs/x/final --tasks hlm_boolq --leaderboard adhoc   # also keep the rows
 
-lm-eval's other flags and `--model_args` keys are refused, each with the reason
-(`harness.cli.lm_eval_flags`).
+lm-eval's generation, chat, metadata, caching and output flags, and `--model_args revision=`
+and `max_length=`, have lm-eval's meanings; its few other flags and keys are refused, each
+with the reason (`harness.cli.lm_eval_flags`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from harness.cli.lm_eval_flags import (
     LM_EVAL_SEEDS,
     REFUSED_MODEL_ARGS,
     add_refused,
+    dict_arg,
     lm_eval_flag,
     lm_eval_seeds,
+    merged,
     refused,
 )
 from harness.cli.parsing import verbosity
@@ -78,8 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         p,
         "batch_size",
         "-b",
-        default="8",
-        help="an integer, auto or auto:N, each from 1 to 65536 (default: 8)",
+        default="1",
+        help="an integer, auto or auto:N, each from 1 to 65536 (default: 1, as lm_eval's)",
     )
     lm_eval_flag(
         p,
@@ -95,7 +98,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     lm_eval_flag(
         p, "log_samples", "-s", action="store_true", help="also write lm-eval's per-sample log"
     )
-    lm_eval_flag(p, "device", help="auto, cpu or cuda (default: auto)")
+    lm_eval_flag(p, "device", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    _add_generation(p)
     p.add_argument("--dtype", help="auto, float32, bfloat16 or float16 (default: auto)")
     lm_eval_flag(
         p,
@@ -114,7 +118,63 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_refused(p)  # lm_eval run's other flags: each refused with why
 
 
-MODEL_ARGS = ("pretrained", "dtype", "device")  # lm-eval's model_args hlm evaluate takes
+def _add_generation(p: argparse.ArgumentParser) -> None:
+    """lm-eval's prompt, generation, caching and output flags, with its meanings."""
+    lm_eval_flag(
+        p,
+        "gen_kwargs",
+        nargs="+",
+        type=dict_arg("--gen_kwargs"),
+        help="generation settings over each task's own: key=val tokens (values read as Python "
+        "literals) or a JSON object, as lm_eval's; part of the row's key",
+    )
+    lm_eval_flag(
+        p,
+        "apply_chat_template",
+        nargs="?",
+        const=True,
+        default=False,
+        help="format prompts with the tokenizer's chat template (or the one named); a zoo "
+        "checkpoint has none unless you add one",
+    )
+    lm_eval_flag(
+        p,
+        "fewshot_as_multiturn",
+        type=_true_or_false,
+        help="few-shot examples as turns of a chat: true or false (default: with a template)",
+    )
+    lm_eval_flag(p, "system_instruction", help="a system instruction before each prompt")
+    lm_eval_flag(
+        p, "use_cache", "-c", help="an SQLite file of model responses, as lm_eval's (not keyed)"
+    )
+    lm_eval_flag(
+        p, "write_out", "-w", action="store_true", help="print the first documents' prompts"
+    )
+    lm_eval_flag(
+        p,
+        "predict_only",
+        "-x",
+        action="store_true",
+        help="keep the model's outputs, compute no metric (needs --output_path; no rows)",
+    )
+    lm_eval_flag(
+        p,
+        "metadata",
+        nargs="+",
+        type=dict_arg("--metadata"),
+        help="key=val tokens or a JSON object merged with the model args, as lm_eval's (RULER's "
+        "max_seq_lengths); part of the row's key",
+    )
+
+
+def _true_or_false(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"{text!r}: true or false")
+    return text.lower() == "true"
+
+
+# lm-eval's model_args hlm evaluate takes
+MODEL_ARGS = ("pretrained", "dtype", "device", "revision", "max_length")
 
 
 def model_args(given: list[str]) -> dict[str, str]:
@@ -150,6 +210,10 @@ def request(args: argparse.Namespace) -> EvaluateRequest:
 
     if problems := refused(args):
         raise SuiteError(problems)
+    if args.predict_only and not args.output_path:
+        raise SuiteError(["--predict_only: give --output_path, where lm-eval writes the outputs"])
+    if args.predict_only and args.leaderboard:
+        raise SuiteError(["--predict_only computes no metric: there are no rows for --leaderboard"])
     return EvaluateRequest(
         checkpoint=args.checkpoint,
         tasks=args.tasks,
@@ -160,8 +224,18 @@ def request(args: argparse.Namespace) -> EvaluateRequest:
         batch_size=args.batch_size,
         include_path=args.include_path,
         output_path=args.output_path,
-        log_samples=args.log_samples,
+        log_samples=args.log_samples or args.predict_only,  # as lm_eval's
         device=args.device,
+        lm_eval_settings={
+            "gen_kwargs": merged(args.gen_kwargs),
+            "apply_chat_template": args.apply_chat_template,
+            "fewshot_as_multiturn": args.fewshot_as_multiturn,
+            "system_instruction": args.system_instruction,
+            "use_cache": args.use_cache,
+            "write_out": args.write_out,
+            "predict_only": args.predict_only,
+            "metadata": merged(args.metadata),
+        },
         dtype=args.dtype,
         seed=args.seed,
         label=args.label,
@@ -194,6 +268,9 @@ def run(args: argparse.Namespace) -> int:
                 raise UserError(f"--output_path {args.output_path}: lm-eval wrote no results there")
             for f in written:
                 print(f"lm-eval's results: {f}")
+    if args.limit is not None:
+        print(f"partial: --limit {args.limit} scored part of each task's examples (the rows "
+              "say so: `hlm leaderboard` names them)")  # fmt: skip
     if args.leaderboard:
         print(f"rows added to {out} (hlm leaderboard {name})")
     return 0

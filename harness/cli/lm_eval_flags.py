@@ -3,7 +3,7 @@
 
     lm_eval_flag(p, "num_fewshot", "-f")     # --num_fewshot, --num-fewshot and -f
     lm_eval_seeds("0,1234,1234,1234")        # random, numpy, torch, few-shot
-    add_refused(p)                           # lm_eval run's other flags: refused, why said
+    add_refused(p)                           # lm_eval run's flags it does not take: why said
 """
 
 from __future__ import annotations
@@ -47,18 +47,9 @@ def lm_eval_seeds(text: str) -> list[int | None]:
 
 # lm_eval run's flags `hlm evaluate` does not take -> why
 REFUSED_FLAGS: dict[str, str] = {
-    "gen_kwargs": "hlm keeps each task's own generation settings, so a leaderboard row means "
-    "one protocol; run other settings under lm_eval itself",
-    "apply_chat_template": "a zoo checkpoint has no chat template: prompts are the task's text",
-    "fewshot_as_multiturn": "it needs a chat template, which a zoo checkpoint has none of",
-    "system_instruction": "a system prompt is part of a chat template; a zoo checkpoint has none",
-    "use_cache": "a cached answer would be read back as this checkpoint's: hlm evaluates afresh",
     "cache_requests": "hlm builds each task's requests afresh, so an edited task is never stale",
     "check_integrity": "it runs lm-eval's own task tests: run them with lm_eval",
-    "write_out": "--log_samples keeps every prompt and answer, beside the scores",
     "show_config": "--output_path writes lm-eval's results file, its config block included",
-    "predict_only": "hlm records scores; predictions alone are lm_eval's (--log_samples keeps "
-    "them beside the scores)",
     "samples": "a leaderboard row scores a task's first --limit examples, not chosen ones",
     "max_batch_size": "--batch_size auto:N bounds the automatic search as hlm runs it",
     "wandb_args": "hlm's record is its leaderboard (`hlm publish leaderboard` uploads it)",
@@ -69,19 +60,44 @@ REFUSED_FLAGS: dict[str, str] = {
     "trust_remote_code": "hlm never runs a checkpoint's code: a zoo checkpoint loads as a plain "
     "transformers model",
     "confirm_run_unsafe_code": "hlm evaluate runs no task that executes generated code",
-    "metadata": "hlm passes lm-eval the metadata lm_eval run does (the model args), nothing else",
     "config": "hlm evaluate reads its arguments from the command line; a suite is its file",
 }
 
 # --model_args keys `hlm evaluate` does not take -> why
 REFUSED_MODEL_ARGS: dict[str, str] = {
     "trust_remote_code": REFUSED_FLAGS["trust_remote_code"],
-    "max_length": "the checkpoint's own context length is used, so rows of one model compare",
     "add_bos_token": "the checkpoint's tokenizer decides, as it did in pretraining",
-    "revision": "a row names its checkpoint, not a revision: give a local folder or the hub "
-    "id at the revision you mean, downloaded (`hf download --revision`)",
     "parallelize": "hlm evaluate runs one device (--device)",
 }
+
+
+def dict_arg(flag: str) -> Any:
+    """An argparse type reading one of lm-eval's `key=val` tokens (values by
+    `ast.literal_eval`) or a JSON object, as its `--gen_kwargs` and `--metadata` read them
+    (with its own parsers); the tokens of a flag are merged by `merged`."""
+
+    def read(value: str) -> dict[str, Any]:
+        from lm_eval._cli.utils import key_val_to_dict, try_parse_json
+
+        parsed = try_parse_json(value)
+        if isinstance(parsed, dict):
+            return dict(parsed)
+        try:
+            return dict(key_val_to_dict(value))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{flag}: {exc}") from None
+
+    return read
+
+
+def merged(parts: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """A flag's `dict_arg` tokens as one dict (later keys win, as lm-eval's), None if none."""
+    if not parts:
+        return None
+    out: dict[str, Any] = {}
+    for part in parts:
+        out.update(part)
+    return out
 
 
 def add_refused(p: argparse.ArgumentParser) -> None:

@@ -80,7 +80,8 @@ def rows_for_checkpoint(
     checkpoint: Path, leaderboards: Path, suite: str | None = None, label: str | None = None
 ) -> pd.DataFrame:
     """Leaderboard rows of this checkpoint: cells whose pretraining key (and fine-tuning) match
-    its folder under runs/pretrain/ (in `suite` and of model `label` where given). A card
+    its folder under runs/pretrain/, or that evaluated this very folder (`hlm evaluate
+    --leaderboard`), in `suite` and of model `label` where given. A card
     carries no other checkpoint's scores: rows of `label` from another pretraining (another
     seed, another run) are refused, never shown as this checkpoint's."""
     frames = []
@@ -100,7 +101,12 @@ def rows_for_checkpoint(
     finetuned = cp.parent.name.startswith(FINETUNED)
     key = (cp.parent.parent if finetuned else cp.parent).name
     cfg = df["config"].map(cell_config)
-    mask = cfg.map(lambda c: c.pretrain_key == key and c.finetune_causal == finetuned)
+    mask = cfg.map(
+        lambda c: (
+            (c.pretrain_key == key and c.finetune_causal == finetuned)
+            or (c.checkpoint is not None and Path(c.checkpoint).resolve() == cp)
+        )  # hlm evaluate's
+    )
     if label is not None and not mask.any():
         raise UserError(
             f"--model {label}: its rows in {suite} come from other pretrainings than "

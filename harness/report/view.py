@@ -11,11 +11,14 @@ view selects (a task, the readable columns) changes none of them.
 from __future__ import annotations
 
 import pandas as pd
+from pydantic import ValidationError
 
 from harness.report.tables import not_shown, select_task
+from harness.results.fields import cell_config
 from harness.results.leaderboard import aggregate
 from harness.results.metrics import METRICS, is_baseline, metric_info
 from harness.results.significance import best_epoch, compare_to_baseline, family_size
+from zoo.errors import UserError
 
 
 def leaderboard_view(
@@ -42,7 +45,7 @@ def leaderboard_view(
     notes = [footnote(agg, baseline, family)] if baseline is not None else []
     if trivial := trivial_columns(agg):
         notes.append(trivial)
-    return agg, notes + not_shown(df)  # rows at a budget have no final_checkpoint: none listed
+    return agg, notes + partial_rows(df) + not_shown(df)  # rows at a budget: none listed
 
 
 def footnote(agg: pd.DataFrame, baseline: str, family: int) -> str:
@@ -70,3 +73,28 @@ def trivial_columns(agg: pd.DataFrame) -> str:
     shown = sorted({m for m in agg["metric"] if is_baseline(m)})
     said = "; ".join(f"{m}: {METRICS.get(m).description}" for m in shown)
     return f"A trivial model's score, beside the models' and not compared: {said}." if said else ""
+
+
+def partial_rows(df: pd.DataFrame) -> list[str]:
+    """A note naming the rows that scored part of their task's examples (`TaskType.partial`:
+    lm-eval's `--limit`), so that a quick run is never read as a full one; [] for none."""
+    from harness.tasks import TASKS
+
+    said = set()
+    for model, config in df[["model", "config"]].drop_duplicates().itertuples(index=False):
+        try:
+            task = cell_config(config).task
+        except (UserError, TypeError):
+            continue
+        if task is None or task.type not in TASKS:
+            continue
+        spec = TASKS.get(task.type)
+        try:
+            text = spec.partial(spec.params.model_validate(task.params))
+        except ValidationError:
+            continue
+        if text:
+            said.add(f"{model} on {task.entry} ({text})")
+    if not said:
+        return []
+    return ["partial (not every example scored): " + "; ".join(sorted(said))]

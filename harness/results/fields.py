@@ -56,6 +56,7 @@ class CellConfig(BaseModel):
 
     task: CellTask | None = None
     pretrain_key: str | None = None
+    checkpoint: str | None = None  # an existing checkpoint evaluated (`hlm evaluate`'s)
     finetune_causal: bool = False
     finetune: CellFinetune = Field(default_factory=CellFinetune)
     pretrain: dict[str, Any] | None = None

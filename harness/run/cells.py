@@ -176,6 +176,14 @@ def _pretrain_config(
     return cfg.model_copy(update={"output_dir": out, "pretrain_key": key}), key
 
 
+def _keyed_task(task: TaskEntry) -> dict[str, Any]:
+    """The task entry as keyed: its params but those its type says change no score."""
+    unscored = TASKS.get(task.type).unscored
+    data = task.model_dump()
+    data["params"] = {k: v for k, v in data["params"].items() if k not in unscored}
+    return data
+
+
 def pretraining_folder(pretrain_key: str) -> Path:
     """That pretraining's folder in the runs cache (its output folder)."""
     return runs_dir() / "pretrain" / pretrain_key
@@ -227,7 +235,7 @@ def expand(suite: Suite) -> list[Cell]:
                 "finetune": model.finetune.model_dump(exclude={"progress", "overwrite"}),
                 "sweep": own,
                 "seed": seed,
-                "task": task_here.model_dump(),
+                "task": _keyed_task(task_here),
                 "plugins": plugin_digests(paths, [*model_reads, (TASKS, task_here.type)]),
             }
             identity = task_identity(task_here, Path(suite.path).parent)

@@ -18,7 +18,7 @@ there, which stays current); without it nothing is kept but what `--output_path`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,9 @@ class EvaluateRequest:
     label: str | None
     leaderboard: str | None
     progress: bool
+    # lm-eval's other settings (gen_kwargs, apply_chat_template, metadata...), as the task's
+    # params name them; an unset one is None or False
+    lm_eval_settings: dict[str, Any] = field(default_factory=dict)
 
 
 def _checkpoint(req: EvaluateRequest) -> str:
@@ -81,11 +84,38 @@ def _checkpoint(req: EvaluateRequest) -> str:
         raise SuiteError(["CHECKPOINT: give it, or --model_args pretrained=PATH"])
     if len(set(given)) > 1:
         raise SuiteError([f"CHECKPOINT: {given[0]} and --model_args pretrained={given[1]} differ"])
-    path = resolve_checkpoint(given[0])  # a run's name (suite/model/seed-N) as its folder
+    path = resolve_checkpoint(_at_revision(given[0], req.model_args.get("revision")))
     if Path(path).is_dir():  # a folder someone may have sent: weights that read, all finite,
         check_tokenizer_fits(Path(path))  # and a tokenizer of this model
         check_weights(Path(path))
     return path
+
+
+STEP_REVISION = re.compile(r"^step-?(\d+)$")  # Pythia's `step1000`, or hlm's `step-1000`
+
+
+def _at_revision(given: str, revision: str | None) -> str:
+    """`--model_args revision=` on a local run: its checkpoint at that step (Pythia's
+    `revision=step1000` names a step the same way); a Hub id keeps its revision for lm-eval.
+    A revision a local folder cannot have is an error."""
+    if revision is None:
+        return given
+    step = STEP_REVISION.match(revision)
+    folder = Path(given)
+    if folder.is_dir():
+        run = folder.parent if folder.name == "final" else folder
+        if step is None or not (run / "checkpoints").is_dir():
+            raise SuiteError(
+                [f"--model_args: revision={revision}: {given} is a local folder, which has no "
+                 "revisions; name a step of a run's checkpoints (revision=step-N)"]
+            )  # fmt: skip
+        return str(run / "checkpoints" / f"step-{int(step[1]):07d}")
+    if resolve_checkpoint(given) == given:  # a Hub id: lm-eval loads it at that revision
+        return given
+    if step is None:
+        raise SuiteError([f"--model_args: revision={revision}: run {given} has steps, no "
+                          "revisions (revision=step-N)"])  # fmt: skip
+    return f"{given}@step-{int(step[1])}"
 
 
 def _limit(text: str | None) -> float | int | None:
@@ -133,6 +163,15 @@ def results_written(output_path: str, since: float) -> list[Path]:
     return sorted(found)
 
 
+def _max_length(margs: dict[str, str]) -> int | None:
+    """`--model_args max_length=N` as a number (the task's params check its range)."""
+    if "max_length" not in margs:
+        return None
+    if not margs["max_length"].isdigit():
+        raise SuiteError([f"--model_args: max_length={margs['max_length']!r} is not an integer"])
+    return int(margs["max_length"])
+
+
 def _batch_size(text: str) -> int | str:
     return int(text) if text.isdigit() else text
 
@@ -154,6 +193,10 @@ def adhoc_suite(req: EvaluateRequest, name: str) -> Suite:
         "output_path": _output_path(req.output_path, checkpoint),
         "progress": req.progress,
         "seeds": req.seed,
+        # a Hub id's revision goes to lm-eval; a local run's named the step folder above
+        "revision": None if Path(checkpoint).is_dir() else margs.get("revision"),
+        "max_length": _max_length(margs),
+        **{k: v for k, v in req.lm_eval_settings.items() if v not in (None, False)},
     }
     data = {
         "name": name,

@@ -110,10 +110,11 @@ def run_point(
     samples (not yet written); the task's raw outputs go into `artifacts`."""
     checkpoint = prepare(cell, point)
     ctx = cell_context(cell, checkpoint, artifacts)
-    produced = TASKS.get(cell.task.type).run(ctx)
+    spec = TASKS.get(cell.task.type)
+    produced = spec.run(ctx)
     wanted = cell.task.metrics
     results = [r for r in produced if r.metric in wanted] if wanted else produced
-    if not results:
+    if not results and spec.scores(ctx.params):
         gave = ", ".join(r.metric for r in produced) or "nothing"
         asked = f" of the task's metrics ({', '.join(wanted)})" if wanted else ""
         raise UserError(

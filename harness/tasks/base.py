@@ -114,6 +114,8 @@ class TaskType:
     # one of a sub-task's metrics needs its own bar): the task's own metric against chance, a
     # bar the paper's own models pass (`harness.results.gates`)
     gates: Mapping[str, Gate] = MappingProxyType({})
+    # params that change no score (a cache file, printing): left out of a cell's key
+    unscored: frozenset[str] = frozenset()
 
     def run(self, ctx: TaskContext) -> list[Result]:
         """Measure one cell: the rows' values (the runner writes them)."""
@@ -132,6 +134,16 @@ class TaskType:
     def identity(self, params: Any, suite_dir: Path) -> Identity:
         """What defines its computation beyond `params` (`Identity`); nothing by default."""
         return Identity()
+
+    def scores(self, params: Any) -> bool:
+        """Whether a cell with these params gives rows (lm-eval's `predict_only` keeps the
+        model's outputs and scores nothing); a scoring cell without rows is an error."""
+        return True
+
+    def partial(self, params: Any) -> str:
+        """Why its rows score only part of the task's examples, in words (lm-eval's `--limit`),
+        "" for rows that score all of them: a leaderboard says so under its table."""
+        return ""
 
     def describe(self, params: Any) -> str:
         """Its params in words, as a reader compares them with another protocol (the

@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
-
-from pydantic import Field, field_validator
+from typing import Any
 
 from harness.logs import cell_bars_on_terminal
 from harness.results.gates import VALIDATION, Gate
@@ -35,97 +32,21 @@ from harness.tasks.lm_eval_folders import (
     unknown_tasks,
     upstream_release,
 )
+from harness.tasks.lm_eval_params import (
+    UNSCORED,
+    LMEvalParams,
+    device_and_dtype,
+    lm_eval_seeds,
+    model_args_of,
+    scoring_args,
+)
 from harness.tasks.lm_eval_samples import answer_rows, sample_scores
 from harness.tasks.unigram import target_perplexity, training_counts
 from zoo.checksums import short_digests
 from zoo.data.corpus import data_root
 from zoo.errors import UserError
 from zoo.registry import check_name
-from zoo.settings import Settings
 from zoo.writer import write_text
-
-AUTO = r"auto(?::([1-9][0-9]*))?"  # lm-eval's batch sizes it finds itself
-MAX_BATCH = 65_536  # sequences a step, or searches: past any device's memory
-
-
-class LMEvalParams(Settings):
-    tasks: list[str] = Field(
-        min_length=1, description="lm-eval task names (hlm_* are the offline ones)"
-    )
-    include_path: list[str] = Field(
-        default_factory=list, description="folders of your own task YAMLs"
-    )
-    num_fewshot: int = Field(0, ge=0, le=1000)
-    limit: int | float | None = Field(
-        None,
-        description="examples per task (fast runs), or a fraction of them below 1, as lm-eval's",
-    )
-    batch_size: int | str = Field(8, description="an integer, auto or auto:N, as lm-eval's")
-    output_path: str | None = Field(
-        None,
-        description="also write lm-eval's own results file (and samples, with log_samples) "
-        "there, as `lm_eval --output_path` does: a folder (results under MODEL/results_DATE.json) "
-        "or a .json path; relative to the suite file",
-    )
-    data_dir: str | None = Field(None, description="local data root (default: $HLM_DATA_ROOT)")
-    device: Literal["auto", "cpu", "cuda"] = Field(
-        "auto", description="where lm-eval runs the model: auto (cuda where torch sees a GPU)"
-    )
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto", description="the model's dtype under lm-eval: auto (bfloat16 on CUDA, else float32)"
-    )
-    log_samples: bool = Field(
-        False, description="also keep lm-eval's per-sample log (prompts, answers) in the artifacts"
-    )
-    progress: bool = Field(
-        False, description="show lm-eval's own progress bars (off inside a suite's cell bar)"
-    )
-    seeds: list[int | None] | None = Field(
-        None,
-        min_length=4,
-        max_length=4,
-        description="lm-eval's four seeds (python random, numpy, torch, few-shot sampling; "
-        "None leaves one unset), as `lm_eval --seed` sets them; default: the cell's seed for "
-        "the first three, lm-eval's 1234 for few-shot sampling",
-    )
-
-    @field_validator("limit")
-    @classmethod
-    def _count_or_fraction(cls, v: float | None) -> float | None:
-        if v is None or (isinstance(v, int) and v > 0) or 0 < v < 1:
-            return v
-        raise ValueError("a count of examples above 0, or a fraction between 0 and 1")
-
-    @field_validator("batch_size")
-    @classmethod
-    def _size_or_auto(cls, v: int | str) -> int | str:
-        """An integer, `auto` or `auto:N`, each number within 1..MAX_BATCH (lm-eval divided
-        by zero at auto:99999999999)."""
-        found = re.fullmatch(AUTO, v) if isinstance(v, str) else None
-        number = v if isinstance(v, int) else int(found[1]) if found and found[1] else 1
-        if (isinstance(v, int) or found) and 0 < number <= MAX_BATCH:
-            return v
-        raise ValueError(f"an integer above 0, auto or auto:N (numbers up to {MAX_BATCH})")
-
-
-def lm_eval_seeds(p: LMEvalParams, seed: int) -> dict[str, int | None]:
-    """`simple_evaluate`'s seed arguments: `seeds` as lm-eval's `--seed` gives them, else
-    the cell's seed for random, numpy and torch (few-shot sampling at lm-eval's default)."""
-    names = ("random_seed", "numpy_random_seed", "torch_random_seed", "fewshot_random_seed")
-    if p.seeds is None:
-        return dict(zip(names[:3], (seed, seed, seed), strict=True))
-    return dict(zip(names, p.seeds, strict=True))
-
-
-def device_and_dtype(p: LMEvalParams) -> tuple[str, str]:
-    """The device and dtype lm-eval gets: the asked ones, `auto` resolved."""
-    import torch
-
-    device = p.device if p.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise UserError("lm_eval: device 'cuda' asked for, but torch sees no CUDA device")
-    dtype = p.dtype if p.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
-    return device, dtype
 
 
 def keep_outputs(results: dict[str, Any], folder: Path | None, log_samples: bool) -> None:
@@ -152,6 +73,8 @@ def parse_results(results: dict[str, Any]) -> list[Result]:
             if "," not in key or "_stderr" in key or not isinstance(value, int | float):
                 continue
             name, filt = key.split(",", 1)
+            if name == "bypass":  # --predict_only: outputs kept, no metric computed
+                continue
             stderr = metrics.get(f"{name}_stderr,{filt}")
             se = (
                 float(stderr)
@@ -241,7 +164,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
     device, dtype = device_and_dtype(p)
     with data_root_env(root), project_git(), lm_eval_bars(p.progress or cell_bars_on_terminal()):
         # the values as `lm_eval run` passes them, so that its results file reads the same
-        model_args = {"pretrained": str(ctx.checkpoint), "dtype": dtype}
+        model_args = model_args_of(p, str(ctx.checkpoint), dtype)
         folders = [ctx.suite_dir / d for d in p.include_path]
         manager = task_manager(folders, dict(model_args), p.tasks)
         for task in p.tasks:
@@ -257,9 +180,7 @@ def run_lm_eval(ctx: TaskContext) -> list[Result]:
             num_fewshot=p.num_fewshot,
             limit=None if p.limit is None else float(p.limit),
             batch_size=str(p.batch_size),
-            gen_kwargs={},
-            fewshot_as_multiturn=None,
-            metadata=dict(model_args),
+            **scoring_args(p, model_args),
             **lm_eval_seeds(p, ctx.seed),
             log_samples=True,  # per-example scores: the paired test of single-seed comparisons
         )
@@ -364,6 +285,7 @@ class LMEvalTask(TaskType):
         "with stderr"
     )
     params = LMEvalParams
+    unscored = UNSCORED
     kinds = ("decoder",)
     hub_tasks = MappingProxyType({"decoder": "text-generation"})
     hub_datasets = MappingProxyType(LM_EVAL_HUB_DATASETS)
@@ -391,6 +313,12 @@ class LMEvalTask(TaskType):
 
     def describe(self, params: LMEvalParams) -> str:
         return describe(params)
+
+    def scores(self, params: LMEvalParams) -> bool:
+        return not params.predict_only
+
+    def partial(self, params: LMEvalParams) -> str:
+        return "" if params.limit is None else f"lm-eval's limit {params.limit:g} a task"
 
 
 LM_EVAL_TASK = TASKS.add(LMEvalTask.name, LMEvalTask())

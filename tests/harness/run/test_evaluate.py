@@ -253,6 +253,82 @@ def test_every_flag_of_lm_eval_run_is_taken_or_refused_with_why(capsys) -> None:
         assert hlm(["evaluate", "ckpt", "-t", "hlm_boolq", flag]) == 2
         said = capsys.readouterr().err
         assert f"{flag}: hlm evaluate does not take it: " in said and "did you mean" not in said
-    for key in ("trust_remote_code", "max_length", "add_bos_token", "revision", "parallelize"):
+    for key in ("trust_remote_code", "add_bos_token", "parallelize"):
         assert hlm(["evaluate", "ckpt", "-t", "x", "--model_args", f"{key}=1"]) == 2
         assert f"--model_args: '{key}': hlm evaluate does not take it: " in capsys.readouterr().err
+
+
+def _suite(*argv: str):  # type: ignore[no-untyped-def]
+    import argparse
+
+    from harness.run.evaluate import adhoc_suite
+
+    parser = argparse.ArgumentParser()
+    add_evaluate(parser)
+    return adhoc_suite(request(parser.parse_args(list(argv))), "evaluate")
+
+
+def test_lm_evals_generation_and_metadata_flags_are_read_as_lm_eval_reads_them(
+    tiny_decoder: Path,
+) -> None:
+    from harness.run.cells import expand
+
+    ckpt = str(tiny_decoder)
+    s = _suite(ckpt, "-t", "hlm_boolq", "--gen_kwargs", "temperature=0", "until=['\\n']",
+               "--metadata", '{"max_seq_lengths": [64]}', "--apply_chat_template",
+               "--fewshot_as_multiturn", "false", "--system_instruction", "Answer.",
+               "--model_args", "max_length=64")  # fmt: skip
+    p = s.tasks[0].params
+    assert p["gen_kwargs"] == {"temperature": 0, "until": ["\n"]}
+    assert p["metadata"] == {"max_seq_lengths": [64]} and p["apply_chat_template"] is True
+    assert (p["fewshot_as_multiturn"], p["system_instruction"]) == (False, "Answer.")
+    assert p["max_length"] == 64 and p["batch_size"] == 1  # lm_eval's default batch size
+    plain = expand(_suite(ckpt, "-t", "hlm_boolq"))[0].cell_id
+    cached = _suite(ckpt, "-t", "hlm_boolq", "--use_cache", "c.db", "--write_out")
+    assert expand(cached)[0].cell_id == plain  # a cache file and printing change no score
+    tuned = _suite(ckpt, "-t", "hlm_boolq", "--gen_kwargs", "temperature=0")
+    assert expand(tuned)[0].cell_id != plain
+    with pytest.raises(SuiteError, match="--predict_only: give --output_path"):
+        _suite(ckpt, "-t", "hlm_boolq", "--predict_only")
+    with pytest.raises(SuiteError, match="max_length='long' is not an integer"):
+        _suite(ckpt, "-t", "hlm_boolq", "--model_args", "max_length=long")
+
+
+def test_a_revision_names_a_step_of_a_local_run_and_stays_a_hub_ids(
+    tiny_decoder: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(tiny_decoder, run / "final")
+    shutil.copytree(tiny_decoder, run / "checkpoints" / "step-0000010")
+    s = _suite(str(run / "final"), "-t", "hlm_boolq", "--model_args", "revision=step10")
+    assert s.models[0].checkpoint == str(run / "checkpoints" / "step-0000010")
+    assert "revision" not in s.tasks[0].params  # the step folder is the checkpoint
+    with pytest.raises(SuiteError, match="has no revisions"):
+        _suite(str(tiny_decoder), "-t", "hlm_boolq", "--model_args", "revision=main")
+    hub = _suite("EleutherAI/pythia-70m", "-t", "hlm_boolq", "--model_args", "revision=step1000")
+    assert hub.tasks[0].params["revision"] == "step1000"  # lm-eval loads it at that revision
+
+
+@pytest.mark.slow
+def test_the_lm_eval_flags_run_and_a_limit_is_marked_partial(
+    tiny_decoder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], data_root: Path
+) -> None:
+    from harness.publish.hub import rows_for_checkpoint
+
+    lb = tmp_path / "lb"
+    argv = ["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "2",
+            "--use_cache", str(tmp_path / "cache"), "--write_out", "--metadata", "note=1",
+            "--model_args", "max_length=64", "--leaderboard", "a",
+            "--leaderboards", str(lb)]  # fmt: skip
+    assert hlm(argv) == 0
+    out = capsys.readouterr().out
+    assert "partial: --limit 2" in out
+    assert list(tmp_path.glob("cache*.db"))  # lm-eval's response cache, as --use_cache asks
+    assert hlm(["leaderboard", "a", "--leaderboards", str(lb)]) == 0
+    assert "partial (not every example scored): " in capsys.readouterr().out
+    rows = rows_for_checkpoint(tiny_decoder, lb, "a")
+    assert not rows.empty  # hlm evaluate's rows are this checkpoint's: a card may carry them
+    dest = tmp_path / "predicted"
+    assert hlm(["evaluate", str(tiny_decoder), "--tasks", "hlm_boolq", "--limit", "2",
+                "--predict_only", "--output_path", str(dest)]) == 0  # fmt: skip
+    assert list(dest.rglob("samples_hlm_boolq_*.jsonl"))
