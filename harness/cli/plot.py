@@ -1,8 +1,8 @@
-"""`hlm plot SUITE`: PNG figures of a suite's leaderboard (`harness.report.plots.make_plots`),
-each said as new, replaced or unchanged.
+"""`hlm plot SUITE`: figures of a suite's leaderboard (`harness.report.plots.make_plots`), as
+PNG, PDF or SVG, each said as new, replaced or unchanged.
 
-    hlm plot paper-cpu-encoder                       # into leaderboards/<suite>/_plots
-    hlm plot paper-cpu-encoder --output-dir figs
+    hlm plot paper-cpu-encoder                       # PNG into leaderboards/<suite>/_plots
+    hlm plot paper-cpu-encoder --format pdf svg --output-dir figs   # for a paper
 """
 
 from __future__ import annotations
@@ -14,10 +14,20 @@ from harness.cli.flags import add_leaderboards, add_output_dir
 from zoo.errors import UserError
 from zoo.reader import MAX_IMAGE_BYTES, read_bytes
 
+FORMATS = ("png", "pdf", "svg")  # what `harness.report.figures.save` writes
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", help="suite name or YAML path")
-    add_output_dir(p, "the PNG figures", default="leaderboards/<suite>/_plots")
+    add_output_dir(p, "the figures", default="leaderboards/<suite>/_plots")
+    p.add_argument(
+        "--format",
+        nargs="+",
+        choices=FORMATS,
+        default=["png"],
+        help="one or more of png (a palette image), pdf and svg (vector, for a paper); "
+        "default: png",
+    )
     add_leaderboards(p)
 
 
@@ -30,8 +40,10 @@ def run(args: argparse.Namespace) -> int:
 
     directory, df = read_rows(args.leaderboards, args.suite)
     out = Path(args.output_dir) if args.output_dir else inside(directory, "_plots")
-    before = {p.name: _png(p) for p in out.glob("*.png")} if out.is_dir() else {}
-    made = make_plots(df, out, read_samples(directory, current_cells(directory)))
+    formats = tuple(dict.fromkeys(args.format))
+    kept = [p for f in formats for p in out.glob(f"*.{f}")] if out.is_dir() else []
+    before = {p.name: _png(p) for p in kept}
+    made = make_plots(df, out, read_samples(directory, current_cells(directory)), formats)
     said = {"new": 0, "replaced": 0, "unchanged": 0}
     for f in made:
         was = before.get(Path(f).name)

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.report.plots import make_plots
-from harness.report.tables import not_shown, pivot, pivot_means
+from harness.report.tables import pivot, pivot_means
 from harness.report.view import leaderboard_view
 from harness.results.fields import versions as row_versions
 from harness.results.leaderboard import (
@@ -184,8 +184,10 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
     suite = last_suite(directory)
     samples = read_samples(directory, current_cells(directory))
     baseline = suite.baseline if suite is not None else None
-    agg, _ = leaderboard_view(df, baseline, samples)  # marked as `hlm leaderboard` marks them
-    agg = agg[agg["higher_is_better"].notna()]  # no trivial model's column: tables sort by it
+    # the terminal's columns (a trivial model's: majority, unigram_ppl) and notes, marked as
+    # `hlm leaderboard` marks them; its footnote is said below in the page's words
+    agg, notes = leaderboard_view(df, baseline, samples)
+    notes = notes[1:] if baseline else notes
     tasks = sorted(set(agg["task"]), key=lambda t: (t.startswith("throughput"), t))
     tables = "".join(f"<h3>{html.escape(t)}</h3>{_table(agg, t)}" for t in tasks)
     family = family_size(agg) if baseline else 0
@@ -199,7 +201,7 @@ def build_report(directory: Path, name: str, sections: Sequence[Section] = ()) -
         else '<p class="note">mean ± std over seeds at the final checkpoint. Click a header '
         "to sort.</p>"
     )
-    mark += "".join(f'<p class="note">{html.escape(line)}</p>' for line in not_shown(df))
+    mark += "".join(f'<p class="note">{html.escape(line)}</p>' for line in notes)
     mark += "".join(
         f'<p class="note">not shown: the rows of {html.escape(str(f))}, which does not read '
         f"({html.escape(why)}); <code>hlm run</code> of the suite computes its cell again</p>"

@@ -1,23 +1,29 @@
-"""PNG figures from a leaderboard, where people would rather look than read.
+"""Figures from a leaderboard (PNG, PDF or SVG), where people would rather look than read.
 
 - `curves-<task>-<metric>.png`: a metric along pretraining, vs tokens seen, training FLOPs
   and training seconds, one line per model (paper Figs. 3-5, 7), when rows at several steps
   exist;
 - `sweep-<key>.png`: throughput, memory and quality vs a sweep key (vocab size, batch size),
   one line per model (paper Figs. 2, 6, 7);
-- `bars-<task>.png`: each metric of a task per model (mean ± std over seeds) otherwise.
+- `bars-<task>.png`: each metric of a task per model (mean ± std over seeds, as the
+  leaderboard's table shows them) otherwise;
+- `dist-<task>-<metric>.png`: per-example scores, as density histograms where each model has
+  many distinct values (paper Fig. 8), else as each seed's mean and the mean's 95 % interval
+  over seeds (0/1 scores, a handful of values).
 
-Each model keeps one colour in every figure of a leaderboard (`palette`). A figure is written
+Each model keeps one colour in every figure of a leaderboard (`palette`). A PNG is written
 as a palette PNG (256 colours, about a third of the bytes of matplotlib's RGBA file: these
-figures are committed beside the leaderboards), the same rows giving the same bytes.
-Perplexities are drawn on a log axis, and error bars get caps only where there is a spread
-(n > 1). Values that only compare within an objective or a model kind (a CWT loss and a CE
-loss; MLM and CLM perplexities) get one axis per group (`groups`), as the metric registry says.
+figures are committed beside the leaderboards); PDF and SVG carry no date; the same rows give
+the same bytes. Perplexities are drawn on a log axis with plain tick labels (20, 30, not
+2x10^1), and error bars get caps only where there is a spread (n > 1). Values that only
+compare within an objective or a model kind (a CWT loss and a CE loss; MLM and CLM
+perplexities) get one axis per group (`groups`), as the metric registry says; a causally
+fine-tuned model's loss is a CE loss, whatever its pretraining objective. A trivial model's
+score (the unigram model's perplexity) is flat along pretraining: it gets no curve.
 """
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
@@ -28,74 +34,27 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from PIL import Image
 
+from harness.report.distributions import plot_distributions
+from harness.report.figures import (
+    figure_path,
+    groups,
+    log_axis,
+    measured_objective,
+    metric_label,
+    palette,
+    save,
+)
 from harness.results.fields import SweepPoint, point_order
-from harness.results.leaderboard import aggregate, final_rows, preset_kind
-from harness.results.metrics import METRICS, direction, metric_info
-from zoo.writer import inside, replacing
-
-
-def _save(fig: Figure, title: str, path: Path) -> Path:
-    """Title, lay out, write and close a figure; its path."""
-    inch = 1 / fig.get_figheight()
-    fig.suptitle(title, y=1 - 0.08 * inch, va="top")
-    fig.tight_layout()
-    fig.subplots_adjust(top=1 - 0.65 * inch)  # the title's band above the panels' titles
-    rgba = io.BytesIO()
-    fig.savefig(rgba, format="png", dpi=110)
-    plt.close(fig)
-    with Image.open(rgba) as image, replacing(path) as tmp:  # on white: 256 colours do
-        image.convert("RGB").quantize(256).save(tmp, format="PNG", optimize=True)
-    return path
-
-
-def _png(out: Path, kind: str, *names: object) -> Path:
-    """The figure's file in `out`: `KIND-NAME-...png`, its names (a task, a metric, a sweep
-    key: data) with '/' as '_', one file name that stays in `out` (`zoo.writer.inside`)."""
-    name = "-".join([kind, *(str(n).replace("/", "_") for n in names)]) + ".png"
-    return inside(out, name, what="plot")
-
-
-def _label(metric: str) -> str:
-    if metric in METRICS:
-        m = METRICS.get(metric)
-        arrow = {True: " (higher is better)", False: " (lower is better)", None: ""}[
-            m.higher_is_better
-        ]
-        return f"{metric} [{m.unit}]{arrow}" if m.unit else f"{metric}{arrow}"
-    return metric
-
-
-def palette(df: pd.DataFrame) -> dict[str, Any]:
-    """One colour per model label of the leaderboard, the same in every figure."""
-    models = sorted(str(m) for m in df["model"].unique())
-    cmap = plt.get_cmap("tab10" if len(models) <= 10 else "tab20")
-    return {m: cmap(i % cmap.N) for i, m in enumerate(models)}
-
-
-def _kind(preset: object) -> str:
-    """The kind a plot groups a preset under: encoder, decoder, or "model" where unknown."""
-    kind = preset_kind(preset)
-    return kind if kind is not None else "model"
-
-
-def groups(d: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:
-    """The rows of one metric split by what its values compare within (`Metric.comparable`):
-    [("", all rows)], or one ("decoder · cwt", rows) per kind (and objective)."""
-    scope = metric_info(metric).comparable
-    if scope == "all" or d.empty:
-        return [("", d)]
-    kind = d["preset"].map({p: _kind(p) for p in d["preset"].unique()})
-    key = kind if scope == "kind" else kind + " · " + d["objective"].astype(str)
-    return [(str(k), g) for k, g in d.groupby(key, sort=True)]
+from harness.results.leaderboard import aggregate, final_rows
+from harness.results.metrics import direction, is_baseline, metric_info
 
 
 def _finish_axis(ax: Axes, metric: str, xlabel: str, title: str = "") -> None:
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(_label(metric))
+    ax.set_ylabel(metric_label(metric))
     if metric_info(metric).log_scale:
-        ax.set_yscale("log")
+        log_axis(ax)
     if title:
         ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
@@ -113,24 +72,27 @@ AXES = (
 )
 
 
-def plot_curves(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
+def plot_curves(
+    df: pd.DataFrame,
+    out: Path,
+    colors: dict[str, Any] | None = None,
+    formats: tuple[str, ...] = ("png",),
+) -> list[Path]:
     """One figure per task and metric evaluated at several steps: the metric against tokens,
-    FLOPs and training seconds, one line per model; one row of axes per comparable group."""
-    files, colors = [], colors or palette(df)
+    FLOPs and training seconds, one line per model; one row of axes per comparable group.
+    A trivial model's score (flat along pretraining) gets none."""
+    files: list[Path] = []
+    colors = colors or palette(df)
     steps = df.groupby(["model", "sweep", "task", "metric"])["step"].nunique().reset_index()
     along = steps[steps["step"] >= 2][["task", "metric"]].drop_duplicates()
+    along = along[~along["metric"].map(is_baseline)]
     for task, metric in along.itertuples(index=False):
         rows = groups(df[(df["task"] == task) & (df["metric"] == metric)], str(metric))
         fig, axes = plt.subplots(len(rows), len(AXES), figsize=(15, 4 * len(rows)), squeeze=False)
         for row, (group, d) in zip(axes, rows, strict=True):
             _curve_row(row, d, str(metric), group, colors)
-        files.append(
-            _save(
-                fig,
-                f"{task}: {metric} along pretraining",
-                _png(out, "curves", task, metric),
-            )
-        )
+        title = f"{task}: {metric} along pretraining (mean over seeds)"
+        files += save(fig, title, figure_path(out, "curves", task, metric), formats)
     return files
 
 
@@ -149,7 +111,7 @@ def _curve_row(
     for ax, (_, xlabel) in zip(row, AXES, strict=True):
         _finish_axis(ax, metric, xlabel, group)
     if (pd.to_numeric(d["train_flops"], errors="coerce") > 0).any():  # rows may record none
-        row[1].set_xscale("log")
+        log_axis(row[1], "x")
     row[0].legend(fontsize=8)
 
 
@@ -201,10 +163,16 @@ def _sweep_panels(d: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     ]
 
 
-def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
+def plot_sweeps(
+    df: pd.DataFrame,
+    out: Path,
+    colors: dict[str, Any] | None = None,
+    formats: tuple[str, ...] = ("png",),
+) -> list[Path]:
     """One figure per sweep key: a panel per task and metric (four to a row), a line per
     model over the key's values (mean and std over seeds at the final checkpoint)."""
-    files, colors = [], colors or palette(df)
+    files: list[Path] = []
+    colors = colors or palette(df)
     points = [SweepPoint.of(s).values for s in df["sweep"].unique()]
     keys = sorted({k for p in points for k in p if k not in ("objective", "preset")})
     for key in keys:
@@ -226,15 +194,26 @@ def plot_sweeps(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = Non
                 )
             _finish_axis(ax, metric, key, title)
             ax.legend(fontsize=8)
-        files.append(_save(fig, f"sweep over {key}", _png(out, "sweep", key)))
+        title = f"sweep over {key} (mean ± std over seeds)"
+        files += save(fig, title, figure_path(out, "sweep", key), formats)
     return files
 
 
-def plot_bars(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None) -> list[Path]:
-    files, colors = [], colors or palette(df)
+def plot_bars(
+    df: pd.DataFrame,
+    out: Path,
+    colors: dict[str, Any] | None = None,
+    formats: tuple[str, ...] = ("png",),
+) -> list[Path]:
+    """One figure per task: each metric with a direction per model, mean ± std over seeds
+    at the final checkpoint (the leaderboard table's statistic), each seed's value a dot."""
+    files: list[Path] = []
+    colors = colors or palette(df)
     agg = aggregate(df)
     presets = df.drop_duplicates("model").set_index("model")[["preset"]]
-    agg = agg.join(presets, on="model")  # aggregate() carries the objective already
+    agg = agg.join(presets, on="model")
+    measured = measured_objective(df).groupby(df["model"]).first()  # a fine-tuned one's: ce
+    agg["objective"] = agg["model"].map(measured)
     for task, t in agg.groupby("task"):
         panels = [
             (metric, group, g)
@@ -253,7 +232,9 @@ def plot_bars(df: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None)
                 group,
                 colors,
             )
-        files.append(_save(fig, f"{task}", _png(out, "bars", task)))
+        files += save(
+            fig, f"{task} (mean ± std over seeds)", figure_path(out, "bars", task), formats
+        )
     return files
 
 
@@ -268,62 +249,39 @@ def _bar_panel(ax: Axes, m: pd.DataFrame, metric: str, group: str, colors: dict[
         for i, (mean, colour) in enumerate(zip(m["mean"], colours, strict=True)):
             err = None if yerr is None else [yerr.iloc[i]]
             ax.errorbar([i], [mean], yerr=err, fmt="o", color=colour, capsize=_caps(m["n"]))
-        ax.set_yscale("log")
+        log_axis(ax)
     else:
         ax.bar(range(len(m)), m["mean"], yerr=yerr, capsize=_caps(m["n"]), color=colours)
+    for i, seeds in enumerate(m["by_seed"]):  # each seed's value: the spread behind a mean
+        values = list(seeds.values()) if isinstance(seeds, dict) else []
+        if len(values) > 1:
+            ax.plot([i] * len(values), values, ".", color="black", alpha=0.6, markersize=4)
     ax.set_xticks(range(len(m)), names, rotation=35, ha="right", fontsize=7)
     ax.set_xlim(-0.6, len(m) - 0.4)
-    ax.set_title(_label(metric) + (f"\n{group}" if group else ""), fontsize=8)
+    ax.set_title(metric_label(metric) + (f"\n{group}" if group else ""), fontsize=8)
     ax.grid(axis="y", alpha=0.3)
 
 
-def plot_distributions(
-    samples: pd.DataFrame, out: Path, colors: dict[str, Any] | None = None
+def make_plots(
+    df: pd.DataFrame,
+    out: Path,
+    samples: pd.DataFrame | None = None,
+    formats: tuple[str, ...] = ("png",),
 ) -> list[Path]:
-    """`dist-<task>-<metric>.png`: the per-example scores of each model at its latest step,
-    as overlaid density histograms (paper Fig. 8 for the synonym cosines)."""
-    files, colors = [], colors or palette(samples)
-    for (task, metric), d in samples.groupby(["task", "metric"]):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for model, g in d.groupby("model"):
-            last = g[g["step"].fillna(-1) == g["step"].fillna(-1).max()]
-            mean = float(last["value"].mean())
-            ax.hist(
-                last["value"],
-                bins=40,
-                density=True,
-                histtype="step",
-                linewidth=1.5,
-                label=f"{model} (mean {mean:.3f}, n={len(last)})",
-                color=colors[str(model)],
-            )
-        ax.set_xlabel(_label(str(metric)))
-        ax.set_ylabel("density")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        files.append(
-            _save(
-                fig,
-                f"{task}: distribution of {metric}",
-                _png(out, "dist", task, metric),
-            )
-        )
-    return files
-
-
-def make_plots(df: pd.DataFrame, out: Path, samples: pd.DataFrame | None = None) -> list[Path]:
+    """Every figure of the rows (and per-example `samples`) into `out`, in each of
+    `formats`: the comparisons first (bars, sweeps, curves), the distributions after."""
     out.mkdir(parents=True, exist_ok=True)
     if df.empty:
         return []
     colors = palette(pd.concat([df[["model"]], samples[["model"]]]) if samples is not None else df)
     dists = (
-        plot_distributions(samples, out, colors)
+        plot_distributions(samples, out, colors, formats, rows=final_rows(df))
         if samples is not None and not samples.empty
         else []
     )
     return (
-        plot_curves(df, out, colors)
-        + plot_sweeps(df, out, colors)
-        + plot_bars(df, out, colors)
+        plot_bars(df, out, colors, formats)
+        + plot_sweeps(df, out, colors, formats)
+        + plot_curves(df, out, colors, formats)
         + dists
     )

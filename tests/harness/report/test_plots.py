@@ -103,9 +103,12 @@ def test_values_compare_only_within_their_group() -> None:
 
 def test_colours_log_axes_and_caps(tmp_path, monkeypatch) -> None:
     figures: dict[str, Any] = {}
-    monkeypatch.setattr(
-        plots, "_save", lambda fig, title, path: figures.update({title: fig}) or path
-    )
+
+    def keep(fig: Any, title: str, path: Any, formats: Any = ("png",)) -> list[Any]:
+        figures[title.split(" (")[0]] = fig
+        return [path]
+
+    monkeypatch.setattr(plots, "save", keep)
     df = _board()
     make_plots(df, tmp_path)
     colours: dict[str, set] = {}
@@ -126,6 +129,68 @@ def test_colours_log_axes_and_caps(tmp_path, monkeypatch) -> None:
     assert error_bars  # the perplexity points carry error bars
     assert all(len(c.lines[1]) == 0 for c in error_bars)  # one seed: no caps
     assert plots.palette(df.iloc[::-1]) == plots.palette(df)
+    _plain_log_ticks(list(figures.values()))
+
+
+def _plain_log_ticks(figures: list[Any]) -> None:
+    """Log axes read as plain numbers, never 2x10^2."""
+    for fig in figures:
+        fig.canvas.draw()
+        for ax in [a for a in fig.axes if a.get_yscale() == "log"]:
+            labels = [t.get_text() for t in ax.get_yticklabels(which="both")]
+            assert any(labels) and not any("10^" in t or "times" in t for t in labels)
+
+
+def test_a_fine_tuned_models_loss_shares_the_ce_axis_never_cwts() -> None:
+    """A causally fine-tuned headless decoder's validation loss is a CE loss: its panel is
+    the CE models', never the CWT loss's."""
+    df = _board()
+    tuned = df[df["model"] == "bert-cwt"].assign(
+        model="pythia-cwt-ft",
+        preset="pythia-tiny",
+        config=json.dumps({"finetune_causal": True}),
+    )
+    loss = pd.concat([df, tuned])
+    loss = loss[loss["metric"] == "val_loss"]
+    by_group = {g: sorted(set(d["model"])) for g, d in groups(loss, "val_loss")}
+    assert by_group["decoder · ce"] == ["pythia-ce", "pythia-cwt-ft"]
+    assert "decoder · cwt" not in by_group
+
+
+def test_pdf_and_svg_are_written_and_the_same_rows_give_the_same_bytes(tmp_path) -> None:
+    first = make_plots(_board(), tmp_path / "a", formats=("png", "pdf", "svg"))
+    again = make_plots(_board(), tmp_path / "b", formats=("png", "pdf", "svg"))
+    assert {p.suffix for p in first} == {".png", ".pdf", ".svg"}
+    for a, b in zip(first, again, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    assert first[1].read_bytes().startswith(b"%PDF") and b"<svg" in first[2].read_bytes()
+
+
+def test_a_handful_of_scores_is_drawn_as_seed_points_and_an_interval(tmp_path, monkeypatch):
+    """0/1 per-example scores get no histogram: each seed's mean, and the mean's interval
+    over the seeds."""
+    from harness.report import distributions
+
+    figures: dict[str, Any] = {}
+    monkeypatch.setattr(
+        distributions,
+        "save",
+        lambda fig, title, path, formats=(): figures.update({title: fig}) or [path],
+    )
+    samples = pd.DataFrame(
+        [
+            {"model": m, "seed": seed, "step": 10, "task": "t", "metric": "acc", "key": str(i),
+             "value": float(i < 20 + 3 * seed + 5 * (m == "b")), "cell_id": f"{m}{seed}",
+             "sweep": "{}"}
+            for m in ("a", "b") for seed in (0, 1, 2) for i in range(40)
+        ]
+    )  # fmt: skip
+    distributions.plot_distributions(samples, tmp_path)
+    (fig,) = figures.values()
+    (ax,) = fig.axes
+    assert not ax.patches  # no histogram bars
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert len(ax.containers) == 2  # one interval a model: three seeds each
 
 
 def test_hlm_plot_says_what_it_replaced_and_the_committed_plots_are_its_own(
