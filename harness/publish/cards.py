@@ -24,6 +24,7 @@ import pandas as pd
 import yaml
 from tabulate import tabulate
 
+from harness.publish.rebuild import Rebuild, intermediate, rebuild_config
 from harness.report.tables import render
 from harness.report.view import leaderboard_view
 from harness.results.fields import cell_config
@@ -186,19 +187,39 @@ def _facts(meta: CheckpointMetadata) -> list[str]:
     ]
 
 
-def _config_block(meta: CheckpointMetadata) -> list[str]:
-    """The run config that made the weights (loss options included), as `hlm pretrain
-    --config` reads it; nothing for a checkpoint that predates its record."""
-    if not meta.config:
+def _config_block(rebuild: Rebuild | None) -> list[str]:
+    """The run that rebuilds the weights (every setting, loss options included), as `hlm
+    pretrain --config` reads it in this repository (`harness.publish.rebuild`); nothing for
+    a checkpoint that predates its record."""
+    if rebuild is None:
         return []
-    text = yaml.safe_dump(meta.config, sort_keys=True).rstrip()
-    return ["## Training configuration", "", "```yaml", text, "```", ""]
+    text = yaml.safe_dump(rebuild.config, sort_keys=True).rstrip()
+    how = (
+        "Save the block below as `config.yaml` in a clone of this repository; "
+        "`hlm pretrain --config config.yaml --output-dir OUT` trains these weights again."
+    )
+    return [
+        "## Training configuration",
+        "",
+        how,
+        "",
+        *rebuild.notes,
+        "",
+        "```yaml",
+        text,
+        "```",
+        "",
+    ]
 
 
-def _results_table(rows: pd.DataFrame) -> list[str]:
+def _results_table(rows: pd.DataFrame, step: int | None = None) -> list[str]:
+    """The rows of the checkpoint: its run's final rows, or for an intermediate checkpoint
+    (`step`) the rows of that step."""
+    if step is not None:
+        rows = rows[rows["step"] == step]
     if rows.empty:
         return ["No leaderboard rows were found for this checkpoint.", ""]
-    latest = final_rows(rows)
+    latest = final_rows(rows) if step is None else rows
     table = latest[["suite", "task", "metric", "value", "seed", "step"]].sort_values(
         ["suite", "task", "metric", "seed"]
     )
@@ -237,6 +258,9 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOpt
 
     meta = read_metadata(checkpoint)
     auto = FAMILIES.get(meta.family).auto_class_name
+    step = meta.steps if intermediate(checkpoint) else None
+    if step is not None:
+        rows = rows[rows["step"] == step]
     made_by = "headless-zoo" + (f" ({options.repository_url})" if options.repository_url else "")
     lines = [
         f"# {md_heading(repo.split('/')[-1])}",
@@ -246,9 +270,14 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOpt
         "",
         purpose(meta),
         "",
+        *(
+            [f"**An intermediate checkpoint**: step {step} of its run, not its final weights.", ""]
+            if step is not None
+            else []
+        ),
         *_facts(meta),
         "",
-        *_config_block(meta),
+        *_config_block(rebuild_config(checkpoint, meta, options.base_model)),
         "## How to load",
         "",
         "```python",
@@ -260,7 +289,7 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOpt
         "",
         "## Results",
         "",
-        *_results_table(rows),
+        *_results_table(rows, step),
         "## Citation",
         "",
         BIBTEX,

@@ -35,6 +35,7 @@ from harness.publish.manifest import (
     stage_folder,
     warn_left_out,
 )
+from harness.publish.rebuild import rebuild_config
 from harness.results.fields import cell_config
 from harness.results.leaderboard import (
     known_model,
@@ -46,6 +47,7 @@ from harness.results.schema import COLUMNS, SCHEMA_VERSION, folder_version
 from harness.suite.record import SUITE_FILE
 from zoo.checkpoint_files import check_weights
 from zoo.errors import UserError
+from zoo.reader import read_text
 from zoo.train.checkpoint import hf_config, load_model
 from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
@@ -183,13 +185,19 @@ def publish_model(
     entries = checkpoint_manifest(ckpt)  # what its save wrote: the only files copied
     rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
     refuse_unpublishable(rows, str(ckpt))
-    text = model_card(ckpt, repo, rows, card or CardOptions())
+    options = card or CardOptions()
+    text = model_card(ckpt, repo, rows, options)
+    rebuild = rebuild_config(ckpt, read_metadata(ckpt), options.base_model)
+    plugins = rebuild.plugins if rebuild is not None else []
 
     warn_left_out(ckpt, left_out(ckpt, entries, lambda n: n in (STATE, LEGACY_STATE, SHARDED)))
 
     def stage(d: Path) -> None:
         copy_checkpoint(entries, d)  # with a commit marker of the files it holds
         write_text(d / "README.md", text)
+        for source, name in plugins:  # the code its card's config names
+            (d / name).parent.mkdir(parents=True, exist_ok=True)
+            write_text(d / name, read_text(source, "a plugin file"))
 
     return _publish(
         stage,

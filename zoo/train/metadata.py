@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, Literal
@@ -193,9 +194,22 @@ def read_metadata(folder: str | Path) -> CheckpointMetadata:
         raise UserError(format_validation_error(exc, str(f))) from None
 
 
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")  # owner/name, as the Hub names repositories
+
+
 def find_metadata(folder: str | Path) -> CheckpointMetadata | None:
-    """The metadata where the folder has it; None for a foreign checkpoint (a hub id, a plain
-    HF folder). A metadata file that is present but unreadable is an error, never None."""
-    if not (Path(folder) / METADATA).is_file():
+    """The metadata where the folder has it, or for a Hub id the file its repository holds
+    (a published headless-zoo checkpoint, downloaded or in the local cache); None for a
+    foreign checkpoint (a plain HF folder or repository). A metadata file that is present but
+    unreadable is an error, never None."""
+    if (Path(folder) / METADATA).is_file():
+        return read_metadata(folder)
+    if Path(folder).exists() or not HUB_ID.match(str(folder)):
         return None
-    return read_metadata(folder)
+    from huggingface_hub import hf_hub_download
+
+    try:
+        local = hf_hub_download(str(folder), METADATA)
+    except Exception:  # not a headless-zoo repository, or offline without it cached
+        return None
+    return read_metadata(Path(local).parent)

@@ -36,7 +36,7 @@ from zoo.train.checkpoint import load_model
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.layout import RUN_FILES, inputs_at_risk, run_written
-from zoo.train.metadata import find_metadata, read_metadata
+from zoo.train.metadata import CheckpointMetadata, find_metadata, read_metadata
 from zoo.train.optim import make_optimizer
 from zoo.train.recipe import ResolvedRecipe, resolve_recipe, unreached_peak
 from zoo.train.resume import check_same_text, restore, resume_changes, resume_point
@@ -305,6 +305,12 @@ def check_output_dir(out: Path, overwrite: bool, inputs: dict[str, str | None]) 
     shutil.rmtree(out)
 
 
+def parent_metadata(init_from: str) -> CheckpointMetadata:
+    """The metadata of the checkpoint a run starts from: a folder's, or a Hub repository's
+    (a published headless-zoo checkpoint); an error naming the missing file otherwise."""
+    return find_metadata(init_from) or read_metadata(init_from)
+
+
 def setup(
     cfg: PretrainConfig, resume: bool | str, ctx: DistContext, until: int | None = None
 ) -> Run:
@@ -374,7 +380,7 @@ def setup(
         corpus_contents=contents,
     )
     if lineage.causal_finetune:  # fine-tuning continues the pretraining budget (paper Fig. 4)
-        base = read_metadata(str(cfg.init_from))
+        base = parent_metadata(str(cfg.init_from))
         run.counters = Counters(0, base.tokens_seen, base.train_flops, base.wall_seconds)
         run.start_tokens = base.tokens_seen
     if checkpoint is not None:
