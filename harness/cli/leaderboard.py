@@ -4,6 +4,7 @@ significance marks against the baseline (`harness.report.view.leaderboard_view`)
     hlm leaderboard paper-cpu-encoder
     hlm leaderboard paper-cpu-encoder --format csv > rows.csv     # the long table
     hlm leaderboard paper-cpu-decoder --at tokens=5e6             # at a matched budget
+    hlm leaderboard cpu-ladder --separation   # where each model separates from its twin
     hlm leaderboard --migrate                 # every folder under leaderboards/, to schema 2
 """
 
@@ -22,6 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "suite",
         nargs="?",
         help="suite name or YAML path (with --migrate: default every folder under --leaderboards)",
+    )
+    p.add_argument(
+        "--separation",
+        action="store_true",
+        help="instead: where each model's gap to its untrained twin first clears the "
+        "instrument's gate margin along pretraining (tokens, CPU-hours, seed interval)",
     )
     p.add_argument(
         "--migrate",
@@ -83,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     if args.suite is None:
         raise UserError("give a suite (name or YAML path), or --migrate")
     directory, df = read_rows(args.leaderboards, args.suite)
+    if args.separation:
+        return _separation(df)
     if args.at:
         df = _at_budget(df, args.at)
     suite = last_suite(directory)
@@ -96,6 +105,23 @@ def run(args: argparse.Namespace) -> int:
         print()
         for line in notes:
             print(textwrap.fill(line, width))
+    return 0
+
+
+def _separation(df: Any) -> int:
+    """`--separation`: the table of `harness.report.separation`."""
+    from tabulate import tabulate
+
+    from harness.report.separation import separation_table
+
+    table = separation_table(df)
+    if table.empty:
+        raise UserError("no untrained twin (a model of the same preset at step 0) with rows")
+    print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github"))
+    print(
+        "\nseparates: the gap's 95 % interval over seeds (one seed: the gap) clears the gate's "
+        "margin; the seed is the unit; CPU-hours are training's (one thread)"
+    )
     return 0
 
 

@@ -9,7 +9,9 @@
   leaderboard's table shows them) otherwise;
 - `dist-<task>-<metric>.png`: per-example scores, as density histograms where each model has
   many distinct values (paper Fig. 8), else as each seed's mean and the mean's 95 % interval
-  over seeds (0/1 scores, a handful of values).
+  over seeds (0/1 scores, a handful of values);
+- `separation.png`: where a suite has untrained twins, each model's gap to its twin along
+  pretraining on each instrument, with the gate's margin (`harness.report.separation`).
 
 Each model keeps one colour in every figure of a leaderboard (`palette`). A PNG is written
 as a palette PNG (256 colours, about a third of the bytes of matplotlib's RGBA file: these
@@ -45,6 +47,7 @@ from harness.report.figures import (
     palette,
     save,
 )
+from harness.report.separation import plot_separation
 from harness.results.fields import SweepPoint, point_order
 from harness.results.leaderboard import aggregate, final_rows
 from harness.results.metrics import direction, is_baseline, metric_info
@@ -281,6 +284,7 @@ def make_plots(
     )
     return (
         plot_bars(df, out, colors, formats)
+        + plot_separation(df, out, formats)
         + plot_sweeps(df, out, colors, formats)
         + plot_curves(df, out, colors, formats)
         + dists

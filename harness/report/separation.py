@@ -1,0 +1,178 @@
+"""Where pretraining shows: for each pretrained model and instrument, the gap to its untrained
+twin (same preset, no steps) at every checkpoint along pretraining, and the first checkpoint
+where that gap clears the instrument's gate margin (the cpu-ladder's question).
+
+The seed is the unit: at each checkpoint, each seed's value minus its twin's (the twin's seed
+mean where the twin lacks that seed), then the mean gap over seeds with its 95 % t interval.
+A gap separates where the interval's low end clears the margin (with one seed: the gap
+itself, said so). The margins are the gates' own (`TaskType.gates`: SST-2 probe 0.02,
+fine-tuned SST-2 0.05, MRPC F1 0.02, BLiMP 0.02); STS-B is drawn as a comparison and never
+separates, as its gates have no bar against the twin.
+
+    hlm leaderboard cpu-ladder --separation     # the table
+    hlm plot cpu-ladder                          # and separation-<instrument> figures
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib import pyplot as plt
+
+from harness.report.figures import figure_path, palette, save
+from harness.results.stats import differences, magnitude
+from harness.tasks import TASKS
+
+
+@dataclass(frozen=True)
+class Instrument:
+    """One instrument: the rows it reads and the gate whose margin says "separated"
+    (`gate`: task type and key in its `gates`; None: a comparison, no bar)."""
+
+    name: str
+    task: str
+    metric: str
+    gate: tuple[str, str] | None
+
+    def margin(self) -> float | None:
+        if self.gate is None:
+            return None
+        kind, key = self.gate
+        gate = TASKS.get(kind).gates[key]
+        return gate.margin if gate.twin else None
+
+
+INSTRUMENTS = (
+    Instrument("SST-2 probe", "probe/sst2/mean", "accuracy", ("probe", "sst2")),
+    Instrument("fine-tuned SST-2", "glue/sst2", "accuracy", ("glue", "sst2")),
+    Instrument("fine-tuned MRPC", "glue/mrpc", "f1", ("glue", "mrpc")),
+    Instrument("BLiMP", "blimp", "accuracy", ("blimp", "blimp")),
+    Instrument("STS-B probe (comparison)", "probe/stsb/mean-cosine", "pearson", None),
+    Instrument("fine-tuned STS-B (comparison)", "glue/stsb", "pearson", None),
+)
+
+
+def twins(df: pd.DataFrame) -> dict[str, str]:
+    """Each pretrained model's untrained twin: the model of the same preset whose rows are
+    all at step 0."""
+    steps = df.groupby("model")["step"].max()
+    untrained = {
+        str(df.loc[df["model"] == m, "preset"].iloc[0]): m for m in steps[steps == 0].index
+    }
+    presets = df.drop_duplicates("model").set_index("model")["preset"]
+    return {
+        str(m): untrained[str(p)]
+        for m, p in presets.items()
+        if str(p) in untrained and untrained[str(p)] != m
+    }
+
+
+def gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
+    """Per pretrained model and checkpoint: tokens seen, CPU-hours, the mean gap to the twin
+    over seeds with its 95 % interval, and the seeds behind it."""
+    d = df[(df["task"] == instrument.task) & (df["metric"] == instrument.metric)]
+    out = []
+    for model, twin in twins(df).items():
+        base = d[d["model"] == twin].groupby("seed")["value"].mean()
+        mine = d[d["model"] == model]
+        if base.empty or mine.empty:
+            continue
+        for _, at in mine.groupby("step"):
+            seeds = at.groupby("seed")["value"].mean()
+            twin_of_seed = [base.get(s, base.mean()) for s in seeds.index]
+            gap = seeds - twin_of_seed
+            c = differences(gap.to_numpy(), "seeds", magnitude(seeds))
+            out.append(
+                {
+                    "model": model,
+                    "step": int(at["step"].iloc[0]),
+                    "tokens": float(at["tokens_seen"].max()),
+                    "cpu_hours": float(at["train_seconds"].max()) / 3600,
+                    "gap": c.delta,
+                    "low": c.low,
+                    "high": c.high,
+                    "seeds": len(gap),
+                }
+            )
+    return pd.DataFrame(out)
+
+
+def _first_separated(g: pd.DataFrame, margin: float) -> tuple[Any, bool]:
+    """The first checkpoint whose gap clears `margin` (its interval's low end; the gap with
+    one seed), and whether every later checkpoint clears it too."""
+    end = g["low"].where(g["seeds"] > 1, g["gap"]).fillna(g["gap"])
+    cleared = (end > margin).to_numpy()
+    if not cleared.any():
+        return None, False
+    first = int(cleared.argmax())
+    return g.iloc[first], bool(cleared[first:].all())
+
+
+def separation_table(df: pd.DataFrame) -> pd.DataFrame:
+    """A row per model and gated instrument: where it first separates from its twin (tokens,
+    CPU-hours), whether it stays, and the gap at the last checkpoint with its interval."""
+    rows = []
+    for inst in INSTRUMENTS:
+        margin = inst.margin()
+        g_all = gaps(df, inst)
+        for model, g in g_all.groupby("model") if not g_all.empty else []:
+            g = g.sort_values("step")
+            last = g.iloc[-1]
+            first, stays = _first_separated(g, margin) if margin is not None else (None, False)
+            rows.append(
+                {
+                    "model": model,
+                    "instrument": inst.name,
+                    "margin": "comparison" if margin is None else f"{margin:g}",
+                    "separates at (M tokens)": ""
+                    if first is None
+                    else f"{first['tokens'] / 1e6:.1f}",
+                    "CPU-hours then": "" if first is None else f"{first['cpu_hours']:.2f}",
+                    "stays": "" if first is None else ("yes" if stays else "no"),
+                    "last gap [95 % CI]": _interval(last),
+                    "at (M tokens)": f"{last['tokens'] / 1e6:.1f}",
+                    "seeds": int(last["seeds"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _interval(r: pd.Series) -> str:
+    if r["seeds"] < 2 or math.isnan(r["low"]):
+        return f"{r['gap']:+.3f} (one seed)" if r["seeds"] < 2 else f"{r['gap']:+.3f}"
+    return f"{r['gap']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
+
+
+def plot_separation(df: pd.DataFrame, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
+    """`separation.png`: a panel per instrument, the gap to the twin against tokens, one line
+    per model with its seed interval as a band, the gate's margin dashed."""
+    panels = [(inst, gaps(df, inst)) for inst in INSTRUMENTS]
+    panels = [(inst, g) for inst, g in panels if not g.empty]
+    if not panels:
+        return []
+    colors = palette(df)
+    cols = min(3, len(panels))
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    for ax, (inst, g) in zip(axes.flat, panels, strict=False):
+        for model, line in g.sort_values("tokens").groupby("model"):
+            x = line["tokens"] / 1e6
+            ax.plot(x, line["gap"], marker="o", markersize=3, label=model, color=colors[str(model)])
+            ax.fill_between(x, line["low"], line["high"], alpha=0.2, color=colors[str(model)])
+        margin = inst.margin()
+        ax.axhline(0, color="grey", linewidth=0.8)
+        if margin is not None:
+            ax.axhline(margin, color="black", linestyle="--", linewidth=0.8, label="gate margin")
+        ax.set_title(inst.name + ("" if margin is not None else " (no bar)"), fontsize=9)
+        ax.set_xlabel("tokens seen (M)")
+        ax.set_ylabel(f"{inst.metric}: model - untrained twin")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    title = "gap to the untrained twin along pretraining (mean over seeds, 95 % interval)"
+    return save(fig, title, figure_path(out, "separation"), formats)
