@@ -228,12 +228,12 @@ def request(args: argparse.Namespace) -> EvaluateRequest:
         device=args.device,
         lm_eval_settings={
             "gen_kwargs": merged(args.gen_kwargs),
-            "apply_chat_template": args.apply_chat_template,
+            "apply_chat_template": args.apply_chat_template or None,  # None: not given
             "fewshot_as_multiturn": args.fewshot_as_multiturn,
             "system_instruction": args.system_instruction,
             "use_cache": args.use_cache,
-            "write_out": args.write_out,
-            "predict_only": args.predict_only,
+            "write_out": args.write_out or None,
+            "predict_only": args.predict_only or None,
             "metadata": merged(args.metadata),
         },
         dtype=args.dtype,

@@ -71,7 +71,7 @@ class EvaluateRequest:
     leaderboard: str | None
     progress: bool
     # lm-eval's other settings (gen_kwargs, apply_chat_template, metadata...), as the task's
-    # params name them; an unset one is None or False
+    # params name them; one not given is None
     lm_eval_settings: dict[str, Any] = field(default_factory=dict)
 
 
@@ -196,7 +196,7 @@ def adhoc_suite(req: EvaluateRequest, name: str) -> Suite:
         # a Hub id's revision goes to lm-eval; a local run's named the step folder above
         "revision": None if Path(checkpoint).is_dir() else margs.get("revision"),
         "max_length": _max_length(margs),
-        **{k: v for k, v in req.lm_eval_settings.items() if v not in (None, False)},
+        **{k: v for k, v in req.lm_eval_settings.items() if v is not None},
     }
     data = {
         "name": name,
