@@ -13,6 +13,9 @@
 - `separation.png`: where a suite has untrained twins, each model's gap to its twin along
   pretraining on each instrument, with the gate's margin (`harness.report.separation`).
 
+A task family with more than 12 sub-tasks (BLiMP's paradigms) gets figures of its overall
+rows only; the sub-tasks stay in the leaderboard's tables.
+
 Each model keeps one colour in every figure of a leaderboard (`palette`). A PNG is written
 as a palette PNG (256 colours, about a third of the bytes of matplotlib's RGBA file: these
 figures are committed beside the leaderboards); PDF and SVG carry no date; the same rows give
@@ -265,6 +268,20 @@ def _bar_panel(ax: Axes, m: pd.DataFrame, metric: str, group: str, colors: dict[
     ax.grid(axis="y", alpha=0.3)
 
 
+MAX_SUBTASKS = 12  # a family with more sub-tasks (BLiMP's 67 paradigms) is drawn whole only
+
+
+def drawn_tasks(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows that get figures: a task family with more than `MAX_SUBTASKS` sub-tasks
+    (`blimp/<paradigm>`) is drawn by its overall rows (`blimp`) alone; its sub-tasks stay in
+    the leaderboard's tables."""
+    family = df["task"].astype(str).str.split("/").str[0]
+    subtask = df["task"].astype(str).str.contains("/")
+    many = df[subtask].groupby(family[subtask])["task"].nunique()
+    crowded = set(many[many > MAX_SUBTASKS].index)
+    return df[~(subtask & family.isin(crowded))]
+
+
 def make_plots(
     df: pd.DataFrame,
     out: Path,
@@ -274,6 +291,7 @@ def make_plots(
     """Every figure of the rows (and per-example `samples`) into `out`, in each of
     `formats`: the comparisons first (bars, sweeps, curves), the distributions after."""
     out.mkdir(parents=True, exist_ok=True)
+    df = drawn_tasks(df)
     if df.empty:
         return []
     colors = palette(pd.concat([df[["model"]], samples[["model"]]]) if samples is not None else df)

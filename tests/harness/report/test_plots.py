@@ -216,3 +216,15 @@ def test_hlm_plot_says_what_it_replaced_and_the_committed_plots_are_its_own(
     (board / "_plots" / made[0].name).write_bytes(b"stale")
     assert hlm(["plot", "paper-cpu-batch", "--leaderboards", str(tmp_path)]) == 0
     assert f"{made[0].name} (replaced)" in capsys.readouterr().out
+
+
+def test_a_family_of_many_sub_tasks_is_drawn_by_its_overall_rows(tmp_path) -> None:
+    """BLiMP's 67 paradigms get no figure each: the overall `blimp` rows are drawn, the
+    paradigms stay in the tables; a family of a few sub-tasks (GLUE's) is drawn per task."""
+    rows = [row("m", "accuracy", 0.6, task="blimp")]
+    rows += [row("m", "accuracy", 0.5, task=f"blimp/p{i}") for i in range(plots.MAX_SUBTASKS + 1)]
+    rows += [row("m", "accuracy", 0.7, task=f"glue/t{i}") for i in range(3)]
+    kept = set(plots.drawn_tasks(pd.DataFrame(rows))["task"])
+    assert kept == {"blimp", "glue/t0", "glue/t1", "glue/t2"}
+    names = {p.name for p in make_plots(pd.DataFrame(rows), tmp_path)}
+    assert "bars-blimp.png" in names and not any(n.startswith("bars-blimp_p") for n in names)
