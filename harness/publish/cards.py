@@ -252,7 +252,13 @@ def _card_data(
     )
 
 
-def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOptions) -> str:
+def model_card(
+    checkpoint: Path,
+    repo: str,
+    rows: pd.DataFrame,
+    options: CardOptions,
+    rebuild: Rebuild | None = None,
+) -> str:
     """The model card of `checkpoint`, with its leaderboard `rows`."""
     from huggingface_hub import ModelCard
 
@@ -277,7 +283,7 @@ def model_card(checkpoint: Path, repo: str, rows: pd.DataFrame, options: CardOpt
         ),
         *_facts(meta),
         "",
-        *_config_block(rebuild_config(checkpoint, meta, options.base_model)),
+        *_config_block(rebuild or rebuild_config(checkpoint, meta, options.base_model)),
         "## How to load",
         "",
         "```python",

@@ -179,15 +179,15 @@ def publish_model(
     if not (ckpt / "config.json").is_file():
         raise UserError(f"{checkpoint}: not a checkpoint folder (no config.json)")
     hf_config(str(ckpt))  # its files as written (commit marker) and a config that reads
-    read_metadata(ckpt)  # a clear error for a folder without (or with a foreign) metadata
+    meta = read_metadata(ckpt)  # a clear error for a folder without (or a foreign) metadata
     check_weights(ckpt)  # headers that tell the truth, every weight finite (regular files)
     load_model(str(ckpt))  # weights that fit the architecture its config names
     entries = checkpoint_manifest(ckpt)  # what its save wrote: the only files copied
     rows = rows_for_checkpoint(ckpt, leaderboards, suite, label)
     refuse_unpublishable(rows, str(ckpt))
     options = card or CardOptions()
-    text = model_card(ckpt, repo, rows, options)
-    rebuild = rebuild_config(ckpt, read_metadata(ckpt), options.base_model)
+    rebuild = rebuild_config(ckpt, meta, options.base_model)  # the card's config, its plugins
+    text = model_card(ckpt, repo, rows, options, rebuild)
     plugins = rebuild.plugins if rebuild is not None else []
 
     warn_left_out(ckpt, left_out(ckpt, entries, lambda n: n in (STATE, LEGACY_STATE, SHARDED)))

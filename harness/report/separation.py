@@ -142,8 +142,11 @@ def separation_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _interval(r: pd.Series) -> str:
-    if r["seeds"] < 2 or math.isnan(r["low"]):
-        return f"{r['gap']:+.3f} (one seed)" if r["seeds"] < 2 else f"{r['gap']:+.3f}"
+    """The gap with its interval; one seed, or seeds without spread, said so."""
+    if r["seeds"] < 2:
+        return f"{r['gap']:+.3f} (one seed)"
+    if math.isnan(r["low"]):
+        return f"{r['gap']:+.3f} (no spread)"
     return f"{r['gap']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}]"
 
 
