@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.publish.cards import CardOptions, dataset_card, model_card
+from harness.publish.cards import CardOptions, model_card
+from harness.publish.dataset_card import dataset_card
 from harness.publish.manifest import (
     checkpoint_manifest,
     copy_checkpoint,

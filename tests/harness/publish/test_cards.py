@@ -181,7 +181,7 @@ def test_a_pinned_benchmark_revision_reaches_the_model_index() -> None:
 def test_a_dataset_card_holds_the_table_as_hlm_leaderboard_shows_it(tmp_path) -> None:
     """The card's results carry the leaderboard's marks against the suite's baseline, with
     the footnote that says what they mean, and no best-epoch column (never tested)."""
-    from harness.publish.cards import dataset_card
+    from harness.publish.dataset_card import dataset_card
     from harness.results.leaderboard import write_cell
     from tests.harness.results.test_leaderboard import record_baseline, row
 
