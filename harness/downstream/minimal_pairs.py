@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from zoo.train.body_only import refuse_untrained_head
+
 if TYPE_CHECKING:
     import torch
 
@@ -35,6 +37,7 @@ def _vocab_logits(model: Any, spec: ModelSpec, scorer: Scorer) -> Callable[..., 
     import torch
 
     if scorer == "head":
+        refuse_untrained_head(model, "the head scorer")
         head = spec.vocab_head(model)
         return lambda h: torch.log_softmax(head.logits(h).float(), dim=-1)
     emb = spec.input_embeddings(model).weight  # (V, D)

@@ -32,6 +32,7 @@ from harness.tasks import TASKS
 from zoo.data.corpus import SYNTHETIC, hub_dataset, source_kind
 from zoo.models import FAMILIES
 from zoo.text import md_cell, md_code, md_heading
+from zoo.train.body_only import is_body_only
 from zoo.train.metadata import CheckpointMetadata, read_metadata
 
 PAPER = (
@@ -65,14 +66,20 @@ def _kind_text(meta: CheckpointMetadata) -> str:
     return ("headless " if meta.headless else "") + meta.kind
 
 
-def purpose(meta: CheckpointMetadata) -> str:
+def purpose(meta: CheckpointMetadata, body_only: bool = False) -> str:
     """What the checkpoint is for, in a sentence a Hub visitor reads first."""
     if meta.headless and meta.causal_finetune is None:
         if meta.kind == "encoder":
+            shipped = (
+                "It ships its transformer body alone (`AutoModel` loads it); a BERT pooler is "
+                "at its initialisation, as no objective here trains one. "
+                if body_only
+                else "Its masked-LM head was never trained: read its hidden states. "
+            )
             return (
-                "Its masked-LM head was never trained (the headless objective scores output "
-                "vectors against input embeddings), so it is no fill-mask model: use it as an "
-                "encoder to fine-tune on downstream tasks (GLUE, SuperGLUE, XNLI) or to embed text."
+                "Its headless objective scores output vectors against input embeddings and "
+                f"trains no masked-LM head, so it is no fill-mask model. {shipped}Fine-tune it "
+                "on downstream tasks (GLUE, SuperGLUE, XNLI) or embed text with it."
             )
         return (
             "Its LM head is its input embedding matrix (weight tying), never trained as a "
@@ -256,9 +263,11 @@ def model_card(
 ) -> str:
     """The model card of `checkpoint`, with its leaderboard `rows`."""
     from huggingface_hub import ModelCard
+    from transformers import AutoConfig
 
     meta = read_metadata(checkpoint)
-    auto = FAMILIES.get(meta.family).auto_class_name
+    body_only = is_body_only(AutoConfig.from_pretrained(checkpoint))
+    auto = "AutoModel" if body_only else FAMILIES.get(meta.family).auto_class_name
     step = meta.steps if intermediate(checkpoint) else None
     if step is not None:
         rows = rows[rows["step"] == step]
@@ -269,7 +278,7 @@ def model_card(
         f"A {_kind_text(meta)} pretrained with the `{meta.objective}` objective "
         f"(preset `{meta.preset}`) by {made_by}, following {PAPER}",
         "",
-        purpose(meta),
+        purpose(meta, body_only),
         "",
         *(
             [f"**An intermediate checkpoint**: step {step} of its run, not its final weights.", ""]

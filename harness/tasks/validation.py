@@ -80,6 +80,7 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
     from zoo.data.batches import MaskingConfig, PackedBlocks
     from zoo.data.cache import token_streams
     from zoo.tokenizers import load_tokenizer, special_ids
+    from zoo.train.body_only import refuse_untrained_head
     from zoo.train.checkpoint import load_model
     from zoo.train.evaluate import (
         CONTEXT_MIN_TOKENS,
@@ -107,6 +108,8 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
     special, batch = special_ids(tokenizer, spec.kind), params.batch_size or batch
     stream = token_streams(text[0], tokenizer, spec.kind).part(text[1])
     blocks = PackedBlocks(stream, seq_len, spec.kind, special)
+    if objective.needs_head:
+        refuse_untrained_head(model, f"validation by {objective.name}")
     module = TrainModule(model, spec, objective, options)
     scores = validation_batches(
         module,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +27,8 @@ from zoo.checkpoint_files import check_model_config, check_tokenizer_fits
 from zoo.errors import UserError, did_you_mean
 from zoo.models import family_of
 from zoo.train.atomic import COMMIT, atomic_dir_write, checkpoint_problem, write_commit
-from zoo.train.metadata import CheckpointMetadata, write_metadata
+from zoo.train.body_only import HEAD_SEED, allowed_gaps, body_model, is_body_only, unread_extras
+from zoo.train.metadata import CheckpointMetadata, find_metadata, write_metadata
 from zoo.train.safe_load import write_state
 
 log = logging.getLogger(__name__)
@@ -41,13 +44,18 @@ def save_checkpoint(
     training_state: dict[str, Any] | None = None,
     state_dict: dict[str, torch.Tensor] | None = None,
     tmp: Path | None = None,
+    body_only: bool = False,
 ) -> Path:
     """A checkpoint folder: the model (or `state_dict`, its gathered parameters, under its
-    config), the tokenizer, the metadata, the training state, the commit marker; written
-    into `tmp` (which may hold the sharded state already) and renamed to `path`."""
+    config; with `body_only`, its base model alone: `zoo.train.body_only`), the tokenizer, the
+    metadata, the training state, the commit marker; written into `tmp` (which may hold the
+    sharded state already) and renamed to `path`."""
 
     def write(tmp: Path) -> None:
-        model.save_pretrained(tmp, state_dict=state_dict)
+        if body_only:
+            body_model(model, state_dict, metadata.seed).save_pretrained(tmp)
+        else:
+            model.save_pretrained(tmp, state_dict=state_dict)
         tokenizer.save_pretrained(tmp)
         write_metadata(tmp, metadata)
         if training_state is not None:
@@ -154,11 +162,14 @@ def load_under_new_head(auto: Any, name_or_path: str, **kwargs: Any) -> PreTrain
     """A checkpoint's pretrained body under a task's new head (`auto`, e.g.
     AutoModelForSequenceClassification; `kwargs` to its from_pretrained). Only the head may
     start at random: the modules outside the base model (classifier, score) and BERT's pooler
-    (an MLM checkpoint has none, as Hugging Face's BertForMaskedLM builds none). A weight of
+    (an MLM checkpoint has none, as Hugging Face's BertForMaskedLM builds none; a body-only
+    one of ours holds it at initialisation, left unread). A weight of
     the body missing from the checkpoint, or of another shape, is an error naming it: a body
     left partly at random would be scored as the pretrained model. The pretraining head's
     weights (`cls.*`, an LM head) are the checkpoint's own and are left unread."""
-    hf_config(name_or_path)  # its files as written (commit marker) and a config that reads
+    config = hf_config(name_or_path)  # its files as written (commit marker), a config that reads
+    if is_body_only(config) and find_metadata(name_or_path) is not None:
+        kwargs = {"key_mapping": unread_extras(config), **kwargs}  # BERT's pooler, at init
     model, info = _from_pretrained(auto, name_or_path, **kwargs)
     body = f"{model.base_model_prefix}."
     new_body = [
@@ -171,8 +182,31 @@ def load_under_new_head(auto: Any, name_or_path: str, **kwargs: Any) -> PreTrain
 
 
 def _load_by_family(name_or_path: str) -> tuple[PreTrainedModel, Any]:
-    """A checkpoint through its family's Auto class, with the loading info."""
-    return _from_pretrained(family_of(hf_config(name_or_path)).auto_class(), name_or_path)
+    """A checkpoint through its family's Auto class, with the loading info. A body-only
+    checkpoint (a headless encoder's) gets its head at initialisation under a fixed seed,
+    and the info leaves out what it lacks by design (`zoo.train.body_only`)."""
+    config = hf_config(name_or_path)
+    auto = family_of(config).auto_class()
+    if not is_body_only(config):
+        return _from_pretrained(auto, name_or_path)
+    with torch.random.fork_rng(devices=[]), _transformers_quiet():  # its report: our gaps
+        torch.manual_seed(HEAD_SEED)
+        model, info = _from_pretrained(auto, name_or_path, key_mapping=unread_extras(config))
+    log.info("%s: a body-only checkpoint; its unread head is at initialisation", name_or_path)
+    return model, allowed_gaps(model, info)
+
+
+@contextmanager
+def _transformers_quiet() -> Iterator[None]:
+    """transformers' loading report held back (its level raised to errors for the block)."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
 
 
 def _from_pretrained(auto: Any, name_or_path: str, **kwargs: Any) -> tuple[PreTrainedModel, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from zoo.reader import MAX_BYTES, check_regular, read_text
 from zoo.train.atomic import temporary_dir
+from zoo.train.body_only import writes_body_only
 from zoo.train.checkpoint import save_checkpoint
 from zoo.train.guard import NonFiniteGuard
 from zoo.train.metadata import CheckpointMetadata
@@ -143,7 +144,8 @@ class Checkpointer:
             if state is not None:
                 save_sharded(run, tmp / SHARDED)
             if run.ctx.is_main:
-                save_checkpoint(path, run.model, run.tokenizer, meta, state, full, tmp)
+                body_only = writes_body_only(run.model, run.spec, run.objective)
+                save_checkpoint(path, run.model, run.tokenizer, meta, state, full, tmp, body_only)
         except BaseException:  # a full disk, a kill: the last good checkpoint stands alone
             if run.ctx.is_main:
                 shutil.rmtree(tmp, ignore_errors=True)

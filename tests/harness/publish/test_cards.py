@@ -75,7 +75,9 @@ def test_cards_read_back_with_huggingface_hubs_parsers(trained, hub, capsys) -> 
     assert "language" not in meta  # trained on the synthetic corpus only
     # validation loss on a local corpus and throughput are no Hub evaluations: the table only
     assert "model-index" not in meta and "val_loss" in text.split("## Results")[1]
-    assert "never trained" in text and "@inproceedings{godey2024headless" in text
+    assert "trains no masked-LM head" in text and "@inproceedings{godey2024headless" in text
+    assert "ships its transformer body alone" in text  # a body-only checkpoint, loaded as such
+    assert 'model = AutoModel.from_pretrained("tester/cards")' in text
     assert "nan" not in text.split("## Results")[1].split("## Citation")[0]
     assert metadata_load(readme)["pipeline_tag"] == "feature-extraction"
 

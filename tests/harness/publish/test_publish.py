@@ -32,9 +32,9 @@ def tree_digest(path: Path) -> dict[str, str]:
 
 DOWNLOAD = """
 import json, sys, torch
-from transformers import AutoModelForMaskedLM, AutoTokenizer
+from transformers import AutoModel, AutoTokenizer
 from datasets import load_dataset
-model = AutoModelForMaskedLM.from_pretrained(sys.argv[1])
+model = AutoModel.from_pretrained(sys.argv[1])  # a headless encoder: its body alone
 tok = AutoTokenizer.from_pretrained(sys.argv[1])
 ds = load_dataset(sys.argv[2], split="train")
 sd = {k: float(v.double().sum()) for k, v in model.state_dict().items()}
@@ -61,7 +61,7 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
     assert "training_state.json" not in files
     card = files["README.md"].decode()
     assert "headless-lm" in card and "contrastive-weight-tying" in card
-    assert 'AutoModelForMaskedLM.from_pretrained("tester/tiny-cwt")' in card
+    assert 'AutoModel.from_pretrained("tester/tiny-cwt")' in card  # its body: nothing missing
     assert "val_loss" in card  # its leaderboard rows, as a table (no Hub dataset: no model-index)
     assert "https://github.com/)" not in card  # no placeholder link
     # unchanged re-publish: no new commit
@@ -101,9 +101,9 @@ def test_publish_model_and_leaderboard_then_download_back(trained, hub, tmp_path
     )
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    from transformers import AutoModelForMaskedLM
+    from transformers import AutoModel
 
-    local = AutoModelForMaskedLM.from_pretrained(ckpt).state_dict()
+    local = AutoModel.from_pretrained(ckpt).state_dict()
     assert got["sums"] == pytest.approx({k: float(v.double().sum()) for k, v in local.items()})
     lb = read_leaderboard(root / "lb" / "tiny")
     final = lb[lb["final_checkpoint"]]  # the default config: what `hlm leaderboard` shows

@@ -103,19 +103,28 @@ LOAD_SCRIPT = """
 import sys, json, torch
 from transformers import AutoModelForMaskedLM, AutoModelForCausalLM, AutoTokenizer, AutoModel
 for path, kind in zip(sys.argv[1::2], sys.argv[2::2]):
-    cls = AutoModelForMaskedLM if kind == "encoder" else AutoModelForCausalLM
-    m = cls.from_pretrained(path).eval()
     tok = AutoTokenizer.from_pretrained(path)
     ids = tok("ka bamo dusis lo fetari.", return_tensors="pt")["input_ids"]
+    body, info = AutoModel.from_pretrained(path, output_loading_info=True)
+    seen = {"path": path, "zoo_imported": "zoo" in sys.modules, "gaps": {k: sorted(v)
+            for k, v in info.items() if v}, "architectures": body.config.architectures}
     with torch.no_grad():
-        logits = m(input_ids=ids).logits
-        body = AutoModel.from_pretrained(path).eval()(input_ids=ids).last_hidden_state
-    out = m.get_output_embeddings().weight.data_ptr()
-    tied = out == m.get_input_embeddings().weight.data_ptr()
-    print(json.dumps({"path": path, "zoo_imported": "zoo" in sys.modules, "tied": tied,
-                      "shape": list(logits.shape), "body": list(body.shape)}))
+        seen["body"] = list(body.eval()(input_ids=ids).last_hidden_state.shape)
+        if kind != "body":
+            cls = AutoModelForMaskedLM if kind == "mlm" else AutoModelForCausalLM
+            m = cls.from_pretrained(path).eval()
+            seen["shape"] = list(m(input_ids=ids).logits.shape)
+            out = m.get_output_embeddings().weight.data_ptr()
+            seen["tied"] = out == m.get_input_embeddings().weight.data_ptr()
+    print(json.dumps(seen))
 """
-PLAIN = [("bert-tiny", "cwt"), ("pythia-tiny", "cwt"), ("pythia-tiny", "ce")]
+# (preset, objective, how plain transformers loads it, its declared architecture)
+PLAIN = [
+    ("bert-tiny", "cwt", "body", "BertModel"),  # a headless encoder: its body alone
+    ("bert-tiny", "ce", "mlm", "BertForMaskedLM"),
+    ("pythia-tiny", "cwt", "causal", "GPTNeoXForCausalLM"),  # its head: the input embeddings
+    ("pythia-tiny", "ce", "causal", "GPTNeoXForCausalLM"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -124,11 +133,11 @@ def loaded_plainly(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, 
     that never imports the project: (preset, objective) -> what the loader saw, and where."""
     root = tmp_path_factory.mktemp("plain")
     argv = []
-    for preset, objective in PLAIN:
+    for preset, objective, kind, _ in PLAIN:
         cfg = PretrainConfig(
             preset=preset, objective=objective, output_dir=str(root / objective / preset), **TINY
         )
-        argv += [str(pretrain(cfg)), "encoder" if preset.startswith("bert") else "decoder"]
+        argv += [str(pretrain(cfg)), kind]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
         [sys.executable, "-c", LOAD_SCRIPT, *argv],
@@ -139,12 +148,16 @@ def loaded_plainly(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, 
         check=True,
     )
     seen = [json.loads(line) for line in out.stdout.strip().splitlines() if line.startswith("{")]
-    return dict(zip(PLAIN, seen, strict=True))
+    return dict(zip([(p, o) for p, o, _, _ in PLAIN], seen, strict=True))
 
 
-@pytest.mark.parametrize(("preset", "objective"), PLAIN)
+@pytest.mark.parametrize(("preset", "objective", "kind", "architecture"), PLAIN)
 def test_checkpoint_loads_with_plain_transformers(
-    loaded_plainly: dict[tuple[str, str], dict], preset: str, objective: str
+    loaded_plainly: dict[tuple[str, str], dict],
+    preset: str,
+    objective: str,
+    kind: str,
+    architecture: str,
 ) -> None:
     res = loaded_plainly[preset, objective]
     final = Path(res["path"])
@@ -162,8 +175,14 @@ def test_checkpoint_loads_with_plain_transformers(
         assert key in meta
     assert meta["steps"] == 12 and meta["tokens_seen"] == 12 * 4 * 32 and meta["train_flops"] > 0
     assert res["zoo_imported"] is False
-    assert res["tied"] is True  # a headless checkpoint carries its embeddings as the tied head
-    assert res["shape"][-1] == 400 and res["body"][-1] == 128
+    assert res["architectures"] == [architecture] and res["body"][-1] == 128
+    if kind == "body":  # the README's one-liner: nothing missing, nothing unexpected
+        assert res["gaps"] == {} and "shape" not in res
+    else:
+        assert res["tied"] is True  # a headless decoder's head is its input embeddings
+        assert res["shape"][-1] == 400
+    if kind == "mlm":  # Hugging Face's BertForMaskedLM builds no pooler: AutoModel adds one
+        assert res["gaps"]["missing_keys"] == ["pooler.dense.bias", "pooler.dense.weight"]
 
 
 def test_headless_decoder_tied_head_scores_are_cwt_scores(tmp_path) -> None:
