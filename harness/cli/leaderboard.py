@@ -112,7 +112,7 @@ def _separation(df: Any) -> int:
     """`--separation`: the table of `harness.report.separation`."""
     from tabulate import tabulate
 
-    from harness.report.separation import separation_table
+    from harness.report.separation import operating_point, separation_table
 
     table = separation_table(df)
     if table.empty:
@@ -122,6 +122,13 @@ def _separation(df: Any) -> int:
         "\nseparates: the gap's 95 % interval over seeds (one seed: the gap) clears the gate's "
         "margin; the seed is the unit; CPU-hours are training's (one thread)"
     )
+    point, standing = operating_point(df)
+    if point is not None:
+        print(f"\noperating point (ce, two gates cleared for good): {point.describe()}")
+        return 0
+    print("\nno operating point yet: no ce model clears two gates and stays clear")
+    for p in standing:
+        print(f"  {p.describe() if p.instruments else p.model + ': no gate cleared for good'}")
     return 0
 
 

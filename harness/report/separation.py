@@ -9,7 +9,10 @@ itself, said so). The margins are the gates' own (`TaskType.gates`: SST-2 probe 
 fine-tuned SST-2 0.05, MRPC F1 0.02, BLiMP 0.02); STS-B is drawn as a comparison and never
 separates, as its gates have no bar against the twin.
 
-    hlm leaderboard cpu-ladder --separation     # the table
+The operating point (`operating_point`) is the cheapest checkpoint, by CPU-hours, where a CE
+model clears two gated instruments and stays clear at every later checkpoint.
+
+    hlm leaderboard cpu-ladder --separation     # the table and the operating point
     hlm plot cpu-ladder                          # and separation-<instrument> figures
 """
 
@@ -110,6 +113,69 @@ def _first_separated(g: pd.DataFrame, margin: float) -> tuple[Any, bool]:
         return None, False
     first = int(cleared.argmax())
     return g.iloc[first], bool(cleared[first:].all())
+
+
+def _staying_from(g: pd.DataFrame, margin: float) -> Any:
+    """The checkpoint from which the gap clears `margin` at every later one (the start of
+    the last run of cleared checkpoints), or None where the last checkpoint does not clear."""
+    end = g["low"].where(g["seeds"] > 1, g["gap"]).fillna(g["gap"])
+    cleared = (end > margin).to_numpy()
+    if not cleared.size or not cleared[-1]:
+        return None
+    uncleared = [i for i, c in enumerate(cleared) if not c]
+    return g.iloc[uncleared[-1] + 1 if uncleared else 0]
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Where an arm's model clears `needed` gates against its twin, and stays clear: the
+    checkpoint from which the `needed`-th instrument separates for good."""
+
+    model: str
+    tokens: float
+    cpu_hours: float
+    instruments: tuple[str, ...]  # those separated for good by then
+    seeds: int
+
+    def describe(self) -> str:
+        return (
+            f"{self.model} at {self.tokens / 1e6:.1f}M tokens ({self.cpu_hours:.2f} CPU-hours, "
+            f"{self.seeds} seed{'s' * (self.seeds != 1)}): {', '.join(self.instruments)}"
+        )
+
+
+def operating_point(
+    df: pd.DataFrame, objective: str = "ce", needed: int = 2
+) -> tuple[OperatingPoint | None, list[OperatingPoint]]:
+    """The cheapest (CPU-hours) checkpoint of any `objective` model from which `needed` gated
+    instruments separate from its twin and stay separated; and per model, where it stands
+    now (the instruments separated for good, from the first of them), to say how far off
+    the point is where there is none."""
+    arm = set(df.loc[df["objective"] == objective, "model"]) & set(twins(df))
+    since: dict[str, list[tuple[str, Any]]] = {m: [] for m in sorted(arm)}
+    for inst in INSTRUMENTS:
+        margin, g_all = inst.margin(), gaps(df, inst)
+        if margin is None or g_all.empty:
+            continue
+        for model, g in g_all[g_all["model"].isin(arm)].groupby("model"):
+            start = _staying_from(g.sort_values("step"), margin)
+            if start is not None:
+                since[str(model)].append((inst.name, start))
+    standing, reached = [], []
+    for model, found in since.items():
+        found.sort(key=lambda f: f[1]["tokens"])
+        at = found[min(needed, len(found)) - 1][1] if found else None
+        point = OperatingPoint(
+            model,
+            float(at["tokens"]) if at is not None else math.nan,
+            float(at["cpu_hours"]) if at is not None else math.nan,
+            tuple(name for name, _ in found),
+            int(at["seeds"]) if at is not None else 0,
+        )
+        standing.append(point)
+        if len(found) >= needed:
+            reached.append(point)
+    return min(reached, key=lambda p: p.cpu_hours, default=None), standing
 
 
 def separation_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -212,7 +212,7 @@ def damaged_error(unread: list[tuple[Path, str]]) -> UserError:
 
 
 def read_leaderboard(
-    directory: Path, include_stale: bool = False, damaged: Literal["skip", "refuse"] = "skip"
+    directory: str | Path, include_stale: bool = False, damaged: Literal["skip", "refuse"] = "skip"
 ) -> pd.DataFrame:
     """Every row of the suite's current cells (and of superseded ones, in `_superseded/` or
     not yet moved there, with `include_stale`), with the read-time column `final_checkpoint`:
@@ -222,6 +222,7 @@ def read_leaderboard(
     A file that does not read is skipped with a warning naming it (`hlm run` computes its
     cell again), or with `damaged="refuse"` is an error naming every such file: what is
     published or committed from the rows would hold fewer of them than the folder does."""
+    directory = Path(directory)
     folder_version(directory)  # a folder of a newer schema is refused, not misread
     files = (
         [*result_files(directory), *result_files(directory / SUPERSEDED)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness.report.separation import INSTRUMENTS, gaps, separation_table, twins
+from harness.report.separation import INSTRUMENTS, gaps, operating_point, separation_table, twins
 from tests.harness.results.test_leaderboard import row
 
 PROBE = INSTRUMENTS[0]  # the SST-2 probe: margin 0.02
@@ -71,8 +71,46 @@ def test_the_verb_prints_the_table_and_says_when_there_is_no_twin(tmp_path, caps
     for i, r in enumerate(_rows({10: (0.05, 0.06, 0.055)}).to_dict("records")):
         write_cell(board, f"c{i}", [r])
     assert hlm(["leaderboard", "t", "--separation", "--leaderboards", str(tmp_path / "lb")]) == 0
-    assert "| m-ce " in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "| m-ce " in out
+    assert "no operating point yet" in out and "m-ce at 10.0M tokens" in out  # one gate of two
     lone = tmp_path / "lb2" / "t"
     write_cell(lone, "c0", [row("m", "accuracy", 0.5)])
     assert hlm(["leaderboard", "t", "--separation", "--leaderboards", str(tmp_path / "lb2")]) == 2
     assert "no untrained twin" in capsys.readouterr().err
+
+
+def _two_instruments(probe: dict[int, float], blimp: dict[int, float], model: str) -> list[dict]:
+    """One seed of `model` (and its twin) on the SST-2 probe and BLiMP: gaps by step."""
+    rows = []
+    for inst, by_step in ((INSTRUMENTS[0], probe), (INSTRUMENTS[3], blimp)):
+        r = row(f"{model}-untrained", inst.metric, 0.5, step=0, task=inst.task)
+        rows.append({**r, "preset": model, "tokens_seen": 0, "train_seconds": 0.0})
+        for step, gain in by_step.items():
+            r = row(f"{model}-ce", inst.metric, 0.5 + gain, step=step, task=inst.task)
+            r.update(preset=model, tokens_seen=step * 1_000_000, train_seconds=step * 360.0)
+            r["cell_id"] = f"{model}-{inst.task}-{step}"
+            rows.append(r)
+    return rows
+
+
+def test_the_operating_point_is_where_two_gates_clear_for_good_at_the_least_cpu_time() -> None:
+    """BLiMP clears at 10M, falls back at 20M and clears again from 30M: the point is 30M,
+    where the second instrument clears for good (the probe cleared from 20M). A larger model
+    that needs more CPU-hours is not the point; a model with one gate is not either."""
+    small = _two_instruments(
+        {10: 0.01, 20: 0.05, 30: 0.05, 40: 0.06}, {10: 0.03, 20: 0.0, 30: 0.03, 40: 0.03}, "s"
+    )
+    large = [
+        {**r, "train_seconds": r["train_seconds"] * 10}
+        for r in _two_instruments({10: 0.05, 20: 0.05}, {10: 0.05, 20: 0.05}, "l")
+    ]
+    one = _two_instruments({10: 0.05, 20: 0.05}, {10: 0.0, 20: 0.0}, "o")
+    point, standing = operating_point(pd.DataFrame(small + large + one))
+    assert point is not None and point.model == "s-ce"
+    assert point.tokens == 30e6 and point.cpu_hours == pytest.approx(3.0)
+    assert point.instruments == ("SST-2 probe", "BLiMP") and point.seeds == 1
+    lone = {p.model: p for p in standing}["o-ce"]
+    assert lone.instruments == ("SST-2 probe",)  # how far off: one gate of two
+    none_yet, _ = operating_point(pd.DataFrame(one))
+    assert none_yet is None
