@@ -3,7 +3,9 @@
     hlm runs                              # every named run
     hlm runs 'paper-cpu-encoder/*cwt*'    # a glob over names
 
-A run is `done` (its `final/` verifies), `training` (a process holds its lock now), `stopped`
+Each line also gives the tokens seen, the tokens/s (a finished run's mean over its training
+wall time, as its metadata records; else the rate last logged) and a finished run's training
+hours. A run is `done` (its `final/` verifies), `training` (a process holds its lock now), `stopped`
 (killed or interrupted: `hlm run` resumes it from its newest verified checkpoint) or
 `damaged` (its `final/` fails its checksums: `hlm run` makes it again). Each line gives the
 step reached of the steps planned and the checkpoints along the way, whose names (`@step-N`)
@@ -16,6 +18,7 @@ import fnmatch
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.run.points import preparing_now
 from zoo.errors import UserError
@@ -23,6 +26,7 @@ from zoo.reader import read_bytes
 from zoo.text import terminal
 from zoo.train.atomic import checkpoint_problem
 from zoo.train.layout import checkpoint_step, list_checkpoints
+from zoo.train.metadata import find_metadata
 from zoo.train.names import named_runs
 from zoo.yaml_files import read_yaml
 
@@ -35,26 +39,54 @@ class RunState:
     step: int | None  # the last step logged
     steps: int | None  # the steps planned
     checkpoints: tuple[int, ...]
+    tokens: int | None = None  # training tokens seen
+    tokens_per_s: float | None = None  # a finished run's mean; else the last logged rate
+    hours: float | None = None  # a finished run's training wall time
 
 
-def _last_step(folder: Path) -> int | None:
-    """The step of the last complete line of `metrics.jsonl` (a killed run's partial line
-    is skipped)."""
+def _records(folder: Path) -> list[dict[str, Any]]:
+    """The complete lines of `metrics.jsonl`, last first (a killed run's partial line is
+    skipped)."""
     path = folder / "metrics.jsonl"
     if not path.is_file():
-        return None
+        return []
     try:
         text = read_bytes(path, "a metrics log").decode("utf-8", errors="replace")
-    except UserError:  # not a regular file, or past any run's size: no step to show
-        return None
+    except UserError:  # not a regular file, or past any run's size: nothing to show
+        return []
+    out = []
     for line in reversed(text.splitlines()):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(record, dict) and "step" in record and isinstance(record["step"], int):
-            return int(record["step"])
-    return None
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            out.append(record)
+    return out
+
+
+def _number(record: dict[str, Any], key: str) -> float | None:
+    value = record.get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _throughput(folder: Path, done: bool, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens seen, tokens/s and training hours: a finished run's from its metadata (the
+    mean rate over its training wall time), a running or stopped one's last logged line."""
+    meta = find_metadata(folder / "final") if done else None
+    if meta is not None:
+        timed = meta.wall_seconds > 0  # an untrained twin's run trains for no time
+        return {
+            "tokens": meta.tokens_seen,
+            "tokens_per_s": meta.tokens_seen / meta.wall_seconds if timed else None,
+            "hours": meta.wall_seconds / 3600 if timed else None,
+        }
+    rated = next((r for r in records if "tokens_per_s" in r), {})
+    tokens = _number(rated, "tokens_seen")
+    return {
+        "tokens": int(tokens) if tokens is not None else None,
+        "tokens_per_s": _number(rated, "tokens_per_s"),
+    }
 
 
 def _planned(folder: Path) -> int | None:
@@ -76,7 +108,10 @@ def run_state(name: str, folder: Path) -> RunState:
     else:
         state = "training" if preparing_now(folder) else "stopped"
     steps = tuple(checkpoint_step(p) for p in list_checkpoints(folder))
-    return RunState(name, folder, state, _last_step(folder), _planned(folder), steps)
+    records = _records(folder)
+    step = int(records[0]["step"]) if records else None
+    speed = _throughput(folder, state == "done", records)
+    return RunState(name, folder, state, step, _planned(folder), steps, **speed)
 
 
 def list_runs(pattern: str = "*", runs: Path | None = None) -> list[RunState]:
@@ -88,9 +123,14 @@ def list_runs(pattern: str = "*", runs: Path | None = None) -> list[RunState]:
     ]
 
 
+def _figure(value: float | None, form: str) -> str:
+    return "-" if value is None else format(value, form)
+
+
 def format_runs(states: list[RunState]) -> str:
-    """One line per run: name, state, step of steps, checkpoints, folder. Names and folders
-    are file names anyone could make: their control characters are shown, never sent."""
+    """One line per run: name, state, step of steps, tokens seen, tokens/s, training hours,
+    checkpoints, folder. Names and folders are file names anyone could make: their control
+    characters are shown, never sent."""
     from tabulate import tabulate
 
     rows = [
@@ -98,9 +138,13 @@ def format_runs(states: list[RunState]) -> str:
             terminal(s.name),
             s.state,
             f"{s.step if s.step is not None else '-'} / {s.steps if s.steps is not None else '?'}",
+            _figure(None if s.tokens is None else s.tokens / 1e6, ".1f"),
+            _figure(s.tokens_per_s, ",.0f"),
+            _figure(s.hours, ".2f"),
             " ".join(f"@step-{c}" for c in s.checkpoints) or "-",
             terminal(str(s.folder)),
         ]
         for s in states
     ]
-    return tabulate(rows, ["run", "state", "step", "checkpoints", "folder"], tablefmt="github")
+    head = ["run", "state", "step", "M tokens", "tokens/s", "hours", "checkpoints", "folder"]
+    return tabulate(rows, head, tablefmt="github", disable_numparse=True)

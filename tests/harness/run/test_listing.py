@@ -13,6 +13,7 @@ from harness.run.listing import list_runs
 from harness.run.runner import run_suite
 from tests.harness.conftest import TINY
 from zoo.errors import UserError
+from zoo.train.metadata import read_metadata
 from zoo.train.names import link_run, named_runs, resolve_checkpoint, run_name
 
 
@@ -22,6 +23,9 @@ def test_a_suite_names_its_runs_and_commands_take_the_names(isolated: Path, caps
     assert sorted(names) == [f"tiny/bert-tiny-{o}/seed-{s}" for o in ("ce", "cwt") for s in (0, 1)]
     (state,) = list_runs("tiny/bert-tiny-cwt/seed-1")
     assert (state.state, state.step, state.steps, state.checkpoints) == ("done", 6, 6, (3,))
+    meta = read_metadata(names["tiny/bert-tiny-cwt/seed-1"] / "final")
+    assert state.tokens == meta.tokens_seen and state.hours == meta.wall_seconds / 3600
+    assert state.tokens_per_s == pytest.approx(meta.tokens_seen / meta.wall_seconds)
     final = resolve_checkpoint("tiny/bert-tiny-cwt/seed-1")
     assert Path(final) == names["tiny/bert-tiny-cwt/seed-1"] / "final"
     assert resolve_checkpoint("tiny/bert-tiny-cwt/seed-1@step-3").endswith("step-0000003")
@@ -34,16 +38,25 @@ def test_a_suite_names_its_runs_and_commands_take_the_names(isolated: Path, caps
     out = capsys.readouterr().out
     assert "tiny/bert-tiny-cwt/seed-0" in out and "tiny/bert-tiny-ce" not in out
     assert "@step-3" in out and "6 / 6" in out
+    assert f"| {meta.tokens_seen / 1e6:.1f} " in out and f" {state.hours:.2f} " in out
 
 
 def test_a_killed_run_is_stopped_at_its_last_complete_line(isolated: Path) -> None:
     folder = isolated / "runs" / "pretrain" / "abc"
     folder.mkdir(parents=True)
-    lines = [json.dumps({"step": s, "loss": 1.0}) for s in (10, 20)]
-    (folder / "metrics.jsonl").write_text("\n".join(lines) + '\n{"step": 3')  # killed mid-line
+    lines = [
+        json.dumps({"step": s, "loss": 1.0, "tokens_per_s": 500.0 * s, "tokens_seen": 64 * s})
+        for s in (10, 20)
+    ]
+    validation = json.dumps({"step": 20, "val_loss": 2.0, "tokens_seen": 1280})
+    (folder / "metrics.jsonl").write_text(
+        "\n".join([*lines, validation]) + '\n{"step": 3'  # killed mid-line
+    )
     link_run(run_name("s", "m", 2, {"vocab_size": 8000}), folder)
     (state,) = list_runs()
     assert (state.name, state.state, state.step) == ("s/m/vocab_size=8000/seed-2", "stopped", 20)
+    # the rate last logged (a validation line logs none); no hours before the run is done
+    assert (state.tokens, state.tokens_per_s, state.hours) == (1280, 10_000.0, None)
     link_run(run_name("s", "m", 2, {"vocab_size": 8000}), folder)  # relinking is a no-op
     assert len(named_runs()) == 1
 
