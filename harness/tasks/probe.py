@@ -109,7 +109,9 @@ def encode(
         )
         mask = enc["attention_mask"].unsqueeze(-1).float()  # (B, T, 1)
         with torch.no_grad():
-            hidden = model(**enc, output_hidden_states=True).hidden_states[-1]  # (B, T, D)
+            # the body alone: the same states as the whole model's, without its vocabulary head
+            body = model.base_model(**enc, output_hidden_states=True)
+            hidden = body.hidden_states[-1]  # (B, T, D)
             pooled = _pool(hidden, emb(enc["input_ids"]), mask)
         for f in p.features:
             out[f].append(pooled[f].numpy())

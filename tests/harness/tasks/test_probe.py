@@ -102,3 +102,28 @@ def test_a_decoder_is_probed_by_its_last_and_mean_token_states(tiny_decoder, dat
     assert {("probe/sst2/last", "accuracy"), ("probe/stsb/last-cosine", "pearson")} <= set(rows)
     assert {("probe/mrpc/mean", "f1"), ("probe/diagnostics", "effective_rank")} <= set(rows)
     assert all(math.isfinite(v) for v in rows.values())
+
+
+@pytest.mark.parametrize("preset", ["bert-tiny", "modernbert-tiny", "pythia-tiny"])
+def test_the_features_are_the_whole_models_last_states_bit_for_bit(preset: str) -> None:
+    """The probe runs the body alone (no vocabulary head, most of a tiny model's work): its
+    states are exactly those the whole model returns, so committed rows stay comparable."""
+    import torch
+
+    from harness.tasks.probe import encode
+    from zoo.models import get_spec
+    from zoo.tokenizers import train_tokenizer
+
+    torch.manual_seed(0)
+    spec = get_spec(preset, 400)
+    model = spec.build().eval()
+    texts = ["ka bamo dusis lo fetari.", "lo fetari.", "ka bamo dusis lo fetari ka bamo."]
+    tokenizer = train_tokenizer(texts * 50, 400, spec.kind)
+    params = ProbeParams.model_validate({"batch_size": 2, "features": ["mean", "last"]})
+    got = encode(model, tokenizer, texts, params, [])
+    enc = tokenizer(texts[:2], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        whole = model(**enc, output_hidden_states=True).hidden_states[-1]  # (B, T, D)
+    mask = enc["attention_mask"].unsqueeze(-1).float()
+    mean = (whole * mask).sum(1) / mask.sum(1)
+    assert torch.equal(torch.from_numpy(got["mean"][:2]), mean)
