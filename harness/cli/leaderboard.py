@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.separation:
         return _separation(df)
     if args.at:
-        df = _at_budget(df, args.at)
+        df = at_budget_rows(df, args.at)
     suite = last_suite(directory)
     baseline = known_model(df, args.baseline) or (suite.baseline if suite is not None else None)
     samples = read_samples(directory, current_cells(directory))
@@ -166,7 +166,7 @@ def read_rows(leaderboards: str, suite: str) -> tuple[Path, Any]:
     return directory, df
 
 
-def _at_budget(df: Any, text: str) -> Any:
+def at_budget_rows(df: Any, text: str) -> Any:
     """The rows at budget `text` (tokens=T...), after printing which checkpoint each came from."""
     from tabulate import tabulate
 

@@ -3,6 +3,7 @@
 hlm power paper-cpu-encoder                    # against the suite's baseline
 hlm power paper-cpu-encoder --effect 0.01      # power and seeds for a Δ of 0.01
 hlm power paper-cpu-encoder --claims 41        # each test one of 41 corrected together
+hlm power cpu-ladder --at tokens=40e6 --task probe/sst2/mean --effect 0.02   # at a checkpoint
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--task", help="only tasks matching this label (as `hlm leaderboard --task`)")
     p.add_argument(
+        "--at",
+        metavar="BUDGET",
+        help="at a matched budget, as `hlm leaderboard --at`: steps=N, tokens=T, flops=F or "
+        "seconds=S; each model's rows from its first checkpoint that reached it (an untrained "
+        "twin's at every budget). Default: the final checkpoints",
+    )
+    p.add_argument(
         "--metric",
         help="only this metric (--effect is in one metric's unit: val_ce, not val_ppl)",
     )
@@ -49,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.leaderboard import read_rows
+    from harness.cli.leaderboard import at_budget_rows, read_rows
     from harness.report.power import power_table, printable, selected
     from harness.results.leaderboard import aggregate, current_cells, known_model
     from harness.results.samples import read_samples
@@ -58,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from zoo.errors import UserError
 
     directory, df = read_rows(args.leaderboards, args.suite)
+    if args.at:
+        df = at_budget_rows(df, args.at)  # says which checkpoint each model's rows are from
     suite = last_suite(directory)
     baseline = known_model(df, args.baseline) or (suite.baseline if suite is not None else None)
     if baseline is None:

@@ -36,22 +36,34 @@ def at_budget(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
     """Per model / sweep point / seed / task / metric, the row of the first checkpoint whose
     `measure` (steps, tokens, flops, seconds) reached `value`: evaluated there, not
     interpolated. Models that never reached it have no row. The rows come from whichever
-    checkpoint the budget picks, final or not, so they no longer carry `final_checkpoint`."""
+    checkpoint the budget picks, final or not, so they no longer carry `final_checkpoint`.
+    An untrained control (a model whose every row is at step 0, as an untrained twin's) is
+    the same at every budget: its rows are kept."""
     column = MEASURES[measure]
-    d = df[df[column] >= value].sort_values([column, "timestamp"], kind="mergesort")
+    reached = (df[column] >= value) | df["model"].isin(untrained(df))
+    d = df[reached].sort_values([column, "timestamp"], kind="mergesort")
     picked = d.groupby(GROUP, dropna=False).head(1)
     return picked.drop(columns=FINAL, errors="ignore")
 
 
+def untrained(df: pd.DataFrame) -> set[str]:
+    """The models whose every row is at step 0: untrained controls, trained by no budget."""
+    steps = df.groupby("model")["step"].max()
+    return {str(m) for m in steps[steps == 0].index}
+
+
 def budget_checkpoints(df: pd.DataFrame, measure: str, value: float) -> pd.DataFrame:
     """Which checkpoint each model's row at the budget comes from (step and all measures);
-    `reached: False` for a model that never reached it."""
+    `reached`: yes, no (a model that never reached it: no row), or an untrained control's
+    step-0 rows, which stand at every budget."""
     cols = ["model", "sweep", "seed", "step", "tokens_seen", "train_flops", "train_seconds"]
     picked = at_budget(df, measure, value)[cols].drop_duplicates()
+    controls = picked["model"].isin(untrained(df))
+    picked = picked.assign(reached=controls.map({True: "untrained: at every budget", False: "yes"}))
     missing = set(zip(df["model"], df["sweep"], strict=True)) - set(
         zip(picked["model"], picked["sweep"], strict=True)
     )
     gone = pd.DataFrame(
         [{"model": m, "sweep": s} for m, s in sorted(missing)], columns=["model", "sweep"]
     )
-    return pd.concat([picked.assign(reached=True), gone.assign(reached=False)], ignore_index=True)
+    return pd.concat([picked, gone.assign(reached="no")], ignore_index=True)

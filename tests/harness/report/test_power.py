@@ -150,3 +150,27 @@ def test_the_verb_labels_a_sweep_point_as_the_leaderboard_does(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "{}" not in out and out.split()[:2] == ["model", "task"]
     assert next(x for x in out.splitlines() if "glue/sst2" in x).split()[:2] == ["new", "glue/sst2"]
+
+
+def test_at_a_budget_the_spread_is_a_checkpoints_and_the_twin_stands(tmp_path, capsys) -> None:
+    """`--at tokens=T`: each pretrained model's seeds at its first checkpoint reaching T,
+    against an untrained twin's step-0 rows; the final checkpoint's gaps would differ."""
+    board = tmp_path / "board"
+    for seed, (gap_at_40, gap_final) in enumerate([(0.02, 0.05), (0.03, 0.06), (0.01, 0.04)]):
+        cells = [
+            (f"t{seed}", row("twin", "accuracy", 0.6, seed, step=0, task="glue/sst2"), 0),
+            (f"m{seed}.step-0000040", row("m", "accuracy", 0.6 + gap_at_40, seed, step=40), 40),
+            (f"m{seed}", row("m", "accuracy", 0.6 + gap_final, seed, step=100), 100),
+        ]
+        for cell, r, tokens in cells:
+            write_cell(board, cell, [{**r, "task": "glue/sst2", "tokens_seen": tokens}])
+    args = ["power", "board", "--leaderboards", str(tmp_path), "--baseline", "twin"]
+    assert hlm([*args, "--at", "tokens=40"]) == 0
+    out = capsys.readouterr().out
+    assert "each model at tokens = 40, from the first checkpoint that reached it" in out
+    assert "untrained: at every budget" in out
+    line = next(x for x in out.splitlines() if x.strip().startswith("m "))
+    assert " 0.02 " in f" {line} "  # the mean gap at 40 tokens, not the final 0.05
+    assert hlm(args) == 0
+    final = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("m "))
+    assert " 0.05 " in f" {final} "

@@ -228,6 +228,20 @@ def test_a_matched_budget_reads_the_checkpoint_it_picks_along_pretraining(tmp_pa
     assert list(aggregate(df)["mean"]) == [50.0]
 
 
+def test_an_untrained_control_stands_at_every_budget(tmp_path) -> None:
+    """The twin never trains: its step-0 rows are kept at any budget (and said unreached),
+    so a comparison with it at 40M tokens is not lost; a run short of the budget is."""
+    from harness.results.budgets import at_budget, budget_checkpoints
+
+    write_cell(tmp_path, "t", [{**row("twin", "accuracy", 0.6, step=0), "tokens_seen": 0}])
+    write_cell(tmp_path, "a", [{**row("a", "accuracy", 0.7, step=10), "tokens_seen": 1000}])
+    write_cell(tmp_path, "s", [{**row("short", "accuracy", 0.8, step=2), "tokens_seen": 200}])
+    df = read_leaderboard(tmp_path)
+    assert sorted(at_budget(df, "tokens", 500)["model"]) == ["a", "twin"]
+    seen = budget_checkpoints(df, "tokens", 500).set_index("model")["reached"].to_dict()
+    assert seen == {"a": "yes", "twin": "untrained: at every budget", "short": "no"}
+
+
 @pytest.mark.parametrize(
     ("text", "error"),
     [
