@@ -192,7 +192,7 @@ def _load_by_family(name_or_path: str) -> tuple[PreTrainedModel, Any]:
     with torch.random.fork_rng(devices=[]), _transformers_quiet():  # its report: our gaps
         torch.manual_seed(HEAD_SEED)
         model, info = _from_pretrained(auto, name_or_path, key_mapping=unread_extras(config))
-    log.info("%s: a body-only checkpoint; its unread head is at initialisation", name_or_path)
+    log.info("%s: a body-only checkpoint; its head starts at initialisation", name_or_path)
     return model, allowed_gaps(model, info)
 
 
