@@ -13,7 +13,13 @@
 # skips what is done, resumes a pretraining from its newest checkpoint and writes rows as
 # cells finish; commit leaderboards/cpu-ladder as they land. LADDER_MODELS (labels) and
 # LADDER_SEEDS narrow it; LADDER_THREADS (default 1) sets the torch threads, so the other
-# core stays free for other work.
+# core stays free for other work, or runs a second lane on other cells (cells are claimed,
+# so two lanes never compute one cell):
+#
+#   LADDER_MODELS="modernbert-tiny-cwt pythia-tiny-untrained pythia-tiny-ce pythia-tiny-cwt" \
+#     LADDER_SEEDS="1 0" setsid nohup tools/ladder.sh > runs/ladder-lane2.log 2>&1 &
+#
+# A lane started while another runs keeps the worktree's commit (never re-pinned under it).
 set -u
 cd "$(dirname "$0")/.."
 HERE=$(pwd)
@@ -23,6 +29,15 @@ export HLM_RUNS_DIR=${HLM_RUNS_DIR:-$HERE/runs}
 export OMP_NUM_THREADS=${LADDER_THREADS:-1}
 CODE=$HERE/runs/ladder-code
 COMMIT=${LADDER_COMMIT:-$(git rev-parse HEAD)}
+if [ -d "$CODE" ] && pgrep -f "hlm run suites/cpu-ladder.yaml" > /dev/null; then
+  PINNED=$(git -C "$CODE" rev-parse HEAD)
+  if [ -z "${LADDER_COMMIT:-}" ]; then
+    COMMIT=$PINNED  # a lane is running from the worktree: join it at its commit
+  elif [ "$(git rev-parse "$COMMIT")" != "$PINNED" ]; then
+    echo "a ladder lane runs from $PINNED: stop it first, or run at LADDER_COMMIT=$PINNED" >&2
+    exit 2
+  fi
+fi
 if [ -d "$CODE" ]; then
   git -C "$CODE" checkout -q --detach "$COMMIT"
 else
