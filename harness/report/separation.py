@@ -218,12 +218,14 @@ def _interval(r: pd.Series) -> str:
 
 def plot_separation(df: pd.DataFrame, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
     """`separation.png`: a panel per instrument, the gap to the twin against tokens, one line
-    per model with its seed interval as a band, the gate's margin dashed."""
+    per model with its seed interval as a band, the gate's margin dashed, the operating
+    point (where there is one) dotted."""
     panels = [(inst, gaps(df, inst)) for inst in INSTRUMENTS]
     panels = [(inst, g) for inst, g in panels if not g.empty]
     if not panels:
         return []
     colors = palette(df)
+    point, _ = operating_point(df)
     cols = min(3, len(panels))
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
@@ -236,6 +238,9 @@ def plot_separation(df: pd.DataFrame, out: Path, formats: tuple[str, ...] = ("pn
         ax.axhline(0, color="grey", linewidth=0.8)
         if margin is not None:
             ax.axhline(margin, color="black", linestyle="--", linewidth=0.8, label="gate margin")
+        if point is not None:
+            where = f"operating point ({point.model})"
+            ax.axvline(point.tokens / 1e6, color="grey", linestyle=":", linewidth=1, label=where)
         ax.set_title(inst.name + ("" if margin is not None else " (no bar)"), fontsize=9)
         ax.set_xlabel("tokens seen (M)")
         ax.set_ylabel(f"{inst.metric}: model - untrained twin")

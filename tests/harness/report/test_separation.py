@@ -114,3 +114,26 @@ def test_the_operating_point_is_where_two_gates_clear_for_good_at_the_least_cpu_
     assert lone.instruments == ("SST-2 probe",)  # how far off: one gate of two
     none_yet, _ = operating_point(pd.DataFrame(one))
     assert none_yet is None
+
+
+def test_the_figure_marks_the_operating_point(tmp_path, monkeypatch) -> None:
+    """A panel per instrument with rows, the operating point dotted on each (and none
+    drawn where there is no point)."""
+    from matplotlib import pyplot as plt
+
+    from harness.report.separation import plot_separation
+
+    drawn = []
+    keep = plt.Axes.axvline
+    monkeypatch.setattr(
+        plt.Axes,
+        "axvline",
+        lambda ax, x, **kw: drawn.append((x, kw.get("label"))) or keep(ax, x, **kw),
+    )
+    rows = _two_instruments({10: 0.05, 20: 0.05}, {10: 0.03, 20: 0.03}, "s")
+    (png,) = plot_separation(pd.DataFrame(rows), tmp_path)
+    assert png.name == "separation.png" and png.stat().st_size > 0
+    assert drawn == [(10.0, "operating point (s-ce)")] * 2  # the probe and BLiMP panels
+    drawn.clear()
+    plot_separation(pd.DataFrame(_two_instruments({10: 0.05}, {10: 0.0}, "o")), tmp_path / "o")
+    assert drawn == []
