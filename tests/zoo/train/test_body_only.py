@@ -143,3 +143,29 @@ def test_the_pooler_is_drawn_under_the_seed_it_is_given() -> None:
     assert torch.equal(a.pooler.dense.weight, b.pooler.dense.weight)
     assert not torch.equal(a.pooler.dense.weight, c.pooler.dense.weight)
     assert model.config.architectures != ["BertModel"]  # the training model's config untouched
+
+
+@pytest.mark.parametrize("objective", ["ce", "cwt"])
+def test_pretraining_goes_on_from_a_body_only_checkpoint(
+    finals: dict[str, Path], tmp_path: Path, objective: str
+) -> None:
+    """`--init-from` a headless encoder: its body starts as saved. A CE run trains the head
+    from its initialisation; a headless run saves its body alone again."""
+    from zoo.train.metadata import read_metadata
+
+    parent = finals["bert-tiny"]
+    cfg = PretrainConfig(
+        preset="bert-tiny",
+        objective=objective,
+        output_dir=str(tmp_path / objective),
+        init_from=str(parent),
+        steps=1,
+        **{**TINY_RUN, "vocab_size": None},
+    )
+    final = pretrain(cfg)
+    config = AutoModel.from_pretrained(final).config
+    assert is_body_only(config) is (objective == "cwt")
+    assert read_metadata(final).objective == objective
+    started = load_file(str(parent / "model.safetensors"))["embeddings.word_embeddings.weight"]
+    trained = load_model(str(final)).bert.embeddings.word_embeddings.weight
+    assert trained.shape == started.shape and not torch.equal(trained, started)  # it trained on
