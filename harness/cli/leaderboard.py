@@ -120,7 +120,8 @@ def _separation(df: Any) -> int:
     print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github"))
     print(
         "\nseparates: the gap's 95 % interval over seeds (one seed: the gap) clears the gate's "
-        "margin; the seed is the unit; CPU-hours are training's (one thread)"
+        "margin; the seed is the unit; CPU-hours: the training loop's wall time on one "
+        "thread (other work on the machine lengthens it)"
     )
     point, standing = operating_point(df)
     if point is not None:
