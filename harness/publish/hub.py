@@ -49,6 +49,7 @@ from harness.suite.record import SUITE_FILE
 from zoo.checkpoint_files import check_weights
 from zoo.errors import UserError
 from zoo.reader import read_text
+from zoo.train.atomic import COMMIT
 from zoo.train.checkpoint import hf_config, load_model
 from zoo.train.layout import FINETUNED, LEGACY_STATE, STATE
 from zoo.train.metadata import read_metadata
@@ -191,7 +192,8 @@ def publish_model(
     text = model_card(ckpt, repo, rows, options, rebuild)
     plugins = rebuild.plugins if rebuild is not None else []
 
-    warn_left_out(ckpt, left_out(ckpt, entries, lambda n: n in (STATE, LEGACY_STATE, SHARDED)))
+    expected = (STATE, LEGACY_STATE, SHARDED, COMMIT)  # the copy gets a marker of its own
+    warn_left_out(ckpt, left_out(ckpt, entries, lambda n: n in expected))
 
     def stage(d: Path) -> None:
         copy_checkpoint(entries, d)  # with a commit marker of the files it holds

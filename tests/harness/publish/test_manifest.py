@@ -60,6 +60,7 @@ def test_a_checkpoint_publish_copies_no_link_device_or_fifo(trained, tmp_path, c
     assert not any(p.is_symlink() for p in out.rglob("*"))
     said = caplog.text
     assert "left out of the publish" in said and "id_rsa" in said and "notes.fifo" in said
+    assert "hlm_commit.json" not in said  # the copy's own marker is written, never left out
 
 
 def test_weights_linked_from_outside_are_refused(trained, tmp_path) -> None:
