@@ -20,28 +20,32 @@ from harness.results.leaderboard import FINAL, current_cells, read_leaderboard
 from harness.results.samples import read_samples
 from harness.results.schema import SCHEMA_VERSION, column_table
 from harness.suite import Suite, last_suite, overrides
+from zoo.text import md_cell, md_code, md_heading
 
 
 def suite_summary(suite: Suite | None, df: pd.DataFrame) -> list[str]:
-    """The suite in a few lines: models, tasks, seeds, sweep, recipe (no YAML dump)."""
+    """The suite in a few lines: models, tasks, seeds, sweep, recipe (no YAML dump); every
+    name from the rows or the suite file escaped for Markdown."""
     models = sorted(df["model"].unique()) if not df.empty else []
-    lines = [f"- **models** ({len(models)}): {', '.join(f'`{m}`' for m in models)}"]
+    lines = [f"- **models** ({len(models)}): {', '.join(f'`{md_code(m)}`' for m in models)}"]
     if suite is None:
         return lines
     lines += [
-        f"- **tasks**: {', '.join(t.label() for t in suite.tasks)}",
+        f"- **tasks**: {', '.join(md_cell(t.label()) for t in suite.tasks)}",
         f"- **seeds**: {', '.join(str(s) for s in suite.seeds)}",
     ]
     if suite.sweep:
-        lines.append(f"- **sweep**: {', '.join(f'{k} over {v}' for k, v in suite.sweep.items())}")
+        lines.append(
+            f"- **sweep**: {', '.join(md_cell(f'{k} over {v}') for k, v in suite.sweep.items())}"
+        )
     recipe = overrides(suite.recipe)
     if recipe:
-        lines.append(f"- **recipe**: {', '.join(f'{k}={v}' for k, v in recipe.items())}")
+        lines.append(f"- **recipe**: {', '.join(md_cell(f'{k}={v}') for k, v in recipe.items())}")
     if suite.baseline:
-        lines.append(f"- **baseline** of the significance tests: `{suite.baseline}`")
+        lines.append(f"- **baseline** of the significance tests: `{md_code(suite.baseline)}`")
     lines.append("- the whole suite: `suite.yaml` in this repository")
     if suite.plugins:  # as the leaderboard keeps them: `harness.suite.record`
-        files = ", ".join(f"`{p}`" for p in suite.plugins)
+        files = ", ".join(f"`{md_code(p)}`" for p in suite.plugins)
         lines.append(
             f"- the plugin files it loads, code its rows depend on (their contents are in the "
             f"cell ids): {files}"
@@ -84,9 +88,9 @@ def dataset_card(name: str, directory: Path, repo: str, license: str, plots: lis
     )
     cells = df["cell_id"].nunique() if not df.empty else 0
     parts = [
-        f"# headless-zoo leaderboard: {name}",
+        f"# headless-zoo leaderboard: {md_heading(name)}",
         "",
-        suite.description.strip() if suite is not None else "",
+        *(md_cell(line) for line in (suite.description.strip() if suite else "").splitlines()),
         "",
         f"{len(df)} rows from {cells} cells: one Parquet file per cell in `data/final/` (the "
         "default config: each run's final checkpoint, what `hlm leaderboard` shows), and the "

@@ -27,6 +27,7 @@ import pandas as pd
 from matplotlib import pyplot as plt
 
 from harness.report.figures import figure_path, palette, save
+from harness.results.budgets import untrained
 from harness.results.stats import differences, magnitude
 from harness.tasks import TASKS
 
@@ -62,15 +63,12 @@ INSTRUMENTS = (
 def twins(df: pd.DataFrame) -> dict[str, str]:
     """Each pretrained model's untrained twin: the model of the same preset whose rows are
     all at step 0."""
-    steps = df.groupby("model")["step"].max()
-    untrained = {
-        str(df.loc[df["model"] == m, "preset"].iloc[0]): m for m in steps[steps == 0].index
-    }
+    controls = {str(df.loc[df["model"] == m, "preset"].iloc[0]): m for m in untrained(df)}
     presets = df.drop_duplicates("model").set_index("model")["preset"]
     return {
-        str(m): untrained[str(p)]
+        str(m): controls[str(p)]
         for m, p in presets.items()
-        if str(p) in untrained and untrained[str(p)] != m
+        if str(p) in controls and controls[str(p)] != m
     }
 
 
@@ -104,11 +102,17 @@ def gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _first_separated(g: pd.DataFrame, margin: float) -> tuple[Any, bool]:
-    """The first checkpoint whose gap clears `margin` (its interval's low end; the gap with
-    one seed), and whether every later checkpoint clears it too."""
+def _cleared(g: pd.DataFrame, margin: float) -> Any:
+    """Per checkpoint, whether the gap clears `margin`: its interval's low end (the gap with
+    one seed, or seeds without spread)."""
     end = g["low"].where(g["seeds"] > 1, g["gap"]).fillna(g["gap"])
-    cleared = (end > margin).to_numpy()
+    return (end > margin).to_numpy()
+
+
+def _first_separated(g: pd.DataFrame, margin: float) -> tuple[Any, bool]:
+    """The first checkpoint whose gap clears `margin`, and whether every later checkpoint
+    clears it too."""
+    cleared = _cleared(g, margin)
     if not cleared.any():
         return None, False
     first = int(cleared.argmax())
@@ -118,8 +122,7 @@ def _first_separated(g: pd.DataFrame, margin: float) -> tuple[Any, bool]:
 def _staying_from(g: pd.DataFrame, margin: float) -> Any:
     """The checkpoint from which the gap clears `margin` at every later one (the start of
     the last run of cleared checkpoints), or None where the last checkpoint does not clear."""
-    end = g["low"].where(g["seeds"] > 1, g["gap"]).fillna(g["gap"])
-    cleared = (end > margin).to_numpy()
+    cleared = _cleared(g, margin)
     if not cleared.size or not cleared[-1]:
         return None
     uncleared = [i for i, c in enumerate(cleared) if not c]

@@ -22,6 +22,7 @@ from harness.results.fields import SweepPoint
 from harness.results.leaderboard import unfinished
 from harness.results.metrics import direction
 from zoo.registry import check_name
+from zoo.text import md_cell
 
 WIDTH = 120
 
@@ -87,7 +88,12 @@ def _width(text: str) -> int:
 
 
 def _markdown(table: pd.DataFrame) -> str:
-    return tabulate(table, headers="keys", tablefmt="github")  # type: ignore[arg-type]
+    """GitHub Markdown of `table`, its labels and text cells escaped (`md_cell`): a model or
+    task name from the rows stays one cell of text, never a column break or raw HTML."""
+    safe = table.rename(index=md_cell, columns=md_cell)
+    safe = safe.map(lambda v: md_cell(v) if isinstance(v, str) else v)
+    safe.index.name = table.index.name
+    return tabulate(safe, headers="keys", tablefmt="github")  # type: ignore[arg-type]
 
 
 def _chunks(table: pd.DataFrame, width: int) -> list[pd.DataFrame]:
@@ -134,7 +140,7 @@ def tables(agg: pd.DataFrame, sort_by: str | None = None, width: int = WIDTH) ->
         key = sort_by if sort_by is not None and sort_by.startswith(f"{task}/") else None
         table = pivot(agg[agg["task"] == task], key)
         table.columns = [c.removeprefix(f"{task}/") for c in table.columns]
-        out.append(f"{task}\n\n{fitted(table, width)}")
+        out.append(f"{md_cell(task)}\n\n{fitted(table, width)}")
     return "\n\n".join(out)
 
 

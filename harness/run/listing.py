@@ -15,7 +15,9 @@ every command that takes a checkpoint accepts.
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,25 +46,23 @@ class RunState:
     hours: float | None = None  # a finished run's training wall time
 
 
-def _records(folder: Path) -> list[dict[str, Any]]:
-    """The complete lines of `metrics.jsonl`, last first (a killed run's partial line is
-    skipped)."""
+def _records(folder: Path) -> Iterator[dict[str, Any]]:
+    """The complete lines of `metrics.jsonl`, last first, parsed as they are asked for (a
+    killed run's partial line is skipped)."""
     path = folder / "metrics.jsonl"
     if not path.is_file():
-        return []
+        return
     try:
         text = read_bytes(path, "a metrics log").decode("utf-8", errors="replace")
     except UserError:  # not a regular file, or past any run's size: nothing to show
-        return []
-    out = []
+        return
     for line in reversed(text.splitlines()):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(record, dict) and isinstance(record.get("step"), int):
-            out.append(record)
-    return out
+            yield record
 
 
 def _number(record: dict[str, Any], key: str) -> float | None:
@@ -70,7 +70,7 @@ def _number(record: dict[str, Any], key: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _throughput(folder: Path, done: bool, records: list[dict[str, Any]]) -> dict[str, Any]:
+def _throughput(folder: Path, done: bool, records: Iterator[dict[str, Any]]) -> dict[str, Any]:
     """Tokens seen, tokens/s and training hours: a finished run's from its metadata (the
     mean rate over its training wall time), a running or stopped one's last logged line."""
     meta = find_metadata(folder / "final") if done else None
@@ -109,8 +109,10 @@ def run_state(name: str, folder: Path) -> RunState:
         state = "training" if preparing_now(folder) else "stopped"
     steps = tuple(checkpoint_step(p) for p in list_checkpoints(folder))
     records = _records(folder)
-    step = int(records[0]["step"]) if records else None
-    speed = _throughput(folder, state == "done", records)
+    last = next(records, None)
+    step = int(last["step"]) if last is not None else None
+    rest = records if last is None else itertools.chain([last], records)
+    speed = _throughput(folder, state == "done", rest)  # reads back to the last rated line
     return RunState(name, folder, state, step, _planned(folder), steps, **speed)
 
 

@@ -105,11 +105,11 @@ def _evaluate(ctx: TaskContext, path: Path, text: tuple[CorpusSpec, Part]) -> li
     elif meta is not None:  # as trained: the contrastive loss depends on K per forward
         seq_len, batch = meta.seq_len, meta.recipe.micro_batch_size
         objective, options = OBJECTIVES.get(meta.objective), meta.loss_options()
+    if objective.needs_head:
+        refuse_untrained_head(model, f"validation by {objective.name}")
     special, batch = special_ids(tokenizer, spec.kind), params.batch_size or batch
     stream = token_streams(text[0], tokenizer, spec.kind).part(text[1])
     blocks = PackedBlocks(stream, seq_len, spec.kind, special)
-    if objective.needs_head:
-        refuse_untrained_head(model, f"validation by {objective.name}")
     module = TrainModule(model, spec, objective, options)
     scores = validation_batches(
         module,

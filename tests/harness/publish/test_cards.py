@@ -5,6 +5,7 @@ that holds only the model's own scores under Hub dataset ids."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -202,6 +203,25 @@ def test_a_dataset_card_holds_the_table_as_hlm_leaderboard_shows_it(tmp_path) ->
     assert "0.7210 ± 0.0210 †" in line
     assert "† better, ‡ worse than the baseline `base`" in card
     assert "over the leaderboard's 1 comparisons" in card and "@best" not in card
+
+
+def test_a_dataset_card_escapes_names_from_its_rows_and_its_name(tmp_path) -> None:
+    """A model label from the rows (files anyone could send) and the leaderboard's name
+    reach the card as text: no raw HTML, no backtick that ends the code span early."""
+    from harness.publish.dataset_card import dataset_card
+    from harness.results.leaderboard import write_cell
+    from tests.harness.results.test_leaderboard import row
+
+    board = tmp_path / "demo"
+    hostile = "m`<img src=x onerror=alert(1)>"
+    write_cell(board, "c", [row(hostile, "accuracy", 0.5, task="glue/sst2")])
+    card = dataset_card("demo<script>", board, "me/demo", "cc-by-4.0", [])
+    body = card.split("---", 2)[2]
+    outside_code = re.sub(r"```.*?```|`[^`\n]*`", "", body, flags=re.S)
+    assert "<img" not in outside_code and "<script" not in outside_code  # HTML only as text
+    assert "# headless-zoo leaderboard: demo&lt;script>" in body
+    models = next(x for x in body.splitlines() if x.startswith("- **models**"))
+    assert models == "- **models** (1): `m'<img src=x onerror=alert(1)>`"  # one code span
 
 
 def test_the_license_file_is_the_one_the_package_and_model_cards_declare() -> None:
