@@ -55,8 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--at",
         metavar="BUDGET",
-        help="compare at a matched budget: steps=N, tokens=T, flops=F or seconds=S; each "
-        "model's rows come from its first checkpoint that reached it (see the suite's compare_at)",
+        help="compare at a matched budget: steps=N, tokens=T, flops=F or seconds=S (T as 2e6 "
+        "or 40.3M); each model's rows come from its first checkpoint that reached it (see "
+        "the suite's compare_at)",
     )
     p.add_argument(
         "--all",

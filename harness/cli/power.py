@@ -3,7 +3,7 @@
 hlm power paper-cpu-encoder                    # against the suite's baseline
 hlm power paper-cpu-encoder --effect 0.01      # power and seeds for a Δ of 0.01
 hlm power paper-cpu-encoder --claims 41        # each test one of 41 corrected together
-hlm power cpu-ladder --at tokens=40e6 --task probe/sst2/mean --effect 0.02   # at a checkpoint
+hlm power cpu-ladder --at tokens=40.3M --task probe/sst2/mean --effect 0.02   # at a checkpoint
 """
 
 from __future__ import annotations

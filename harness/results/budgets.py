@@ -10,6 +10,7 @@ import pandas as pd
 from harness.results.leaderboard import FINAL, GROUP
 from zoo.errors import UserError
 from zoo.registry import check_name
+from zoo.train.budgets import parse_amount
 
 MEASURES = {
     "steps": "step",
@@ -20,13 +21,15 @@ MEASURES = {
 
 
 def parse_budget(text: str) -> tuple[str, float]:
-    """`tokens=2e6` -> ("tokens", 2e6); a bad name or value is a close-match error."""
+    """`tokens=2e6` or `tokens=40.3M` -> ("tokens", 2e6); a bad name or value is a
+    close-match error."""
     name, _, value = text.partition("=")
     check_name("budget", name, list(MEASURES))
     try:
-        number = float(value)
+        number = parse_amount(value)
     except ValueError:
-        raise UserError(f"--at {text}: expected NAME=NUMBER, e.g. tokens=2e6") from None
+        example = "e.g. tokens=2e6 or tokens=40.3M"
+        raise UserError(f"--at {text}: expected NAME=NUMBER, {example}") from None
     if not (number > 0 and math.isfinite(number)):
         raise UserError(f"--at {text}: the budget must be a finite number > 0")
     return name, number

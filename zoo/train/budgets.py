@@ -9,6 +9,20 @@ from pydantic import Field, ValidationError
 from zoo.errors import format_validation_error
 from zoo.settings import Settings
 
+# the suffixes a budget's number may carry, as tables print it: 40.3M tokens, 1.5T FLOPs
+SUFFIXES = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def parse_amount(text: str) -> float:
+    """`2e6`, `40.3M` or `1.5T` as a number (k, M, G, T: thousands to trillions); a
+    ValueError names the text where it is none of these."""
+    text = text.strip()
+    scale = SUFFIXES.get(text[-1:], 1.0)
+    try:
+        return float(text[:-1] if scale != 1.0 else text) * scale
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number (2e6, 40.3M)") from None
+
 
 class BudgetMarks(Settings):
     """Budgets at which a run keeps a checkpoint, the first step it reaches each (so that
@@ -28,9 +42,9 @@ class BudgetMarks(Settings):
             if not sep or name.strip() not in marks:
                 raise ValueError(f"{part!r}: expected NAME=NUMBER, NAME one of {', '.join(marks)}")
             try:
-                marks[name.strip()].append(float(value))
-            except ValueError:
-                raise ValueError(f"{part!r}: {value.strip()!r} is not a number") from None
+                marks[name.strip()].append(parse_amount(value))
+            except ValueError as exc:
+                raise ValueError(f"{part!r}: {exc}") from None
         marks["tokens"] = [int(t) if float(t).is_integer() else t for t in marks["tokens"]]
         try:
             return cls.model_validate(marks)

@@ -256,5 +256,6 @@ def test_a_bad_budget_is_refused_by_what_is_wrong(text: str, error: str) -> None
     from zoo.errors import UserError
 
     assert parse_budget("flops=1.5e15") == ("flops", 1.5e15)
+    assert parse_budget("tokens=40.3M") == ("tokens", 40.3e6)  # as the tables print it
     with pytest.raises(UserError, match=error):
         parse_budget(text)

@@ -78,6 +78,9 @@ def test_budget_marks_from_the_flag() -> None:
     got = BudgetMarks.from_flag("tokens=1e6, flops=2e15,tokens=4e6,")
     assert got == BudgetMarks(tokens=[1_000_000, 4_000_000], flops=[2e15])
     assert BudgetMarks.from_flag("") == BudgetMarks()
+    assert BudgetMarks.from_flag("tokens=40.3M,flops=1.5T") == BudgetMarks(
+        tokens=[40_300_000], flops=[1.5e12]
+    )
 
 
 @pytest.mark.parametrize(
@@ -86,6 +89,7 @@ def test_budget_marks_from_the_flag() -> None:
         ("tokens", "'tokens': expected NAME=NUMBER, NAME one of tokens, flops, seconds"),
         ("steps=3", "'steps=3': expected NAME=NUMBER"),
         ("tokens=abc", "'tokens=abc': 'abc' is not a number"),
+        ("tokens=M", "'tokens=M': 'M' is not a number"),
         ("tokens=-5", "tokens[0]: Input should be greater than 0"),
         ("tokens=1.5", "tokens[0]: Input should be a valid integer"),
         ("seconds=1,seconds=nan", "seconds[1]: Input should be a finite number"),
