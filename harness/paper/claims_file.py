@@ -327,7 +327,9 @@ class ClaimsFile(Settings):
         for scale in self.scales:
             mapped = scale.mapping() if scale.like else None
             for claim in self._claims_of(scale):
-                setting = self.sections[claim.section].setting if claim.section else ""
+                # a file without `sections:` groups claims under their section's name alone
+                heading = self.sections.get(claim.section)
+                setting = heading.setting if heading is not None else ""
                 source = claim.rows() if mapped is None else mapped.source(claim.rows())
                 out += [(scale.name, claim.figure(setting), source)] if source else []
         return out

@@ -99,6 +99,20 @@ def test_a_claims_file_is_judged_with_its_own_family(tmp_path: Path) -> None:
     assert worse[0].verdict == "contradicted"
 
 
+def test_claims_grouped_in_sections_need_no_headings(tmp_path: Path) -> None:
+    """A claim's `section` groups it on the page; a file without `sections:` (no headings)
+    is judged as one with them, each claim under its section's name."""
+    path = tmp_path / "claims.yaml"
+    grouped = CLAIMS.replace("- id: val-loss\n", "- id: val-loss\n        section: loss\n", 1)
+    _declare(
+        path,
+        grouped.replace("- id: val-loss-paper\n", "- id: val-loss-paper\n        section: loss\n"),
+    )
+    _, found = judge_claims(path, _rows(tmp_path / "lb", gain=0.3))
+    assert [f.figure.claim for f in found] == ["loss", "loss", "speed"]
+    assert found[0].verdict == "reproduced"
+
+
 def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
     path = tmp_path / "claims.yaml"
     _declare(path, CLAIMS)
