@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import torch
 
+from benchmarks.bf16 import bf16_rows
 from benchmarks.compiled import compile_rows
 from benchmarks.corpus import corpus_rows
 from benchmarks.losses import bench_cwt
@@ -28,7 +29,7 @@ from harness.bench.timing import Roofline, Row, format_rows
 from zoo.models import get_spec
 from zoo.numerics import flush_denormal
 
-PARTS = ("cwt", "steps")  # the default parts; "compile", "corpus", "cli" by name
+PARTS = ("cwt", "steps")  # the default parts; "bf16", "compile", "corpus", "cli" by name
 
 
 def run_bench(
@@ -60,6 +61,8 @@ def run_bench(
             rows += bench_cwt(quick, peak)
         if "steps" in parts:
             rows += bench_steps(quick, peak)
+        if "bf16" in parts:
+            rows += bf16_rows(quick, peak)
         if "compile" in parts:
             rows += compile_rows(quick, peak)
         if "corpus" in parts:

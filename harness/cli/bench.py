@@ -25,8 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--only",
         nargs="+",
-        choices=["cwt", "steps", "compile", "corpus", "cli", "mfu"],
-        help="run only these parts (not in the default run: compile, eager vs torch.compile "
+        choices=["cwt", "steps", "bf16", "compile", "corpus", "cli", "mfu"],
+        help="run only these parts (not in the default run: bf16, the ladder's models' steps "
+        "in fp32 and under bf16 autocast, side by side; compile, eager vs torch.compile "
         "steps; corpus, tokenisation speed, cache size and pretraining memory as the corpus "
         "grows 20x; cli, how long `hlm VERB --help` takes; mfu, with --device cuda only, the "
         "headless bert-base step at 256 x 128 tokens eager, compiled and as CUDA graphs, "
@@ -59,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
         parts = ("mfu", *parts)  # the goal's steps first: a short GPU lease measures them
     if "mfu" in parts and args.device != "cuda":
         raise UserError("--only mfu: the step MFU goal is a GPU one; add --device cuda")
+    if "bf16" in parts and args.device == "cuda":
+        raise UserError(
+            "--only bf16: a CPU comparison (a GPU runs bf16 in every cuda row); drop --device cuda"
+        )
     if args.device == "cuda":
         rows = run_cuda_bench(quick=args.quick, parts=parts)
     else:

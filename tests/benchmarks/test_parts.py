@@ -31,3 +31,42 @@ def test_the_score_dtype_rows_time_the_chunked_loss_under_bf16_autocast(monkeypa
     assert ratio.value == fp32.value / bf16.value and ratio.status == "INFO"
     losses.loss_step(8, 4, "plain")()  # without a score_dtype: no autocast
     assert seen[-1] == (False, "autocast", "plain")
+
+
+def test_the_bf16_part_times_each_ladder_model_in_both_precisions_side_by_side(
+    monkeypatch,
+) -> None:
+    """Each model's ce and cwt steps, fp32 and bf16, in one round-robin; tokens/s and bf16's
+    speed over fp32 come from the same best times."""
+    from types import SimpleNamespace
+
+    from benchmarks import bf16
+
+    rounds = []
+
+    def fake_timed(st: dict, peak: object, reps: int) -> SimpleNamespace:
+        rounds.append({name: (s.spec.name, s.cfg.objective, s.cfg.bf16) for name, s in st.items()})
+        return SimpleNamespace(
+            best={"ce fp32": 2.0, "cwt fp32": 1.0, "ce bf16": 4.0, "cwt bf16": 0.5}
+        )
+
+    monkeypatch.setattr(bf16, "timed", fake_timed)
+    rows = bf16.bf16_model_rows("modernbert-tiny", batch=2, reps=1, peak=None)
+    assert rounds == [
+        {
+            "ce fp32": ("modernbert-tiny", "ce", False),
+            "cwt fp32": ("modernbert-tiny", "cwt", False),
+            "ce bf16": ("modernbert-tiny", "ce", True),
+            "cwt bf16": ("modernbert-tiny", "cwt", True),
+        }
+    ]
+    values = {r.name.split(" s=128 ")[1]: r.value for r in rows}
+    assert values == {
+        "ce fp32: tokens/s": 2 * 128 / 2.0,
+        "ce bf16: tokens/s": 2 * 128 / 4.0,
+        "ce: bf16 autocast speed-up over fp32": 0.5,  # slower: emulated bf16
+        "cwt fp32: tokens/s": 2 * 128 / 1.0,
+        "cwt bf16: tokens/s": 2 * 128 / 0.5,
+        "cwt: bf16 autocast speed-up over fp32": 2.0,
+    }
+    assert {r.status for r in rows} == {"INFO"}

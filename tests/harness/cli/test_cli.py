@@ -258,6 +258,8 @@ def test_the_mfu_benchmark_asks_for_a_gpu(capsys) -> None:
     assert hlm(["bench", "--only", "mfu"]) == 2
     err = capsys.readouterr().err
     assert "hlm bench: error: --only mfu" in err and "add --device cuda" in err
+    assert hlm(["bench", "--only", "bf16", "--device", "cuda"]) == 2
+    assert "--only bf16: a CPU comparison" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
