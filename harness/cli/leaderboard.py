@@ -120,8 +120,9 @@ def _separation(df: Any) -> int:
         raise UserError("no untrained twin (a model of the same preset at step 0) with rows")
     print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github"))
     print(
-        "\nseparates: the gap's 95 % interval over seeds (one seed: the gap) clears the gate's "
-        "margin; the seed is the unit; CPU-hours: the training loop's wall time on one "
+        "\nseparates: every seed's gap to its twin clears the gate's margin (a rule to plan "
+        "by, not a test: the interval is the test's, over seeds); each seed: where its own "
+        "gap first clears it (-: never); CPU-hours: the training loop's wall time on one "
         "thread (other work on the machine lengthens it)"
     )
     point, standing = operating_point(df)
