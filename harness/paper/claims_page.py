@@ -195,6 +195,18 @@ def own_claims_section(root: Path, files: list[Path]) -> list[str]:
     return lines
 
 
+def own_headline(root: Path, files: list[Path]) -> str:
+    """The README's sentence on our own pre-registered questions: each claims file in
+    `files` with a confirmatory claim (declared before its rows, as git shows), named with
+    its question and its answers tallied; '' where no file has one."""
+    said = []
+    for path in files:
+        claims, found = judge_claims(path, root)
+        if any(f.figure.compared for f in found):
+            said.append(f"{claims.name} ({claims.paper}): {tally(found)}")
+    return f"Our own pre-registered questions: {'; '.join(said)}." if said else ""
+
+
 def tally(found: list[Finding]) -> str:
     """The answers in a few words: the claims answered as stated or against them by name,
     the others counted."""

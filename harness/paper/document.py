@@ -30,7 +30,7 @@ from harness.paper.claim_rows import (
     section_notes,
 )
 from harness.paper.claims_file import findings, paper_claims
-from harness.paper.claims_page import answer, own_claims, own_claims_section
+from harness.paper.claims_page import answer, own_claims, own_claims_section, own_headline
 from harness.paper.diagnostics import diagnostic_sections
 from harness.paper.findings import Finding
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
@@ -278,7 +278,8 @@ def write_reproduction(root: Path, doc: Path, readme: Path | None) -> list[Path]
         written += [figure] if figure is not None else []
     if readme is not None and readme.exists():
         text = read_text(readme, "the README")
-        new, n = HEADLINE.subn(lambda m: m.group(1) + headline(found) + m.group(3), text)
+        said = " ".join(filter(None, (headline(found), own_headline(root, own_claims()))))
+        new, n = HEADLINE.subn(lambda m: m.group(1) + said + m.group(3), text)
         if n:
             write_text(readme, new)
             written.append(readme)

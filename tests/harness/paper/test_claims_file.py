@@ -309,6 +309,21 @@ def test_a_claim_committed_after_its_rows_is_exploratory(tmp_path: Path) -> None
     assert edited[0].verdict is None and edited[1].verdict == "reproduced"
 
 
+def test_the_readme_names_only_questions_declared_before_their_rows(tmp_path: Path) -> None:
+    """The README's own-questions sentence: a file committed before its rows, with its
+    answers; a file committed after them (all exploratory) is left out; none: no sentence."""
+    from harness.paper.claims_page import own_headline
+
+    root = _rows(tmp_path / "lb", gain=0.3)
+    early = _declare(tmp_path / "a" / "claims.yaml", CLAIMS)
+    late = _declare(tmp_path / "b" / "claims.yaml", CLAIMS, when="2099-06-01T00:00:00Z")
+    assert own_headline(root, [early, late]) == (
+        "Our own pre-registered questions: quickstart (CWT lowers the validation loss of tiny "
+        "decoders): 3 claims; as stated: val-loss, val-loss-paper; exploratory: 1."
+    )
+    assert own_headline(root, [late]) == ""
+
+
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
