@@ -155,6 +155,25 @@ def test_each_task_gets_its_own_points_and_no_other(isolated: Path) -> None:
     assert len(list((isolated / "runs" / "pretrain").iterdir())) == 2  # one run (+ its lock)
 
 
+def test_a_run_stopped_by_its_token_budget_is_evaluated_up_to_where_it_stopped(
+    isolated: Path,
+) -> None:
+    """A recipe that keeps a long schedule (the learning rate of a 12-step run) but stops at
+    `max_tokens` (as a verdict run stops at the ladder's operating point): every `every`
+    point before the stop, and the final checkpoint where it stopped, none past it."""
+    (isolated / "s.yaml").write_text(
+        UNION.replace("name: union", "name: stop").replace(
+            "steps: 12,",
+            "steps: 12, max_tokens: 896,",  # 7 steps of 4 x 32 tokens
+        )
+    )
+    assert run_suite(isolated / "s.yaml", root=isolated / "lb", progress=False).failed == []
+    df = read_leaderboard(isolated / "lb" / "stop")
+    steps = {t: sorted(g["step"].unique()) for t, g in df.groupby("task")}
+    assert steps == {"a": [4, 7], "b": [6, 7], "c": [3, 7], "d": [7]}
+    assert df["tokens_seen"].max() == 896
+
+
 ONE = """
 name: grow
 models: [{preset: bert-tiny, objective: cwt}]
