@@ -102,10 +102,14 @@ def seed_gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
 
 def gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
     """Per pretrained model and checkpoint: tokens seen, CPU-hours, the mean gap to the twin
-    over seeds with its 95 % interval, the least seed's gap, and the seeds behind it."""
+    over seeds with its 95 % interval, the least and greatest seed's gaps, the seeds behind
+    it, and the seeds the model has at any checkpoint (`runs`)."""
     per_seed = seed_gaps(df, instrument)
+    if per_seed.empty:
+        return pd.DataFrame()
+    runs = per_seed.groupby("model")["seed"].nunique()
     out = []
-    for (model, step), at in per_seed.groupby(["model", "step"]) if not per_seed.empty else []:
+    for (model, step), at in per_seed.groupby(["model", "step"]):
         c = differences(at["gap"].to_numpy(), "seeds", magnitude(at["value"]))
         out.append(
             {
@@ -119,6 +123,7 @@ def gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
                 "least": float(at["gap"].min()),
                 "most": float(at["gap"].max()),
                 "seeds": len(at),
+                "runs": int(runs[model]),  # the model's seeds: some may not be here yet
             }
         )
     return pd.DataFrame(out)
@@ -134,8 +139,9 @@ def _each_seed(per_seed: pd.DataFrame, margin: float) -> str:
 
 
 def _cleared(g: pd.DataFrame, margin: float) -> Any:
-    """Per checkpoint, whether every seed's gap clears `margin`."""
-    return (g["least"] > margin).to_numpy()
+    """Per checkpoint, whether every seed's gap clears `margin`: every seed of the model, so a
+    checkpoint that a seed still running has not reached clears nothing yet."""
+    return ((g["least"] > margin) & (g["seeds"] == g["runs"])).to_numpy()
 
 
 def _first_separated(g: pd.DataFrame, margin: float) -> tuple[Any, bool]:

@@ -66,6 +66,21 @@ def test_two_seeds_that_each_clear_separate_though_their_interval_does_not() -> 
     assert probe["last gap [95 % CI]"].startswith("+0.030 [")
 
 
+def test_a_checkpoint_a_running_seed_has_not_reached_clears_nothing_yet() -> None:
+    """Seed 1 still running (rows to step 10 only): steps 20 and 30, where seed 0 alone
+    clears, do not separate the model; with seed 1's rows there, they do."""
+    full = _rows({10: (0.01, 0.05, 0.0), 20: (0.05, 0.05, 0.0), 30: (0.05, 0.05, 0.0)})
+    full = full[full["seed"] < 2]
+    running = full[(full["seed"] == 0) | (full["step"] <= 10)]
+    (probe,) = separation_table(running).to_dict("records")
+    assert (
+        probe["separates at (M tokens)"] == ""
+        and probe["each seed (M tokens)"] == "0: 20.0, 1: 10.0"
+    )
+    (done,) = separation_table(full).to_dict("records")
+    assert done["separates at (M tokens)"] == "20.0" and done["stays"] == "yes"
+
+
 def test_one_seed_is_said_and_a_comparison_never_separates() -> None:
     df = _rows({10: (0.05, 0.05, 0.05)})
     one = df[df["seed"] == 0]
