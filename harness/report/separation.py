@@ -259,11 +259,12 @@ def _interval(r: pd.Series) -> str:
 
 
 def plot_separation(df: pd.DataFrame, out: Path, formats: tuple[str, ...] = ("png",)) -> list[Path]:
-    """`separation.png`: a panel per instrument, the gap to the twin against tokens, one line
-    per model (its seeds' mean) with their range as a band, the gate's margin dashed, the operating
-    point (where there is one) dotted."""
-    panels = [(inst, gaps(df, inst)) for inst in INSTRUMENTS]
-    panels = [(inst, g) for inst, g in panels if not g.empty]
+    """`separation.png`: a panel per instrument, the gap to the twin against tokens: per
+    model a thin line for each seed and a bold one for their mean (at the checkpoints every
+    seed has reached), the gate's margin dashed, the operating point (where there is one)
+    dotted."""
+    panels = [(inst, gaps(df, inst), seed_gaps(df, inst)) for inst in INSTRUMENTS]
+    panels = [p for p in panels if not p[1].empty]
     if not panels:
         return []
     colors = palette(df)
@@ -271,12 +272,8 @@ def plot_separation(df: pd.DataFrame, out: Path, formats: tuple[str, ...] = ("pn
     cols = min(3, len(panels))
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
-    for ax, (inst, g) in zip(axes.flat, panels, strict=False):
-        for model, line in g.sort_values("tokens").groupby("model"):
-            x = line["tokens"] / 1e6
-            ax.plot(x, line["gap"], marker="o", markersize=3, label=model, color=colors[str(model)])
-            # the seeds' range, not the t interval: two seeds' interval spans the panel
-            ax.fill_between(x, line["least"], line["most"], alpha=0.2, color=colors[str(model)])
+    for ax, (inst, g, per_seed) in zip(axes.flat, panels, strict=False):
+        _draw_model_lines(ax, g, per_seed, colors)
         margin = inst.margin()
         ax.axhline(0, color="grey", linewidth=0.8)
         if margin is not None:
@@ -291,5 +288,19 @@ def plot_separation(df: pd.DataFrame, out: Path, formats: tuple[str, ...] = ("pn
         ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    title = "gap to the untrained twin along pretraining (mean over seeds; band: the seeds' range)"
+    title = "gap to the untrained twin along pretraining (thin: each seed; bold: their mean)"
     return save(fig, title, figure_path(out, "separation"), formats)
+
+
+def _draw_model_lines(
+    ax: Any, g: pd.DataFrame, per_seed: pd.DataFrame, colors: dict[str, Any]
+) -> None:
+    """Each model's seeds, thin, and their mean, bold, where every seed has a row: a mean
+    of the seeds that got there first would jump where a running seed stops."""
+    for model, line in g.sort_values("tokens").groupby("model"):
+        color = colors[str(model)]
+        for _, seed in per_seed[per_seed["model"] == model].sort_values("tokens").groupby("seed"):
+            ax.plot(seed["tokens"] / 1e6, seed["gap"], linewidth=0.8, alpha=0.45, color=color)
+        whole, n = line[line["seeds"] == line["runs"]], int(line["runs"].max())
+        ax.plot(whole["tokens"] / 1e6, whole["gap"], marker="o", markersize=3, linewidth=1.8,
+                label=f"{model} ({n} seed{'s' * (n != 1)})", color=color)  # fmt: skip

@@ -167,3 +167,24 @@ def test_the_figure_marks_the_operating_point(tmp_path, monkeypatch) -> None:
     drawn.clear()
     plot_separation(pd.DataFrame(_two_instruments({10: 0.05}, {10: 0.0}, "o")), tmp_path / "o")
     assert drawn == []
+
+
+def test_the_figure_draws_each_seed_and_a_mean_only_where_every_seed_is(
+    tmp_path, monkeypatch
+) -> None:
+    """Seed 1 still running: both seeds thin, and the bold mean stops at its last step."""
+    from matplotlib import pyplot as plt
+
+    from harness.report.separation import plot_separation
+
+    lines = []
+    keep = plt.Axes.plot
+    monkeypatch.setattr(
+        plt.Axes,
+        "plot",
+        lambda ax, x, y, **kw: lines.append((list(x), kw.get("label"))) or keep(ax, x, y, **kw),
+    )
+    full = _rows({10: (0.01, 0.05, 0.0), 20: (0.05, 0.05, 0.0)})
+    running = full[(full["seed"] == 0) | ((full["seed"] == 1) & (full["step"] <= 10))]
+    plot_separation(running, tmp_path)
+    assert lines == [([10.0, 20.0], None), ([10.0], None), ([10.0], "m-ce (2 seeds)")]
