@@ -60,6 +60,9 @@ INSTRUMENTS = (
     Instrument("fine-tuned MRPC", "glue/mrpc", "f1", ("glue", "mrpc")),
     Instrument("BLiMP", "blimp", "accuracy", ("blimp", "blimp")),
     Instrument("STS-B probe (comparison)", "probe/stsb/mean-cosine", "pearson", None),
+    Instrument(
+        "SST-2 probe, held-out train (comparison)", "probe/sst2-heldout/mean", "accuracy", None
+    ),
     Instrument("fine-tuned STS-B (comparison)", "glue/stsb", "pearson", None),
 )
 

@@ -102,6 +102,7 @@ PINNED: dict[str, dict[str, Any]] = {
         "max_examples": None,
         "max_length": 128,
         "batch_size": 64,
+        "heldout": 0,
     },
     "blimp": {"paradigms": [], "max_pairs": None, "scorer": "auto", "batch_tokens": 8192},
     "throughput": {

@@ -58,6 +58,25 @@ def test_every_probe_and_baseline_is_a_row(tiny, data_root) -> None:
     assert 0.5 < rows[("probe/stsb", "jaccard")] < 0.8  # token overlap's known strength
 
 
+def test_held_out_training_phrases_are_a_second_sst2_test_set(tiny, data_root) -> None:
+    """`heldout`: phrases kept out of the fit, the same for every seed, scored beside dev
+    with what the fit's majority answer scores there; none by default."""
+    from harness.tasks.probe import _sst2_splits
+
+    rows = {(r.task, r.metric): r.value for r in run_probe(_ctx(tiny, tasks=["sst2"], heldout=200))}
+    for metric in ("accuracy", "answer_share", "majority"):
+        assert 0 <= rows[("probe/sst2-heldout/mean", metric)] <= 1
+    assert ("probe/sst2/mean", "accuracy") in rows and ("probe/sst2", "majority") in rows
+    p = ProbeParams.model_validate({"heldout": 200, "max_examples": 60})
+    (fit0, held0), (fit1, held1) = _sst2_splits(p, seed=0), _sst2_splits(p, seed=1)
+    assert len(held0) == 200 and [e.text_a for e in held0] == [e.text_a for e in held1]
+    assert len(fit0) == 60 and not {id(e) for e in fit0} & {id(e) for e in held0}
+    plain = {(r.task, r.metric) for r in run_probe(_ctx(tiny, tasks=["sst2"]))}
+    assert not any(task.startswith("probe/sst2-heldout") for task, _ in plain)
+    with pytest.raises(UserError, match="heldout: 100000, but SST-2 has 67349 training phrases"):
+        _sst2_splits(ProbeParams.model_validate({"heldout": 100_000}), seed=0)
+
+
 def test_last_token_features_are_a_decoders(tiny, data_root) -> None:
     with pytest.raises(UserError, match="`last` is a decoder's feature"):
         run_probe(_ctx(tiny, features=["last"], tasks=["sst2"]))
