@@ -120,8 +120,9 @@ def _separation(df: Any) -> int:
         raise UserError("no untrained twin (a model of the same preset at step 0) with rows")
     print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github"))
     print(
-        "\nseparates: every seed's gap to its twin clears the gate's margin (a rule to plan "
-        "by, not a test: the interval is the test's, over seeds); each seed: where its own "
+        "\nseparates: every seed's gap to the twin's mean over seeds clears the gate's margin, "
+        "as a gate compares (a rule to plan by, not a test: the interval is the test's, over "
+        "seeds); each seed: where its own "
         "gap first clears it (-: never); CPU-hours: the training loop's wall time on one "
         "thread (other work on the machine lengthens it)"
     )
