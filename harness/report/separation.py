@@ -91,12 +91,12 @@ def seed_gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
         mine = d[d["model"] == model]
         if base.empty or mine.empty:
             continue
-        for (seed, step), at in mine.groupby(["seed", "step"]):
+        for _, at in mine.groupby(["seed", "step"]):
             out.append(
                 {
                     "model": model,
-                    "seed": seed,
-                    "step": int(step),
+                    "seed": int(at["seed"].iloc[0]),
+                    "step": int(at["step"].iloc[0]),
                     "tokens": float(at["tokens_seen"].max()),
                     "cpu_hours": float(at["train_seconds"].max()) / 3600,
                     "value": float(at["value"].mean()),
@@ -113,14 +113,14 @@ def gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
     per_seed = seed_gaps(df, instrument)
     if per_seed.empty:
         return pd.DataFrame()
-    runs = per_seed.groupby("model")["seed"].nunique()
+    per_seed["runs"] = per_seed.groupby("model")["seed"].transform("nunique")
     out = []
-    for (model, step), at in per_seed.groupby(["model", "step"]):
+    for _, at in per_seed.groupby(["model", "step"]):
         c = differences(at["gap"].to_numpy(), "seeds", magnitude(at["value"]))
         out.append(
             {
-                "model": model,
-                "step": int(step),
+                "model": str(at["model"].iloc[0]),
+                "step": int(at["step"].iloc[0]),
                 "tokens": float(at["tokens"].max()),
                 "cpu_hours": float(at["cpu_hours"].max()),
                 "gap": c.delta,
@@ -129,7 +129,7 @@ def gaps(df: pd.DataFrame, instrument: Instrument) -> pd.DataFrame:
                 "least": float(at["gap"].min()),
                 "most": float(at["gap"].max()),
                 "seeds": len(at),
-                "runs": int(runs[model]),  # the model's seeds: some may not be here yet
+                "runs": int(at["runs"].iloc[0]),  # the model's seeds: some may not be here yet
             }
         )
     return pd.DataFrame(out)
