@@ -212,9 +212,12 @@ def record_suite(out: Path, suite: Suite, cells: list[Cell]) -> None:
         )
 
 
-def _run_cells(todo: list[Cell], outcome: _Outcome, out: Path, done: set[str], force: bool) -> None:
+def _run_cells(
+    todo: list[Cell], outcome: _Outcome, out: Path, done: set[str], force: bool, wait: bool
+) -> None:
     """Run the cells grouped by pretraining key: a checkpoint is trained once, then reused;
-    a cell whose pretraining another run is training now waits for a second pass."""
+    a cell whose pretraining another run is training now waits for a second pass, or with
+    `wait` False is left to that run (counted with the cells another run computes)."""
     later = []
     for cell in todo:
         if pretraining_elsewhere(cell):
@@ -222,7 +225,13 @@ def _run_cells(todo: list[Cell], outcome: _Outcome, out: Path, done: set[str], f
         else:
             outcome.run(cell, out, done, force)
     for cell in later:
-        outcome.run(cell, out, done, force)
+        if wait or not pretraining_elsewhere(cell):
+            outcome.run(cell, out, done, force)
+        else:
+            log.info("%s (seed %d): its pretraining trains in another run: left to it",
+                     cell.label, cell.seed)  # fmt: skip
+            outcome.elsewhere += 1
+            outcome.bar.update(1)
 
 
 def run_suite(
@@ -233,10 +242,12 @@ def run_suite(
     select: Selection = EVERY_CELL,
     publish: bool = False,
     max_cells: int = MAX_CELLS,
+    wait: bool = True,
 ) -> RunSummary:
     """Validate, expand and run a suite (only the `select`ed cells; at most `max_cells` in
     all); finished cells are skipped unless `force`; the suite's `publish:` step runs if it
-    is enabled or `publish` is set."""
+    is enabled or `publish` is set. `wait` False: a cell whose pretraining another run is
+    training now is left to that run, not waited for."""
     suite = load_suite(path, max_cells)
     if publish and suite.publish is None:
         raise UserError(f"{suite.path}: publish: --publish needs a `publish:` section in the suite")
@@ -266,7 +277,7 @@ def run_suite(
     shown = CELL_PROGRESS.set(progress)  # a cell's pretraining bar sits under the suite's
     try:
         with logging_redirect_tqdm():  # log lines above the bar, not through it
-            _run_cells(todo, outcome, out, done, force)
+            _run_cells(todo, outcome, out, done, force, wait)
     finally:
         bar.close()
         CELL_PROGRESS.reset(shown)

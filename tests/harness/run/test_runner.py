@@ -425,6 +425,35 @@ def test_a_cell_another_run_is_pretraining_waits_for_the_second_pass(isolated, m
     assert set(order[-len(waiting) :]) == waiting
 
 
+def test_no_wait_leaves_a_cell_another_run_is_pretraining_to_that_run(
+    isolated, monkeypatch, capsys
+) -> None:
+    """`hlm run --no-wait` (a second lane): the cells whose pretraining another run holds
+    are left to it and counted as its; every other cell is computed."""
+    import fcntl
+
+    import harness.run.runner as runner
+
+    cells = expand(load_suite(TINY))
+    busy = min((c for c in cells if c.task.type == "validation"), key=lambda c: str(c.pretrain_key))
+    lock = Path(busy.pretrain.output_dir).with_suffix(".lock")  # type: ignore[union-attr]
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    held = lock.open("w")
+    fcntl.flock(held, fcntl.LOCK_EX)  # another run is training this checkpoint, throughout
+    order: list[str] = []
+    monkeypatch.setattr(runner, "run_cell", lambda cell, out, done: order.append(cell.cell_id))
+    lb = isolated / "lb"
+    assert hlm(["run", str(TINY), "--leaderboards", str(lb), "--no-wait", "-q"]) == 0
+    held.close()
+    left = {
+        c.cell_id
+        for c in cells
+        if c.pretrain_key == busy.pretrain_key and c.task.type == "validation"
+    }
+    assert left and sorted(order) == sorted(c.cell_id for c in cells if c.cell_id not in left)
+    assert f"{len(left)} by another run" in capsys.readouterr().out
+
+
 def test_a_suite_that_asks_for_cuda_is_refused_at_once_without_one(isolated, monkeypatch) -> None:
     """`device: cuda` on a machine without a GPU: one error naming the file and the keys
     before any cell runs, not a failure per cell; a cached pretraining needs no GPU."""
