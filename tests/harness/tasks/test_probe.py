@@ -71,6 +71,7 @@ def test_held_out_training_phrases_are_a_second_sst2_test_set(tiny, data_root) -
     (fit0, held0), (fit1, held1) = _sst2_splits(p, seed=0), _sst2_splits(p, seed=1)
     assert len(held0) == 200 and [e.text_a for e in held0] == [e.text_a for e in held1]
     assert len(fit0) == 60 and not {id(e) for e in fit0} & {id(e) for e in held0}
+    assert [e.text_a for e in fit0] != [e.text_a for e in fit1]  # the fit is drawn per seed
     plain = {(r.task, r.metric) for r in run_probe(_ctx(tiny, tasks=["sst2"]))}
     assert not any(task.startswith("probe/sst2-heldout") for task, _ in plain)
     with pytest.raises(UserError, match="heldout: 100000, but SST-2 has 67349 training phrases"):
