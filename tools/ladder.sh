@@ -21,7 +21,7 @@
 #
 # A lane started while another runs keeps the worktree's commit (never re-pinned under it).
 # A lane leaves a model whose pretraining the other lane is training to that lane
-# (`--no-wait`), which evaluates it after: it moves on instead of idling on the lock.
+# (`--skip-busy`), which evaluates it after: it moves on instead of idling on the lock.
 set -u
 cd "$(dirname "$0")/.."
 HERE=$(pwd)
@@ -58,7 +58,7 @@ for rung in "${RUNGS[@]}"; do
     for model in $rung; do
       echo "== $(date -u +%FT%TZ) $model seed $seed"
       "$HLM" run suites/cpu-ladder.yaml --model "$model" --seed "$seed" --no-progress \
-        --no-wait --leaderboards "$HERE/leaderboards"
+        --skip-busy --leaderboards "$HERE/leaderboards"
       rc=$?
       [ "$rc" -ne 0 ] && echo "== $(date -u +%FT%TZ) $model seed $seed exited $rc"
     done

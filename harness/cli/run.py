@@ -60,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_leaderboards(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
-        "--no-wait",
+        "--skip-busy",
         action="store_true",
         help="leave the cells whose pretraining another run is training now to that run, "
         "instead of waiting for it (that run evaluates them): a second lane moves on",
@@ -162,7 +162,7 @@ def _compute(args: argparse.Namespace, path: Path) -> int:
         select=_selection(args),
         publish=args.publish,
         max_cells=args.max_cells,
-        wait=not args.no_wait,
+        wait=not args.skip_busy,
     )
     print(
         f"{summary.total} cells: {summary.skipped} already done, {summary.computed} computed, "

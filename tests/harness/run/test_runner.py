@@ -425,10 +425,10 @@ def test_a_cell_another_run_is_pretraining_waits_for_the_second_pass(isolated, m
     assert set(order[-len(waiting) :]) == waiting
 
 
-def test_no_wait_leaves_a_cell_another_run_is_pretraining_to_that_run(
+def test_skip_busy_leaves_a_cell_another_run_is_pretraining_to_that_run(
     isolated, monkeypatch, capsys
 ) -> None:
-    """`hlm run --no-wait` (a second lane): the cells whose pretraining another run holds
+    """`hlm run --skip-busy` (a second lane): the cells whose pretraining another run holds
     are left to it and counted as its; every other cell is computed."""
     import fcntl
 
@@ -443,7 +443,7 @@ def test_no_wait_leaves_a_cell_another_run_is_pretraining_to_that_run(
     order: list[str] = []
     monkeypatch.setattr(runner, "run_cell", lambda cell, out, done: order.append(cell.cell_id))
     lb = isolated / "lb"
-    assert hlm(["run", str(TINY), "--leaderboards", str(lb), "--no-wait", "-q"]) == 0
+    assert hlm(["run", str(TINY), "--leaderboards", str(lb), "--skip-busy", "-q"]) == 0
     held.close()
     left = {
         c.cell_id
