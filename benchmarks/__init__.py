@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import torch
 
-from benchmarks.bf16 import bf16_rows
+from benchmarks.bf16 import ladder_bf16_rows
 from benchmarks.compiled import compile_rows
 from benchmarks.corpus import corpus_rows
 from benchmarks.losses import bench_cwt
@@ -62,7 +62,7 @@ def run_bench(
         if "steps" in parts:
             rows += bench_steps(quick, peak)
         if "bf16" in parts:
-            rows += bf16_rows(quick, peak)
+            rows += ladder_bf16_rows(quick, peak)
         if "compile" in parts:
             rows += compile_rows(quick, peak)
         if "corpus" in parts:

@@ -43,7 +43,7 @@ def bf16_model_rows(preset: str, batch: int, reps: int, peak: Roofline) -> list[
     return rows
 
 
-def bf16_rows(quick: bool, peak: Roofline) -> list[Row]:
+def ladder_bf16_rows(quick: bool, peak: Roofline) -> list[Row]:
     """Every ladder model's fp32 and bf16 steps (module docstring)."""
     batch, reps = (16, 2) if quick else (64, 3)
     return [row for preset in MODELS for row in bf16_model_rows(preset, batch, reps, peak)]
