@@ -4,6 +4,7 @@ leaderboard, pretraining what is missing (`harness.run.runner.run_suite`).
     hlm run suites/quickstart.yaml
     hlm run paper-cpu-encoder --seed 0 --skip-task throughput
     hlm run paper-cpu-encoder --dry-run          # the plan: cells to compute, runs to train
+    hlm run cpu-ladder --model pythia-tiny-ce --seed 0 --reached   # checkpoints so far
     hlm run paper-gpu-encoder --executor slurm --partition gpu --gpus-per-node 1 --wait
 """
 
@@ -64,6 +65,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave the cells whose pretraining another run is training now to that run, "
         "instead of waiting for it (that run evaluates them): a second lane moves on",
+    )
+    p.add_argument(
+        "--reached",
+        action="store_true",
+        help="evaluate only the intermediate checkpoints that pretraining runs have written "
+        "so far (the selected cells' `every:`/`at:` points), beside a run that still trains "
+        "them; never trains, and leaves final checkpoints to `hlm run`",
     )
     p.add_argument(
         "--dry-run",
@@ -133,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         if args.wait or args.launcher or given:
             flag = "--wait" if args.wait else "--launcher" if args.launcher else f"--{given[0]}"
             raise UserError(f"{flag.replace('_', '-')}: only with --executor slurm")
+        if args.reached:
+            return _reached(args, path)
         if args.dry_run:
             return _plan(args, path)
         return _compute(args, path)
@@ -149,6 +159,21 @@ def _plan(args: argparse.Namespace, path: Path) -> int:
     plan = plan_suite(path, Path(args.leaderboards), args.force, _selection(args), args.max_cells)
     print(plan.table())
     return 0
+
+
+def _reached(args: argparse.Namespace, path: Path) -> int:
+    from harness.run.reached import run_reached
+    from zoo.errors import UserError
+
+    given = [f for f in ("force", "publish", "dry_run", "skip_busy") if getattr(args, f)]
+    if given:
+        raise UserError(f"--reached: not with --{given[0].replace('_', '-')}")
+    progress = not args.no_progress and verbosity(args) >= 0
+    summary = run_reached(path, Path(args.leaderboards), _selection(args), progress, args.max_cells)
+    print(summary.line())
+    for f in summary.failed:
+        print(f"failed: {f}", file=sys.stderr)
+    return 1 if summary.failed else 0
 
 
 def _compute(args: argparse.Namespace, path: Path) -> int:

@@ -252,7 +252,7 @@ def evaluate_into(suite: Suite, out: Path) -> list[dict[str, Any]]:
         gone = ", ".join(name for names in missing.values() for name in names)
         raise UserError(f"--tasks: {gone} not found ({DATA_ROOT_ENV}={data_root()})")
     out.mkdir(parents=True, exist_ok=True)
-    run_cell(cell, out, done=set())
+    run_cell(cell, out, done=set(), redo=True)  # an ad hoc evaluation: always anew
     before = current_cells(out)
     write_current_cells(out, [*(before or []), cell.cell_id])
     kept = sorted(out.glob(f"{ARTIFACTS}/{cell.cell_id}*/lm_eval_results.json"))

@@ -21,13 +21,10 @@ from harness.logs import CELL_PROGRESS
 from harness.results.leaderboard import (
     SUPERSEDED,
     done_cells,
-    file_problem,
     remove_temporaries,
-    write_cell,
     write_current_cells,
 )
-from harness.results.samples import write_samples
-from harness.run.artifacts import artifact_folder, remove_dead_artifacts
+from harness.run.artifacts import remove_dead_artifacts
 from harness.run.cells import (
     EVERY_CELL,
     Cell,
@@ -37,103 +34,23 @@ from harness.run.cells import (
     pretraining_folder,
 )
 from harness.run.claims import claimed
+from harness.run.compute import run_cell, written
 from harness.run.points import (
     Point,
     ensure_pretrained,
-    evaluation_points,
     prepare,
     preparing_now,
     pretraining_elsewhere,
     reads_pretraining,
 )
 from harness.run.preflight import preflight, pretraining_cached
-from harness.run.rows import cell_rows, refuse_mixed_rows, sample_rows
 from harness.run.why import reasons
-from harness.suite import Suite, load_suite, overrides
+from harness.suite import Suite, load_suite
 from harness.suite.loading import MAX_CELLS
 from harness.suite.record import write_suite_record
-from harness.tasks import TASKS, TaskContext
 from zoo.errors import UserError
-from zoo.models import PRESETS, get_spec, spec_from_hf_config
-from zoo.models.spec import ModelSpec
-from zoo.train.config import PretrainConfig
-from zoo.train.metadata import find_metadata
 
 log = logging.getLogger(__name__)
-
-
-def _checkpoint_spec(cell: Cell) -> tuple[ModelSpec, PretrainConfig]:
-    """An existing checkpoint's spec and a config describing it (its objective from metadata;
-    a checkpoint without metadata is a classical LM)."""
-    from zoo.train.checkpoint import hf_config  # transformers: for such a cell alone
-
-    ref = str(cell.model.checkpoint)
-    meta = find_metadata(ref) if Path(ref).is_dir() else None
-    config = hf_config(ref)  # its architecture: no weights need loading
-    if meta is not None and meta.preset in PRESETS:
-        spec = get_spec(meta.preset, config.vocab_size)
-    else:
-        spec = spec_from_hf_config(config, name=cell.label)
-    objective = meta.objective if meta is not None else "ce"
-    recipe = {k: v for k, v in overrides(cell.suite.recipe).items() if k != "loss"}
-    # a description of a model trained elsewhere (its preset may be no zoo preset): built from
-    # the checkpoint and the suite's already validated recipe, so not validated again
-    cfg = PretrainConfig.model_construct(
-        preset=spec.name, objective=objective, output_dir="", seed=cell.seed, **recipe
-    )
-    return spec, cfg
-
-
-def cell_context(cell: Cell, checkpoint: Path | None, artifacts: Path | None = None) -> TaskContext:
-    """What the cell's task needs to evaluate `checkpoint`."""
-    tt = TASKS.get(cell.task.type)
-    if cell.pretrain is not None:
-        spec, cfg = get_spec(cell.pretrain.preset, cell.pretrain.vocab_size), cell.pretrain
-    else:
-        spec, cfg = _checkpoint_spec(cell)
-    return TaskContext(
-        spec=spec,
-        objective=cfg.objective,
-        pretrain=cfg,
-        params=tt.params.model_validate(cell.task.params),
-        seed=cell.seed,
-        checkpoint=checkpoint,
-        suite_dir=Path(cell.suite.path).parent,
-        artifacts=artifacts,
-    )
-
-
-def run_point(
-    cell: Cell, point: Point, artifacts: Path | None = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Evaluate one of the cell's checkpoints: its leaderboard rows and its per-example
-    samples (not yet written); the task's raw outputs go into `artifacts`."""
-    checkpoint = prepare(cell, point)
-    ctx = cell_context(cell, checkpoint, artifacts)
-    spec = TASKS.get(cell.task.type)
-    produced = spec.run(ctx)
-    wanted = cell.task.metrics
-    results = [r for r in produced if r.metric in wanted] if wanted else produced
-    if not results and spec.scores(ctx.params):
-        gave = ", ".join(r.metric for r in produced) or "nothing"
-        asked = f" of the task's metrics ({', '.join(wanted)})" if wanted else ""
-        raise UserError(
-            f"cell {cell.label}/{cell.task.label()} produced no rows{asked}: it gave {gave}"
-        )
-    meta = find_metadata(checkpoint) if checkpoint is not None else None
-    return cell_rows(cell, ctx, results, meta), sample_rows(cell, results, meta, cell.task.label())
-
-
-def run_cell(cell: Cell, out: Path, done: set[str]) -> None:
-    """Evaluate every point of the cell not yet in `out`, writing each as it finishes (the
-    final point last: its file marks the cell done)."""
-    for point in evaluation_points(cell):
-        if point.result_id not in done:
-            with artifact_folder(out, point.result_id) as artifacts:
-                rows, samples = run_point(cell, point, artifacts)
-            refuse_mixed_rows(out, cell, rows)
-            write_samples(out, point.result_id, samples)
-            write_cell(out, point.result_id, rows)  # last: marks the point done
 
 
 @dataclass
@@ -173,7 +90,7 @@ class _Outcome:
                     cell.seed,
                 )
                 try:
-                    run_cell(cell, out, done)
+                    run_cell(cell, out, done, redo=force)
                 except UserError as exc:
                     self.failed.append(
                         f"{cell.label} / {cell.task.label()} (seed {cell.seed}): {exc}"
@@ -189,8 +106,7 @@ class _Outcome:
 
 def _finished(out: Path, cell: Cell) -> bool:
     """Whether the cell's own result file is there and reads (written by another run)."""
-    f = out / f"{cell.cell_id}.parquet"
-    return f.is_file() and file_problem(f) is None
+    return written(out, cell.cell_id)
 
 
 def leaderboard_dir(suite_name: str, root: Path = Path("leaderboards")) -> Path:

@@ -413,7 +413,7 @@ def test_a_cell_another_run_is_pretraining_waits_for_the_second_pass(isolated, m
     fcntl.flock(held, fcntl.LOCK_EX)  # another run is training this checkpoint
     order: list[str] = []
 
-    def record(cell, out, done) -> None:  # type: ignore[no-untyped-def]
+    def record(cell, out, done, redo) -> None:  # type: ignore[no-untyped-def]
         order.append(cell.cell_id)
         if len(order) == len(cells) - len(waiting):  # the other run finishes it meanwhile
             fcntl.flock(held, fcntl.LOCK_UN)
@@ -441,7 +441,9 @@ def test_skip_busy_leaves_a_cell_another_run_is_pretraining_to_that_run(
     held = lock.open("w")
     fcntl.flock(held, fcntl.LOCK_EX)  # another run is training this checkpoint, throughout
     order: list[str] = []
-    monkeypatch.setattr(runner, "run_cell", lambda cell, out, done: order.append(cell.cell_id))
+    monkeypatch.setattr(
+        runner, "run_cell", lambda cell, out, done, redo: order.append(cell.cell_id)
+    )
     lb = isolated / "lb"
     assert hlm(["run", str(TINY), "--leaderboards", str(lb), "--skip-busy", "-q"]) == 0
     held.close()
