@@ -49,9 +49,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--claims",
         type=int_at_least(1, MAX_CLAIMS),
         default=1,
-        help="the tests corrected together for many claims (as `hlm report --paper` corrects "
-        "its page, Holm): power at α = 0.05/CLAIMS, Bonferroni's level, a lower bound on "
-        f"Holm's (default 1: a test alone; at most {MAX_CLAIMS})",
+        help="the tests corrected together for many claims: power at α = 0.05/CLAIMS, "
+        "Bonferroni's level, as `hlm report --paper` and `--claims` correct a family (and a "
+        f"lower bound on Holm's, which leaderboards use; default 1: a test alone; at most "
+        f"{MAX_CLAIMS})",
     )
     add_leaderboards(p)
 
