@@ -22,6 +22,13 @@
 # A lane started while another runs keeps the worktree's commit (never re-pinned under it).
 # A lane leaves a model whose pretraining the other lane is training to that lane
 # (`--skip-busy`), which evaluates it after: it moves on instead of idling on the lock.
+#
+# LADDER_SUITE runs another suite the same way, from its own worktree (runs/<name>-code),
+# with LADDER_MODELS naming its models in order; e.g. the verdict, a lane per set of seeds:
+#
+#   LADDER_SUITE=suites/cpu-operating-point.yaml LADDER_SEEDS="2 4 6" \
+#     LADDER_MODELS="pythia-tiny-untrained pythia-tiny-ce pythia-tiny-cwt" \
+#     setsid nohup tools/ladder.sh > runs/verdict-a.log 2>&1 &
 set -u
 cd "$(dirname "$0")/.."
 HERE=$(pwd)
@@ -29,9 +36,15 @@ HLM=${HLM:-$HERE/.venv/bin/hlm}
 export HLM_DATA_ROOT=${HLM_DATA_ROOT:-$(cd .. && pwd)/shared/data}
 export HLM_RUNS_DIR=${HLM_RUNS_DIR:-$HERE/runs}
 export OMP_NUM_THREADS=${LADDER_THREADS:-1}
-CODE=$HERE/runs/ladder-code
+SUITE=${LADDER_SUITE:-suites/cpu-ladder.yaml}
+NAME=$(basename "$SUITE" .yaml)
+CODE=$HERE/runs/${NAME#cpu-}-code  # runs/ladder-code for suites/cpu-ladder.yaml
+if [ "$SUITE" != suites/cpu-ladder.yaml ] && [ -z "${LADDER_MODELS:-}" ]; then
+  echo "LADDER_SUITE=$SUITE: name its models in LADDER_MODELS" >&2
+  exit 2
+fi
 COMMIT=${LADDER_COMMIT:-$(git rev-parse HEAD)}
-if [ -d "$CODE" ] && pgrep -f "hlm run suites/cpu-ladder.yaml" > /dev/null; then
+if [ -d "$CODE" ] && pgrep -f "hlm run $SUITE" > /dev/null; then
   PINNED=$(git -C "$CODE" rev-parse HEAD)
   if [ -z "${LADDER_COMMIT:-}" ]; then
     COMMIT=$PINNED  # a lane is running from the worktree: join it at its commit
@@ -57,7 +70,7 @@ for rung in "${RUNGS[@]}"; do
   for seed in $SEEDS; do
     for model in $rung; do
       echo "== $(date -u +%FT%TZ) $model seed $seed"
-      "$HLM" run suites/cpu-ladder.yaml --model "$model" --seed "$seed" --no-progress \
+      "$HLM" run "$SUITE" --model "$model" --seed "$seed" --no-progress \
         --skip-busy --leaderboards "$HERE/leaderboards"
       rc=$?
       [ "$rc" -ne 0 ] && echo "== $(date -u +%FT%TZ) $model seed $seed exited $rc"
