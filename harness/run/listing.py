@@ -90,14 +90,20 @@ def _throughput(folder: Path, done: bool, records: Iterator[dict[str, Any]]) -> 
 
 
 def _planned(folder: Path) -> int | None:
-    """The steps the run was resolved to (`resolved.yaml`), where it says."""
-    path = folder / "resolved.yaml"
+    """The steps the run stops at, where it says: its resolved recipe's (`resolved.yaml`), or
+    fewer where its token budget (`config.yaml`'s `max_tokens`) ends it first."""
     try:
-        resolved = read_yaml(path) if path.is_file() else None
-        steps = resolved["recipe"]["steps"] if isinstance(resolved, dict) else None
-    except (UserError, KeyError, TypeError):
+        recipe = read_yaml(folder / "resolved.yaml")["recipe"]
+        steps, batch, seq = recipe["steps"], recipe["batch_size"], recipe["seq_len"]
+        config = folder / "config.yaml"
+        budget = read_yaml(config).get("max_tokens") if config.is_file() else None
+    except (UserError, KeyError, TypeError, AttributeError):
         return None
-    return steps if isinstance(steps, int) else None
+    if not all(isinstance(v, int) and v > 0 for v in (batch, seq)) or not isinstance(steps, int):
+        return None
+    if isinstance(budget, int) and budget > 0:
+        return min(steps, -(-budget // (batch * seq)))  # as `StopRule.planned_steps` (no torch)
+    return steps
 
 
 def run_state(name: str, folder: Path) -> RunState:

@@ -163,7 +163,7 @@ def _train(run: Run, stop: StopRule, log: MetricsLog, remake: bool = False) -> P
     # leave None: kept only at position 0, so a bar nested under `hlm run`'s goes when done
     shown = cfg.progress and ctx.is_main
     bar = tqdm(
-        total=stop.max_steps,
+        total=stop.planned_steps(run.per_step * run.recipe.seq_len),
         initial=c.step,
         disable=None if shown else True,
         desc=label,
@@ -216,7 +216,7 @@ def _step(
         logged = _log_row(run, row, progress)
         log.write(logged)
         if ctx.is_main:
-            _say(logged, progress, checkpointer.stop.max_steps, done)
+            _say(logged, progress, progress.bar.total, done)
         progress.step, progress.wall = c.step, c.wall_seconds
     if cfg.eval_every and c.step % cfg.eval_every == 0 and not done:
         evaluate(run, log)

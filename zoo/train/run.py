@@ -211,6 +211,13 @@ class StopRule:
     def done(self, c: Counters) -> bool:
         return self.reason(c) is not None
 
+    def planned_steps(self, tokens_per_step: int) -> int:
+        """The step the run stops at where its step or token budget decides (a FLOPs or
+        seconds budget may stop it sooner): the progress bar's total and the ETA's."""
+        if self.max_tokens is None:
+            return self.max_steps
+        return min(self.max_steps, -(-self.max_tokens // tokens_per_step))  # ceil
+
     @classmethod
     def of(cls, run: Run) -> StopRule:
         cfg = run.cfg

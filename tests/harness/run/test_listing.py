@@ -61,6 +61,22 @@ def test_a_killed_run_is_stopped_at_its_last_complete_line(isolated: Path) -> No
     assert len(named_runs()) == 1
 
 
+def test_a_run_a_token_budget_stops_counts_to_where_it_stops(isolated: Path) -> None:
+    """A run on a long schedule stopped by `max_tokens` (a verdict at a ladder's checkpoint)
+    is listed against the step it stops at, not its schedule's last."""
+    folder = isolated / "runs" / "pretrain" / "abc"
+    folder.mkdir(parents=True)
+    (folder / "metrics.jsonl").write_text(json.dumps({"step": 10, "tokens_seen": 40960}) + "\n")
+    recipe = "recipe: {steps: 12300, batch_size: 64, seq_len: 128}\n"
+    (folder / "resolved.yaml").write_text(recipe)
+    link_run(run_name("s", "m", 2, {}), folder)
+    assert list_runs()[0].steps == 12300
+    (folder / "config.yaml").write_text("max_tokens: 10076160\n")  # 1230 steps of 64 x 128
+    assert list_runs()[0].steps == 1230
+    (folder / "config.yaml").write_text("max_tokens: 10076161\n")  # a token into step 1231
+    assert list_runs()[0].steps == 1231
+
+
 def test_a_run_name_with_no_run_is_an_error_naming_the_runs_near_it(tmp_path: Path) -> None:
     """`suite/model/seed-N` can be no Hub id: a misspelt one is an error here, with the
     names close to it, not a Hub lookup whose retries take half a minute offline."""

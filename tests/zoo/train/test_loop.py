@@ -153,3 +153,12 @@ def test_a_run_without_a_bar_prints_progress_lines(tmp_path, monkeypatch, caplog
     said = [r.getMessage() for r in caplog.records if r.name == "zoo.train.progress"]
     assert [m.split(" (")[0] for m in said] == ["step 1/4", "step 2/4", "step 4/4"]
     assert all("loss " in m and "tokens/s" in m and "ETA " in m for m in said)
+    # a token budget that stops the run first is what the lines count to (and the ETA)
+    caplog.clear()
+    tokens = 3 * TINY_RUN["batch_size"] * TINY_RUN["seq_len"]
+    with caplog.at_level(logging.INFO, logger="zoo.train.progress"):
+        pretrain(PretrainConfig(preset="bert-tiny", output_dir=str(tmp_path / "b"), steps=40,
+                                max_tokens=tokens, **cfg))  # fmt: skip
+    said = [r.getMessage() for r in caplog.records if r.name == "zoo.train.progress"]
+    assert [m.split(" (")[0] for m in said] == ["step 1/3", "step 2/3", "step 3/3"]
+    assert said[-1].endswith("ETA 0h00m")
