@@ -19,6 +19,10 @@
 #   LADDER_MODELS="modernbert-tiny-cwt pythia-tiny-untrained pythia-tiny-ce pythia-tiny-cwt" \
 #     LADDER_SEEDS="1 0" setsid nohup tools/ladder.sh > runs/ladder-lane2.log 2>&1 &
 #
+# A cell evaluates its checkpoints once its pretraining ends; to read them sooner, while it
+# trains, `hlm run suites/cpu-ladder.yaml --model M --seed S --reached` evaluates those
+# written so far (the lane then skips them).
+#
 # A lane started while another runs keeps the worktree's commit (never re-pinned under it).
 # A lane leaves a model whose pretraining the other lane is training to that lane
 # (`--skip-busy`), which evaluates it after: it moves on instead of idling on the lock.
