@@ -14,7 +14,9 @@ F1 0.02, BLiMP 0.02); STS-B is drawn as a comparison and never separates, as its
 no bar against the twin.
 
 The operating point (`operating_point`) is the cheapest checkpoint, by CPU-hours, where a CE
-model clears two gated instruments and stays clear at every later checkpoint.
+model clears two gated instruments and stays clear at every later checkpoint. A later
+checkpoint that a running seed has not reached yet neither separates nor breaks "stays";
+one where a seed that reached it falls under the margin breaks it, whatever the others do.
 
     hlm leaderboard cpu-ladder --separation     # the table and the operating point
     hlm plot cpu-ladder                          # and separation-<instrument> figures
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib import pyplot as plt
 
@@ -144,30 +147,36 @@ def _each_seed(per_seed: pd.DataFrame, margin: float) -> str:
     return ", ".join(said)
 
 
-def _cleared(g: pd.DataFrame, margin: float) -> Any:
-    """Per checkpoint, whether every seed's gap clears `margin`: every seed of the model, so a
-    checkpoint that a seed still running has not reached clears nothing yet."""
-    return ((g["least"] > margin) & (g["seeds"] == g["runs"])).to_numpy()
+CLEARED, PENDING, FAILED = 1, 0, -1  # a checkpoint's standing against the margin
+
+
+def _standing(g: pd.DataFrame, margin: float) -> Any:
+    """Per checkpoint: CLEARED where every seed of the model is there and clears `margin`;
+    FAILED where a seed there does not (whatever the seeds still running do); PENDING where
+    the seeds there clear it but a running seed has not reached it: not known yet."""
+    clears = (g["least"] > margin).to_numpy()
+    complete = (g["seeds"] == g["runs"]).to_numpy()
+    return np.where(~clears, FAILED, np.where(complete, CLEARED, PENDING))
 
 
 def _first_separated(g: pd.DataFrame, margin: float) -> tuple[Any, bool]:
-    """The first checkpoint whose gap clears `margin`, and whether every later checkpoint
-    clears it too."""
-    cleared = _cleared(g, margin)
-    if not cleared.any():
+    """The first checkpoint whose gap clears `margin` at every seed, and whether it stays
+    clear: no later checkpoint fails it (one some seed has not reached yet does not)."""
+    standing = _standing(g, margin)
+    if not (standing == CLEARED).any():
         return None, False
-    first = int(cleared.argmax())
-    return g.iloc[first], bool(cleared[first:].all())
+    first = int((standing == CLEARED).argmax())
+    return g.iloc[first], bool((standing[first:] != FAILED).all())
 
 
 def _staying_from(g: pd.DataFrame, margin: float) -> Any:
-    """The checkpoint from which the gap clears `margin` at every later one (the start of
-    the last run of cleared checkpoints), or None where the last checkpoint does not clear."""
-    cleared = _cleared(g, margin)
-    if not cleared.size or not cleared[-1]:
-        return None
-    uncleared = [i for i, c in enumerate(cleared) if not c]
-    return g.iloc[uncleared[-1] + 1 if uncleared else 0]
+    """The first checkpoint cleared at every seed after the last one that failed: the one
+    from which the gap stays clear; None where none is cleared since the last failure."""
+    standing = _standing(g, margin)
+    failed = np.flatnonzero(standing == FAILED)
+    since = failed[-1] + 1 if failed.size else 0
+    cleared = np.flatnonzero(standing[since:] == CLEARED)
+    return g.iloc[since + cleared[0]] if cleared.size else None
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,20 @@ def test_a_checkpoint_a_running_seed_has_not_reached_clears_nothing_yet() -> Non
     assert done["separates at (M tokens)"] == "20.0" and done["stays"] == "yes"
 
 
+def test_a_seed_ahead_neither_breaks_nor_makes_staying_clear() -> None:
+    """Both seeds clear at step 10; seed 0 alone has reached 20 (seed 1 still running). A
+    clear step 20 is not yet known, so the model stays separated from 10; a step 20 where
+    seed 0 falls under the margin fails every-seed already, whatever seed 1 will do."""
+    ahead = _rows({10: (0.05, 0.05, 0.0), 20: (0.05, 0.05, 0.0)})
+    ahead = ahead[(ahead["seed"] == 0) | ((ahead["seed"] == 1) & (ahead["step"] <= 10))]
+    (probe,) = separation_table(ahead).to_dict("records")
+    assert probe["separates at (M tokens)"] == "10.0" and probe["stays"] == "yes"
+    dips = ahead.copy()
+    dips.loc[(dips["step"] == 20) & (dips["model"] == "m-ce"), "value"] = 0.61
+    (fell,) = separation_table(dips).to_dict("records")
+    assert fell["separates at (M tokens)"] == "10.0" and fell["stays"] == "no"
+
+
 def test_one_seed_is_said_and_a_comparison_never_separates() -> None:
     df = _rows({10: (0.05, 0.05, 0.05)})
     one = df[df["seed"] == 0]
