@@ -291,6 +291,7 @@ def make_plots(
     """Every figure of the rows (and per-example `samples`) into `out`, in each of
     `formats`: the comparisons first (bars, sweeps, curves), the distributions after."""
     out.mkdir(parents=True, exist_ok=True)
+    every = df  # the separation figure reads sub-tasks by name (`probe/sst2/mean`)
     df = drawn_tasks(df)
     if df.empty:
         return []
@@ -302,7 +303,7 @@ def make_plots(
     )
     return (
         plot_bars(df, out, colors, formats)
-        + plot_separation(df, out, formats)
+        + plot_separation(every, out, formats)
         + plot_sweeps(df, out, colors, formats)
         + plot_curves(df, out, colors, formats)
         + dists

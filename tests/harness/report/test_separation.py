@@ -191,6 +191,29 @@ def test_the_figure_marks_the_operating_point(tmp_path, monkeypatch) -> None:
     assert drawn == []
 
 
+def test_hlm_plot_draws_the_probe_panel_of_a_crowded_probe_family(tmp_path, monkeypatch) -> None:
+    """The probe family has many sub-tasks (features, data sets, diagnostics), so its other
+    figures draw it whole; the separation figure still reads `probe/sst2/mean` and marks
+    the operating point that needs it on both panels."""
+    from matplotlib import pyplot as plt
+
+    from harness.report.plots import MAX_SUBTASKS, make_plots
+
+    drawn = []
+    keep = plt.Axes.axvline
+    monkeypatch.setattr(
+        plt.Axes,
+        "axvline",
+        lambda ax, x, **kw: drawn.append((x, kw.get("label"))) or keep(ax, x, **kw),
+    )
+    rows = _two_instruments({10: 0.05, 20: 0.05}, {10: 0.03, 20: 0.03}, "s")
+    crowd = [{**rows[0], "task": f"probe/other-{i}", "cell_id": f"c{i}"}
+             for i in range(MAX_SUBTASKS + 1)]  # fmt: skip
+    made = make_plots(pd.DataFrame(rows + crowd), tmp_path)
+    assert any(p.name == "separation.png" for p in made)
+    assert drawn.count((10.0, "operating point (s-ce)")) == 2
+
+
 def test_the_figure_draws_each_seed_and_a_mean_only_where_every_seed_is(
     tmp_path, monkeypatch
 ) -> None:
