@@ -133,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
 
     with trusting(args.trust_plugins):
         path = resolve_suite_path(args.suite)
+        if args.reached and args.executor == "slurm":
+            raise UserError("--reached: evaluates here, not with --executor slurm")
         if args.executor == "slurm":
             from harness.cli.run_slurm import run_on_slurm
 

@@ -88,3 +88,5 @@ def test_the_cli_says_what_it_did_and_refuses_flags_it_cannot_honour(
     assert "checkpoints reached: 2 evaluated now, 0 already" in capsys.readouterr().out
     assert hlm([*args, "--force"]) == 2
     assert "--reached: not with --force" in capsys.readouterr().err
+    assert hlm([*args, "--executor", "slurm"]) == 2
+    assert "--reached: evaluates here, not with --executor slurm" in capsys.readouterr().err
