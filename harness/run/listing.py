@@ -27,6 +27,7 @@ from zoo.errors import UserError
 from zoo.reader import read_bytes
 from zoo.text import terminal
 from zoo.train.atomic import checkpoint_problem
+from zoo.train.budgets import planned_steps
 from zoo.train.layout import checkpoint_step, list_checkpoints
 from zoo.train.metadata import find_metadata
 from zoo.train.names import named_runs
@@ -102,7 +103,7 @@ def _planned(folder: Path) -> int | None:
     if not all(isinstance(v, int) and v > 0 for v in (batch, seq)) or not isinstance(steps, int):
         return None
     if isinstance(budget, int) and budget > 0:
-        return min(steps, -(-budget // (batch * seq)))  # as `StopRule.planned_steps` (no torch)
+        return planned_steps(steps, budget, batch * seq)
     return steps
 
 

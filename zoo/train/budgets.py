@@ -63,3 +63,11 @@ class BudgetMarks(Settings):
             for mark in marks
             if value >= mark
         ]
+
+
+def planned_steps(max_steps: int, max_tokens: int | None, tokens_per_step: int) -> int:
+    """The step a run stops at where its step or token budget decides (a FLOPs or seconds
+    budget may stop it sooner): a progress bar's total and its ETA's, `hlm runs`' count."""
+    if max_tokens is None:
+        return max_steps
+    return min(max_steps, -(-max_tokens // tokens_per_step))  # ceil

@@ -216,14 +216,14 @@ def _step(
         logged = _log_row(run, row, progress)
         log.write(logged)
         if ctx.is_main:
-            _say(logged, progress, progress.bar.total, done)
+            _say(logged, progress, done)
         progress.step, progress.wall = c.step, c.wall_seconds
     if cfg.eval_every and c.step % cfg.eval_every == 0 and not done:
         evaluate(run, log)
     checkpointer.maybe_save()
 
 
-def _say(row: dict[str, Any], progress: _Progress, total: int, last: bool) -> None:
+def _say(row: dict[str, Any], progress: _Progress, last: bool) -> None:
     """Where no bar is shown (stderr a file: `hlm pretrain > log 2>&1`), a line as HF's
     Trainer prints: step, loss, rate, speed, tokens and the time left, every `SAY_EVERY_S`
     seconds and at the last step."""
@@ -231,6 +231,7 @@ def _say(row: dict[str, Any], progress: _Progress, total: int, last: bool) -> No
     if not progress.bar.disable or (now - progress.said < SAY_EVERY_S and not last):
         return
     progress.said = now
+    total = int(progress.bar.total)  # the planned steps (`StopRule.planned_steps`)
     left = max(total - row["step"], 0) * row["step_seconds"]
     eta = f"{int(left // 3600)}h{int(left % 3600 // 60):02d}m"
     log_lines.info(

@@ -23,6 +23,7 @@ from zoo.models.spec import ModelSpec
 from zoo.objectives import Objective, ObjectiveOptions
 from zoo.objectives.declared import built_in_option
 from zoo.registry import defined_in
+from zoo.train.budgets import planned_steps
 from zoo.train.config import PretrainConfig
 from zoo.train.distributed import DistContext
 from zoo.train.metadata import CausalFinetune, CheckpointMetadata, ResumeRecord, TokenizerInfo
@@ -212,11 +213,9 @@ class StopRule:
         return self.reason(c) is not None
 
     def planned_steps(self, tokens_per_step: int) -> int:
-        """The step the run stops at where its step or token budget decides (a FLOPs or
-        seconds budget may stop it sooner): the progress bar's total and the ETA's."""
-        if self.max_tokens is None:
-            return self.max_steps
-        return min(self.max_steps, -(-self.max_tokens // tokens_per_step))  # ceil
+        """The step the run stops at where its step or token budget decides
+        (`zoo.train.budgets.planned_steps`)."""
+        return planned_steps(self.max_steps, self.max_tokens, tokens_per_step)
 
     @classmethod
     def of(cls, run: Run) -> StopRule:

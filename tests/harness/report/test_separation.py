@@ -168,20 +168,26 @@ def test_the_operating_point_is_where_two_gates_clear_for_good_at_the_least_cpu_
     assert none_yet is None
 
 
-def test_the_figure_marks_the_operating_point(tmp_path, monkeypatch) -> None:
-    """A panel per instrument with rows, the operating point dotted on each (and none
-    drawn where there is no point)."""
+@pytest.fixture
+def drawn(monkeypatch) -> list[tuple[float, str | None]]:
+    """Every vertical line the figures draw (x, label), as drawn."""
     from matplotlib import pyplot as plt
 
-    from harness.report.separation import plot_separation
-
-    drawn = []
+    lines: list[tuple[float, str | None]] = []
     keep = plt.Axes.axvline
     monkeypatch.setattr(
         plt.Axes,
         "axvline",
-        lambda ax, x, **kw: drawn.append((x, kw.get("label"))) or keep(ax, x, **kw),
+        lambda ax, x, **kw: lines.append((x, kw.get("label"))) or keep(ax, x, **kw),
     )
+    return lines
+
+
+def test_the_figure_marks_the_operating_point(tmp_path, drawn) -> None:
+    """A panel per instrument with rows, the operating point dotted on each (and none
+    drawn where there is no point)."""
+    from harness.report.separation import plot_separation
+
     rows = _two_instruments({10: 0.05, 20: 0.05}, {10: 0.03, 20: 0.03}, "s")
     (png,) = plot_separation(pd.DataFrame(rows), tmp_path)
     assert png.name == "separation.png" and png.stat().st_size > 0
@@ -191,21 +197,12 @@ def test_the_figure_marks_the_operating_point(tmp_path, monkeypatch) -> None:
     assert drawn == []
 
 
-def test_hlm_plot_draws_the_probe_panel_of_a_crowded_probe_family(tmp_path, monkeypatch) -> None:
+def test_hlm_plot_draws_the_probe_panel_of_a_crowded_probe_family(tmp_path, drawn) -> None:
     """The probe family has many sub-tasks (features, data sets, diagnostics), so its other
     figures draw it whole; the separation figure still reads `probe/sst2/mean` and marks
     the operating point that needs it on both panels."""
-    from matplotlib import pyplot as plt
-
     from harness.report.plots import MAX_SUBTASKS, make_plots
 
-    drawn = []
-    keep = plt.Axes.axvline
-    monkeypatch.setattr(
-        plt.Axes,
-        "axvline",
-        lambda ax, x, **kw: drawn.append((x, kw.get("label"))) or keep(ax, x, **kw),
-    )
     rows = _two_instruments({10: 0.05, 20: 0.05}, {10: 0.03, 20: 0.03}, "s")
     crowd = [{**rows[0], "task": f"probe/other-{i}", "cell_id": f"c{i}"}
              for i in range(MAX_SUBTASKS + 1)]  # fmt: skip
