@@ -14,8 +14,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "The runs `hlm run` trained, by name (suite/model/seed-N, linked in "
         "$HLM_RUNS_DIR/by-name/), each with its state (done, training, stopped, damaged), the "
         "step reached, the tokens seen, tokens/s (a finished run's mean over its training "
-        "time; else the last logged rate), a finished run's training hours and its "
-        "checkpoints. Every command that takes a checkpoint takes such "
+        "time; else the last logged rate), its training hours (a stopped run's to its newest "
+        "checkpoint, the steps a resume keeps) and its checkpoints; a last line sums the "
+        "hours by suite. Every command that takes a checkpoint takes such "
         "a name, with @step-N for a checkpoint along the run: `hlm evaluate "
         "paper-cpu-decoder/pythia-tiny-ce/seed-0 --tasks hlm_lambada`."
     )

@@ -4,12 +4,13 @@
     hlm runs 'paper-cpu-encoder/*cwt*'    # a glob over names
 
 Each line also gives the tokens seen, the tokens/s (a finished run's mean over its training
-wall time, as its metadata records; else the rate last logged) and a finished run's training
-hours. A run is `done` (its `final/` verifies), `training` (a process holds its lock now), `stopped`
-(killed or interrupted: `hlm run` resumes it from its newest verified checkpoint) or
-`damaged` (its `final/` fails its checksums: `hlm run` makes it again). Each line gives the
-step reached of the steps planned and the checkpoints along the way, whose names (`@step-N`)
-every command that takes a checkpoint accepts.
+wall time, as its metadata records; else the rate last logged) and the training hours (a
+stopped run's to its newest checkpoint, the steps it keeps); a last line sums them by suite,
+the cost each study's note quotes. A run is `done` (its `final/` verifies), `training` (a
+process holds its lock now), `stopped` (killed or interrupted: `hlm run` resumes it from its
+newest verified checkpoint) or `damaged` (its `final/` fails its checksums: `hlm run` makes
+it again). Each line gives the step reached of the steps planned and the checkpoints along
+the way, whose names (`@step-N`) every command that takes a checkpoint accepts.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class RunState:
     checkpoints: tuple[int, ...]
     tokens: int | None = None  # training tokens seen
     tokens_per_s: float | None = None  # a finished run's mean; else the last logged rate
-    hours: float | None = None  # a finished run's training wall time
+    hours: float | None = None  # training wall time (a stopped run's to its newest checkpoint)
 
 
 def _records(folder: Path) -> Iterator[dict[str, Any]]:
@@ -71,9 +72,20 @@ def _number(record: dict[str, Any], key: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def _wall_seconds(checkpoint: Path) -> float | None:
+    """The training seconds a checkpoint's metadata records; None where it has none that
+    reads (a foreign or half-written folder: the listing shows "-", never fails on it)."""
+    try:
+        meta = find_metadata(checkpoint)
+    except UserError:
+        return None
+    return meta.wall_seconds if meta is not None and meta.wall_seconds > 0 else None
+
+
 def _throughput(folder: Path, done: bool, records: Iterator[dict[str, Any]]) -> dict[str, Any]:
     """Tokens seen, tokens/s and training hours: a finished run's from its metadata (the
-    mean rate over its training wall time), a running or stopped one's last logged line."""
+    mean rate over its training wall time); a running or stopped one's rate and tokens from
+    its last logged line, its hours from its newest checkpoint (what a resume keeps)."""
     meta = find_metadata(folder / "final") if done else None
     if meta is not None:
         timed = meta.wall_seconds > 0  # an untrained twin's run trains for no time
@@ -84,9 +96,12 @@ def _throughput(folder: Path, done: bool, records: Iterator[dict[str, Any]]) -> 
         }
     rated = next((r for r in records if "tokens_per_s" in r), {})
     tokens = _number(rated, "tokens_seen")
+    kept = list_checkpoints(folder)
+    seconds = _wall_seconds(kept[-1]) if kept else None
     return {
         "tokens": int(tokens) if tokens is not None else None,
         "tokens_per_s": _number(rated, "tokens_per_s"),
+        "hours": None if seconds is None else seconds / 3600,
     }
 
 
@@ -156,4 +171,19 @@ def format_runs(states: list[RunState]) -> str:
         for s in states
     ]
     head = ["run", "state", "step", "M tokens", "tokens/s", "hours", "checkpoints", "folder"]
-    return tabulate(rows, head, tablefmt="github", disable_numparse=True)
+    return (
+        tabulate(rows, head, tablefmt="github", disable_numparse=True) + "\n" + suite_hours(states)
+    )
+
+
+def suite_hours(states: list[RunState]) -> str:
+    """One line: the training hours of each suite's runs summed (a run two suites share counts
+    in each), and of the distinct run folders listed. Wall hours of one process: CPU-hours
+    where each ran on one thread."""
+    by_suite: dict[str, float] = {}
+    for s in states:
+        suite = s.name.split("/", 1)[0]
+        by_suite[suite] = by_suite.get(suite, 0.0) + (s.hours or 0.0)
+    distinct = {s.folder.resolve(): s.hours or 0.0 for s in states}
+    parts = [f"{terminal(name)} {hours:.2f}" for name, hours in sorted(by_suite.items())]
+    return f"training hours by suite: {'; '.join(parts)} (all {sum(distinct.values()):.2f})"

@@ -4,12 +4,13 @@ them with their state, and a name (with @step-N) stands for the checkpoint folde
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main as hlm
-from harness.run.listing import list_runs
+from harness.run.listing import RunState, list_runs, suite_hours
 from harness.run.runner import run_suite
 from tests.harness.conftest import TINY
 from zoo.errors import UserError
@@ -39,6 +40,33 @@ def test_a_suite_names_its_runs_and_commands_take_the_names(isolated: Path, caps
     assert "tiny/bert-tiny-cwt/seed-0" in out and "tiny/bert-tiny-ce" not in out
     assert "@step-3" in out and "6 / 6" in out
     assert f"| {meta.tokens_seen / 1e6:.1f} " in out and f" {state.hours:.2f} " in out
+    assert "training hours by suite: tiny " in out
+
+
+def test_the_hours_are_summed_by_suite_and_a_shared_run_once_in_all(tmp_path: Path) -> None:
+    def state(name: str, folder: str, hours: float | None) -> RunState:
+        return RunState(name, tmp_path / folder, "done", 1, 1, (), hours=hours)
+
+    states = [
+        state("ladder/ce/seed-0", "a", 2.5),
+        state("ladder/twin/seed-0", "b", None),  # an untrained twin trains for no time
+        state("verdict/ce/seed-2", "c", 1.25),
+        state("spread/ce/seed-0", "a", 2.5),  # the ladder's run, named by a second suite
+    ]
+    assert suite_hours(states) == (
+        "training hours by suite: ladder 2.50; spread 2.50; verdict 1.25 (all 3.75)"
+    )
+
+
+def test_a_stopped_run_counts_the_hours_its_newest_checkpoint_keeps(isolated: Path) -> None:
+    run_suite(TINY, root=isolated / "lb", progress=False)
+    folder = named_runs()["tiny/bert-tiny-ce/seed-0"]
+    kept = read_metadata(folder / "checkpoints" / "step-0000003")
+    shutil.rmtree(folder / "final")  # as a kill before the end leaves it
+    (state,) = list_runs("tiny/bert-tiny-ce/seed-0")
+    assert state.state == "stopped" and state.hours == kept.wall_seconds / 3600 > 0
+    (folder / "checkpoints" / "step-0000003" / "hlm_metadata.json").write_text("{")
+    assert list_runs("tiny/bert-tiny-ce/seed-0")[0].hours is None  # unreadable: "-", no failure
 
 
 def test_a_killed_run_is_stopped_at_its_last_complete_line(isolated: Path) -> None:
