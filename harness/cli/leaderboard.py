@@ -113,26 +113,14 @@ def _separation(df: Any) -> int:
     """`--separation`: the table of `harness.report.separation`."""
     from tabulate import tabulate
 
-    from harness.report.separation import operating_point, separation_table
+    from harness.report.separation import SEPARATION_NOTE, point_lines, separation_table
 
     table = separation_table(df)
     if table.empty:
         raise UserError("no untrained twin (a model of the same preset at step 0) with rows")
     print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github"))
-    print(
-        "\nseparates: every seed's gap to the twin's mean over seeds clears the gate's margin, "
-        "as a gate compares (a rule to plan by, not a test: the interval is the test's, over "
-        "seeds); each seed: where its own "
-        "gap first clears it (-: never); CPU-hours: the training loop's wall time on one "
-        "thread (other work on the machine lengthens it)"
-    )
-    point, standing = operating_point(df)
-    if point is not None:
-        print(f"\noperating point (ce, two gates cleared for good): {point.describe()}")
-        return 0
-    print("\nno operating point yet: no ce model clears two gates and stays clear")
-    for p in standing:
-        print(f"  {p.describe() if p.instruments else p.model + ': no gate cleared for good'}")
+    print("\n" + SEPARATION_NOTE + "\n")
+    print("\n".join(point_lines(df)))
     return 0
 
 

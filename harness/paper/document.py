@@ -36,6 +36,7 @@ from harness.paper.findings import Finding
 from harness.paper.forest import forest_svg, left_out, panels, write_forest
 from harness.paper.gate_margins import GATES_FIGURE, gate_points, gate_section, write_gate_figure
 from harness.paper.headline import headline
+from harness.paper.ladder_section import ladder_section
 from harness.paper.scale_sections import rows_line, scales_section
 from harness.paper.tables import ditto, not_attempted, num, power_section, table
 from harness.report.page import embedded_figure
@@ -219,6 +220,7 @@ def render(
         mine = [f for f in found if f.figure.claim == claim]
         parts += _section(section.title, mine, root, protocols)
     parts += scales_section(paper, found, root) + power_section(found)
+    parts += ladder_section(root) if root is not None else []
     parts += own_claims_section(root, own_claims()) if root is not None else []
     parts += not_attempted([[n.source, n.what, n.why] for n in paper.not_attempted])
     parts += _baselines_link(found, baselines)

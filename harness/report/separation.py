@@ -231,6 +231,28 @@ def operating_point(
     return min(reached, key=lambda p: p.cpu_hours, default=None), standing
 
 
+SEPARATION_NOTE = (
+    "separates: every seed's gap to the twin's mean over seeds clears the gate's margin, as a "
+    "gate compares (a rule to plan by, not a test: the interval is the test's, over seeds); "
+    "each seed: where its own gap first clears it (-: never); CPU-hours: the training loop's "
+    "wall time on one thread (other work on the machine lengthens it)"
+)
+
+
+def point_lines(df: pd.DataFrame) -> list[str]:
+    """The operating point in a line; where there is none, each ce model's standing."""
+    point, standing = operating_point(df)
+    if point is not None:
+        return [f"operating point (ce, two gates cleared for good): {point.describe()}"]
+    return [
+        "no operating point yet: no ce model clears two gates and stays clear",
+        *(
+            f"  {p.describe() if p.instruments else p.model + ': no gate cleared for good'}"
+            for p in standing
+        ),
+    ]
+
+
 def separation_table(df: pd.DataFrame) -> pd.DataFrame:
     """A row per model and gated instrument: where every seed first separates from its twin
     (tokens, CPU-hours), where each seed does, whether it stays, and the gap at the last
