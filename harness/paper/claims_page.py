@@ -8,7 +8,8 @@ the adjusted p and the seeds. Then why, one line each. The method once, at the e
 
 `own_claims_section` puts this project's own claims files (`own_claims`: every file of
 `suites/claims/` but the paper's) on the paper's page, after the paper's claims and labelled
-as our questions: a line each, its answers tallied, with a link to its page.
+as our questions: a line each, its answers tallied, with a link to its page, and under it
+each confirmatory claim's answer with its Δ and interval.
 """
 
 from __future__ import annotations
@@ -192,7 +193,18 @@ def own_claims_section(root: Path, files: list[Path]) -> list[str]:
         claims, found = judge_claims(path, root)
         page = f"../leaderboards/{claims.name}-claims.md"
         lines.append(f"- [{claims.name}]({page}): {tally(found)}.")
+        lines += [f"  - {_answer_line(f)}" for f in found if f.figure.compared and not f.late]
     return lines
+
+
+def _answer_line(f: Finding) -> str:
+    """A confirmatory claim's answer, with its Δ and interval at the corrected level."""
+    arm, base = f.source.roles[f.role], f.source.roles["vanilla"]
+    said = f"{f.figure.ident} ({arm} against {base}): {answer(f, True)}"
+    delta = delta_text(f)
+    if delta == "-":
+        return said
+    return f"{said}; Δ {delta} ({100 * f.level:.3g} %), {f.seeds} seed{'s' * (f.seeds != 1)}"
 
 
 def own_headline(root: Path, files: list[Path]) -> str:
