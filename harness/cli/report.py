@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if args.claims is not None:
         from harness.paper.claims_page import write_claims_page
 
-        print(write_claims_page(Path(args.claims), Path(args.leaderboards), out_dir))
+        for written in write_claims_page(Path(args.claims), Path(args.leaderboards), out_dir):
+            print(written)
         return 0
     if args.suite is None:
         raise UserError("hlm report: name a suite, or pass --paper or --claims FILE")

@@ -18,7 +18,9 @@ import math
 from pathlib import Path
 
 from harness.paper.claim_rows import delta_text
+from harness.paper.claims_figure import write_claims_figure
 from harness.paper.claims_file import PAPER_CLAIMS, ClaimsFile, load_claims
+from harness.paper.comparable import cause
 from harness.paper.findings import Finding, family_sizes, judge
 from harness.paper.preregistration import Registration, demoted, mark, register
 from harness.paper.tables import table
@@ -33,22 +35,6 @@ METHOD = (
     "(Bonferroni) and the interval drawn at the same level. Inconclusive is not a refutation. "
     "Exploratory rows keep their raw p and 95 % interval and get no verdict."
 )
-
-
-# why a finding is not comparable (`Finding.blocked`) -> the cause in a few words
-CAUSES = {
-    "gate failed": "baseline fails a gate",
-    "answer bias": "an arm answers mostly one class",
-    "not run": "not run",
-    "other machine": "rows of another machine",
-    "not at its condition": "its condition not run",
-    "no direction": "no direction stated",
-}
-
-
-def cause(f: Finding) -> str:
-    """Why a finding is not comparable, in a few words."""
-    return CAUSES[f.blocked] if f.blocked is not None else "no comparison"
 
 
 def answer(f: Finding, by_model: bool = False) -> str:
@@ -66,13 +52,13 @@ def answer(f: Finding, by_model: bool = False) -> str:
         return f"{arm} {side} than {base}, against the claim"
     if f.verdict == "inconclusive":
         return "inconclusive"
-    return f"untestable: {cause(f)}"
+    return f"untestable: {cause(f.blocked)}"
 
 
 def _exploratory(f: Finding, arm: str, base: str) -> str:
     """An exploratory finding in words: its direction and raw p, or why it has none."""
     if f.blocked is not None:
-        return f"exploratory; untestable: {cause(f)}"
+        return f"exploratory; untestable: {cause(f.blocked)}"
     if math.isnan(f.gain):
         return "exploratory (no verdict)"
     side = "better" if f.gain > 0 else "worse"
@@ -129,8 +115,10 @@ def render_claims(
     path: Path,
     root: Path,
     registered: dict[tuple[str, str], Registration],
+    figure: str | None = None,
 ) -> str:
-    """The page, Markdown."""
+    """The page, Markdown; with `figure`, the name of its drawing beside it, shown under
+    the table."""
     families = family_sizes(demoted(claims.declared(), registered))
     sizes = ", ".join(f"{s.name}: {families.get(s.name, 0)}" for s in claims.scales)
     lines = [
@@ -143,6 +131,7 @@ def render_claims(
         "",
         table(COLUMNS, [_row(f) for f in found]),
         "",
+        *([f"![Each claim's Δ and interval, by metric]({figure})", ""] if figure else []),
         "## Declared when",
         "",
         *registration_lines(registered),
@@ -162,13 +151,19 @@ def render_claims(
     return "\n".join(lines)
 
 
-def write_claims_page(path: Path, root: Path, out_dir: Path | None) -> Path:
-    """Judge the claims file at `path` from `root` and write its page,
-    `<name>-claims.md`, into `out_dir` (default: `root`)."""
+def write_claims_page(path: Path, root: Path, out_dir: Path | None) -> list[Path]:
+    """Judge the claims file at `path` from `root` and write its page, `<name>-claims.md`,
+    and its figure, `<name>-claims.svg` (where a claim has a Δ), into `out_dir` (default:
+    `root`): the page first. A figure left from an earlier judgement with no Δ is removed."""
     claims, found, registered = judge_registered(path, root)
-    target = (out_dir if out_dir is not None else root) / f"{claims.name}-claims.md"
-    write_text(target, render_claims(claims, found, path, root, registered))
-    return target
+    folder = out_dir if out_dir is not None else root
+    target, drawing = folder / f"{claims.name}-claims.md", folder / f"{claims.name}-claims.svg"
+    figure = write_claims_figure(found, drawing, f"Claims of {claims.name}: our Δ, by metric")
+    if figure is None:
+        drawing.unlink(missing_ok=True)
+    name = figure.name if figure is not None else None
+    page = render_claims(claims, found, path, root, registered, name)
+    return [write_text(target, page), *([figure] if figure is not None else [])]
 
 
 def own_claims() -> list[Path]:

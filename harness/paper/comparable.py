@@ -26,6 +26,20 @@ from harness.results.metrics import metric_info
 Blocked = Literal[
     "not run", "other machine", "gate failed", "answer bias", "not at its condition", "no direction"
 ]
+# each kind in a few words, as the pages and the headline say it
+CAUSES: dict[str, str] = {
+    "gate failed": "baseline fails a gate",
+    "answer bias": "an arm answers mostly one class",
+    "not run": "not run",
+    "other machine": "rows of another machine",
+    "not at its condition": "its condition not run",
+    "no direction": "no direction stated",
+}
+
+
+def cause(blocked: Blocked | None) -> str:
+    """Why a finding is not comparable (its `blocked` kind), in a few words."""
+    return CAUSES[blocked] if blocked is not None else "no comparison"
 
 
 class Finding(Protocol):

@@ -18,7 +18,7 @@ import math
 from collections import Counter
 
 from harness.paper.claims_file import paper_claims
-from harness.paper.claims_page import CAUSES
+from harness.paper.comparable import CAUSES
 from harness.paper.findings import Finding
 from harness.results.stats import POWER
 

@@ -27,6 +27,7 @@ def ladder_section(root: Path) -> list[str]:
     if df is None or df.empty:
         return []
     found = separation_table(df)
+    found = found[found["margin"] != "comparison"] if not found.empty else found
     if found.empty:
         return []
     columns = [str(c) for c in found.columns]
@@ -38,8 +39,8 @@ def ladder_section(root: Path) -> list[str]:
         "## Where pretraining shows: the instrument ladder",
         "",
         f"`suites/{LADDER}.yaml`: each pretrained model's gap to its untrained twins' mean "
-        f"along pretraining, per instrument (`hlm leaderboard {LADDER} --separation`). Our "
-        "measurements, not the paper's.",
+        f"along pretraining, per gated instrument (`hlm leaderboard {LADDER} --separation`, "
+        "which adds STS-B, a comparison with no bar). Our measurements, not the paper's.",
         "",
         table(columns, rows),
         "",

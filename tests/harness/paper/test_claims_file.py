@@ -126,7 +126,18 @@ def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
     ) in page
     assert "Confirmatory claims per scale (the families): tiny: 2." in page
     assert "- **val-loss** (tiny): confirmatory: declared " in page
-    assert str(root / "quickstart-claims.md") in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert (
+        str(root / "quickstart-claims.md") in said and str(root / "quickstart-claims.svg") in said
+    )
+    assert "\n![Each claim's Δ and interval, by metric](quickstart-claims.svg)\n" in page
+    svg = (root / "quickstart-claims.svg").read_text()
+    assert "val-loss: pythia-tiny-cwt vs pythia-tiny-ce" in svg and "val_ce:" in svg
+    assert hlm(["report", "--claims", str(path), "--leaderboards", str(root)]) == 0
+    assert (root / "quickstart-claims.svg").read_text() == svg  # the same rows, the same bytes
+    assert hlm(["report", "--claims", str(path), "--leaderboards", str(tmp_path / "none")]) == 0
+    assert not (tmp_path / "none" / "quickstart-claims.svg").exists()  # no Δ: no figure
+    assert "![" not in (tmp_path / "none" / "quickstart-claims.md").read_text()
 
 
 @pytest.mark.parametrize(
@@ -163,8 +174,8 @@ def test_each_committed_claims_page_is_what_the_command_makes(
     """leaderboards/<name>-claims.md: `hlm report --claims suites/claims/<file>` over the
     committed rows, byte for byte, for each of our own claims files."""
     monkeypatch.chdir(ROOT)
-    out = write_claims_page(claims.relative_to(ROOT), Path("leaderboards"), tmp_path)
-    assert out.read_text() == (ROOT / "leaderboards" / out.name).read_text()
+    for out in write_claims_page(claims.relative_to(ROOT), Path("leaderboards"), tmp_path):
+        assert out.read_bytes() == (ROOT / "leaderboards" / out.name).read_bytes(), out.name
 
 
 def test_our_own_questions_sit_on_the_paper_page_as_ours(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.paper.ladder_section import LADDER, ladder_section
-from harness.results.leaderboard import write_cell
+from harness.report.separation import INSTRUMENTS, separation_table
+from harness.results.leaderboard import read_leaderboard, write_cell
 from tests.harness.report.test_separation import _two_instruments
 
 
@@ -18,11 +19,20 @@ def _board(root: Path, rows: list[dict]) -> Path:
 
 
 def test_the_section_gives_the_table_the_point_and_the_committed_figure(tmp_path: Path) -> None:
+    """The gated instruments' rows (a comparison with no bar is left to the verb's table),
+    the operating point, and the figure where `hlm plot` wrote it."""
     rows = _two_instruments({10: 0.05, 20: 0.05}, {10: 0.03, 20: 0.03}, "s")
+    stsb = INSTRUMENTS[4]
+    rows += [{**r, "task": stsb.task, "metric": stsb.metric, "cell_id": f"stsb-{i}"}
+             for i, r in enumerate(rows) if r["task"] == INSTRUMENTS[0].task]  # fmt: skip
     board = _board(tmp_path, rows)
+    assert "STS-B probe (comparison)" in set(
+        separation_table(read_leaderboard(board))["instrument"]
+    )
     lines = ladder_section(tmp_path)
     assert "## Where pretraining shows: the instrument ladder" in lines
     text = "\n".join(lines)
+    assert "comparison |" not in text
     assert "\n| s-ce | SST-2 probe | 0.02 | 10.0 | 1.00 | 0: 10.0 | yes |" in text
     assert "\nOperating point (ce, two gates cleared for good): s-ce at 10.0M tokens" in text
     assert not any("separation.png" in line for line in lines)  # none drawn: no link

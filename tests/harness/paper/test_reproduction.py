@@ -21,7 +21,7 @@ from scipy import stats
 from harness.downstream.benchmarks import SUPERGLUE
 from harness.paper.claim_rows import COLUMNS, MEASURED
 from harness.paper.claims_file import declared_family, findings, paper_claims
-from harness.paper.claims_page import CAUSES
+from harness.paper.comparable import CAUSES
 from harness.paper.document import HEADLINE, headline, render, write_reproduction
 from harness.results.leaderboard import write_cell
 from harness.results.samples import write_samples
