@@ -19,16 +19,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 
 from harness.paper.comparable import cause
 from harness.paper.findings import Finding
-from harness.paper.forest import ROW_INCHES, svg_bytes, svg_style, write_svg
+from harness.paper.forest import stacked_panels, svg_bytes, svg_style, write_svg
 
 COLOURS = {"arm better": "#1b7837", "arm worse": "#b2182b"}
 SIDES = {True: "arm better", False: "arm worse"}
@@ -90,17 +86,9 @@ def claims_svg(found: list[Finding], title: str) -> bytes | None:
     drawn = by_metric(found)
     if not drawn:
         return None
-    sizes = [len(bars) + 1.4 for _, bars in drawn]
     with svg_style(font_size=8):
-        fig, axes = plt.subplots(
-            len(drawn),
-            1,
-            figsize=(9, 1.2 + ROW_INCHES * sum(sizes)),
-            gridspec_kw={"height_ratios": sizes},
-            squeeze=False,
-            layout="constrained",
-        )
-        for ax, (metric, bars) in zip(axes[:, 0], drawn, strict=True):
+        fig, axes = stacked_panels([len(bars) + 1.4 for _, bars in drawn], 9, 1.2, False)
+        for ax, (metric, bars) in zip(axes, drawn, strict=True):
             _panel(ax, metric, bars)
         handles = [
             Line2D([], [], color=c, marker="o", lw=1.6, label=side) for side, c in COLOURS.items()

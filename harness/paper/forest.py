@@ -156,25 +156,33 @@ def forest_svg(found: list[Finding]) -> bytes | None:
     drawn = panels(found)
     if not drawn:
         return None
-    sizes = [len(points) + 1.2 for _, points in drawn]
     with svg_style(font_size=8):
-        fig, axes = plt.subplots(
-            len(drawn),
-            1,
-            sharex=True,
-            figsize=(10, 1.4 + ROW_INCHES * sum(sizes)),
-            gridspec_kw={"height_ratios": sizes},
-            squeeze=False,
-            layout="constrained",
-        )
-        for ax, (scale, points) in zip(axes[:, 0], drawn, strict=True):
+        fig, axes = stacked_panels([len(points) + 1.2 for _, points in drawn], 10, 1.4, True)
+        for ax, (scale, points) in zip(axes, drawn, strict=True):
             _panel(ax, scale, points)
         _legend(fig)
-        axes[-1, 0].set_xlabel(
+        axes[-1].set_xlabel(
             f"our Δ ÷ the paper's Δ, its interval likewise (beyond ±{EDGE:g}: an arrow, its value)"
         )
         fig.suptitle("The paper's claims we compare: our effect in units of the paper's")
         return svg_bytes(fig)
+
+
+def stacked_panels(
+    rows: list[float], width: float, margin: float, sharex: bool
+) -> tuple[Figure, list[Axes]]:
+    """A figure of panels one above the other, each as tall as its `rows` (in rows of
+    `ROW_INCHES`), plus `margin` inches for the titles and legend."""
+    fig, axes = plt.subplots(
+        len(rows),
+        1,
+        sharex=sharex,
+        figsize=(width, margin + ROW_INCHES * sum(rows)),
+        gridspec_kw={"height_ratios": rows},
+        squeeze=False,
+        layout="constrained",
+    )
+    return fig, list(axes[:, 0])
 
 
 def svg_style(font_size: float) -> AbstractContextManager[None]:
