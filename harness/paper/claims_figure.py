@@ -21,6 +21,7 @@ from pathlib import Path
 
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from harness.paper.comparable import cause
 from harness.paper.findings import Finding
@@ -33,7 +34,8 @@ UNTESTABLE = "#999999"  # compared, but a gate of the baseline failed: no test
 
 @dataclass(frozen=True)
 class Bar:
-    """One claim as drawn: its label, Δ (positive: the arm better) and interval."""
+    """One claim as drawn: its label (its id, and why it is untestable where it is), Δ
+    (positive: the arm better) and interval."""
 
     label: str
     gain: float
@@ -48,13 +50,12 @@ def bar(f: Finding) -> Bar | None:
     """`f` as drawn; None where it has no Δ (not run, or no comparison)."""
     if math.isnan(f.gain) or f.blocked == "not run":
         return None
-    arm, base = f.source.roles[f.role], f.source.roles["vanilla"]
     untestable = f.blocked is not None
-    why = f" (untestable: {cause(f.blocked)})" if untestable else ""
+    why = f" ({cause(f.blocked)})" if untestable else ""
     low, high = f.interval
     decided = f.verdict in ("reproduced", "contradicted")
-    return Bar(f"{f.figure.ident}: {arm} vs {base}{why}", f.gain, low, high, decided,
-               f.verdict is None, untestable)  # fmt: skip
+    return Bar(f"{f.figure.ident}{why}", f.gain, low, high, decided, f.verdict is None,
+               untestable)  # fmt: skip
 
 
 def by_metric(found: list[Finding]) -> list[tuple[str, list[Bar]]]:
@@ -77,7 +78,8 @@ def _panel(ax: Axes, metric: str, bars: list[Bar]) -> None:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(bars)), [b.label for b in reversed(bars)])
     ax.set_ylim(-0.7, len(bars) - 0.3)
-    ax.set_title(f"{metric}: how much better the arm is than its baseline", loc="left", size=9)
+    ax.set_title(metric, loc="left", size=9)
+    ax.xaxis.set_major_locator(MaxNLocator(7))
     ax.grid(axis="x", color="#dddddd", lw=0.5)
 
 

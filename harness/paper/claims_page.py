@@ -158,7 +158,8 @@ def write_claims_page(path: Path, root: Path, out_dir: Path | None) -> list[Path
     claims, found, registered = judge_registered(path, root)
     folder = out_dir if out_dir is not None else root
     target, drawing = folder / f"{claims.name}-claims.md", folder / f"{claims.name}-claims.svg"
-    figure = write_claims_figure(found, drawing, f"Claims of {claims.name}: our Δ, by metric")
+    title = f"Claims of {claims.name}: how much better each arm is than its baseline"
+    figure = write_claims_figure(found, drawing, title)
     if figure is None:
         drawing.unlink(missing_ok=True)
     name = figure.name if figure is not None else None
