@@ -8,8 +8,8 @@ Pearson, a speed ratio). A claim's point is how much better its arm is than its 
 (positive: better, whatever the metric's direction), its bar the interval at the corrected
 level (95 % for an exploratory one). A filled circle: the corrected test decided; hollow:
 inconclusive; a hollow square: exploratory; grey: compared but untestable (a gate of the
-baseline failed), the cause in its label. Claims with no Δ (not run) are left out and
-counted under the figure. The SVG keeps text as text and carries no date, so the same rows
+baseline failed), the cause in its label. Claims with no Δ (not run) are left out: the
+page's table lists them. The SVG keeps text as text and carries no date, so the same rows
 write the same bytes.
 """
 
