@@ -47,15 +47,20 @@ class Bar:
 
 
 def bar(f: Finding) -> Bar | None:
-    """`f` as drawn; None where it has no Δ (not run, or no comparison)."""
-    if math.isnan(f.gain) or f.blocked == "not run":
+    """`f` as drawn; None where it has no Δ (an arm not run: no comparison)."""
+    if math.isnan(f.gain):
         return None
     untestable = f.blocked is not None
-    why = f" ({cause(f.blocked)})" if untestable else ""
     low, high = f.interval
-    decided = f.verdict in ("reproduced", "contradicted")
-    return Bar(f"{f.figure.ident}{why}", f.gain, low, high, decided, f.verdict is None,
-               untestable)  # fmt: skip
+    return Bar(
+        f.figure.ident + (f" ({cause(f.blocked)})" if untestable else ""),
+        f.gain,
+        low,
+        high,
+        decided=f.verdict in ("reproduced", "contradicted"),
+        exploratory=f.verdict is None,
+        untestable=untestable,
+    )
 
 
 def by_metric(found: list[Finding]) -> list[tuple[str, list[Bar]]]:
