@@ -120,7 +120,8 @@ def _separation(df: Any) -> int:
         raise UserError("no untrained twin (a model of the same preset at step 0) with rows")
     print(tabulate(table.to_dict("records"), headers="keys", tablefmt="github"))
     print("\n" + SEPARATION_NOTE + "\n")
-    print("\n".join(point_lines(df)))
+    head, *standing = point_lines(df)
+    print("\n".join([head, *(f"  {line}" for line in standing)]))
     return 0
 
 

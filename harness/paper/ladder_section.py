@@ -54,7 +54,7 @@ def ladder_section(root: Path) -> list[str]:
 def _point(lines: list[str]) -> list[str]:
     """The operating point as a sentence; where there is none, each model's standing listed."""
     head, *standing = lines
-    return [_sentence(head), *(f"- {line.strip()}" for line in standing)]
+    return [_sentence(head), *(f"- {line}" for line in standing)]
 
 
 def _sentence(line: str) -> str:

@@ -240,14 +240,15 @@ SEPARATION_NOTE = (
 
 
 def point_lines(df: pd.DataFrame) -> list[str]:
-    """The operating point in a line; where there is none, each ce model's standing."""
+    """The operating point in a line; where there is none, that line and then each ce
+    model's standing, a line each."""
     point, standing = operating_point(df)
     if point is not None:
         return [f"operating point (ce, two gates cleared for good): {point.describe()}"]
     return [
         "no operating point yet: no ce model clears two gates and stays clear",
         *(
-            f"  {p.describe() if p.instruments else p.model + ': no gate cleared for good'}"
+            p.describe() if p.instruments else p.model + ": no gate cleared for good"
             for p in standing
         ),
     ]
