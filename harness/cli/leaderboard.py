@@ -5,6 +5,7 @@ significance marks against the baseline (`harness.report.view.leaderboard_view`)
     hlm leaderboard paper-cpu-encoder --format csv > rows.csv     # the long table
     hlm leaderboard paper-cpu-decoder --at tokens=5e6             # at a matched budget
     hlm leaderboard cpu-ladder --separation   # where each model separates from its twin
+    hlm leaderboard cpu-ladder --hours        # each run's tokens, hours and tokens/s, from the rows
     hlm leaderboard --migrate                 # every folder under leaderboards/, to schema 2
 """
 
@@ -29,6 +30,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="instead: where each model's gap to its untrained twin first clears the "
         "instrument's gate margin along pretraining (tokens, CPU-hours, seed interval)",
+    )
+    p.add_argument(
+        "--hours",
+        action="store_true",
+        help="instead: each pretraining run's furthest evaluated checkpoint (tokens, training "
+        "hours, tokens/s, machines) and the suite's hours summed, read from the rows alone "
+        "(no runs/ folder needed, unlike `hlm runs`)",
     )
     p.add_argument(
         "--migrate",
@@ -93,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     directory, df = read_rows(args.leaderboards, args.suite)
     if args.separation:
         return _separation(df)
+    if args.hours:
+        return _hours(df)
     if args.at:
         df = at_budget_rows(df, args.at)
     suite = last_suite(directory)
@@ -122,6 +132,19 @@ def _separation(df: Any) -> int:
     print("\n" + SEPARATION_NOTE + "\n")
     head, *standing = point_lines(df)
     print("\n".join([head, *(f"  {line}" for line in standing)]))
+    return 0
+
+
+def _hours(df: Any) -> int:
+    """`--hours`: the table and line of `harness.results.hours`."""
+    from tabulate import tabulate
+
+    from harness.results.hours import hours_line, run_hours
+
+    runs = run_hours(df)
+    if not runs.empty:
+        print(tabulate(runs.to_dict("records"), headers="keys", tablefmt="github"))
+    print(hours_line(runs))
     return 0
 
 

@@ -188,19 +188,28 @@ def own_claims_section(root: Path, files: list[Path]) -> list[str]:
     for path in files:
         claims, found = judge_claims(path, root)
         page = f"../leaderboards/{claims.name}-claims.md"
-        lines.append(f"- [{claims.name}]({page}): {tally(found)}.")
-        lines += [f"  - {_answer_line(f)}" for f in found if f.figure.compared and not f.late]
+        confirmatory = [f for f in found if f.figure.compared and not f.late]
+        lines.append(f"- [{claims.name}]({page}): {tally(found)}{_shared(confirmatory)}.")
+        lines += [f"  - {_answer_line(f)}" for f in confirmatory]
     return lines
 
 
+def _shared(found: list[Finding]) -> str:
+    """What the answer lines share, said once: the intervals' level and the seeds."""
+    said = {(f.level, f.seeds) for f in found if delta_text(f) != "-"}
+    if not said:
+        return ""
+    levels = ", ".join(sorted({f"{100 * level:.3g} %" for level, _ in said}))
+    seeds = ", ".join(str(n) for n in sorted({n for _, n in said}))
+    return f"; intervals at {levels}, {seeds} seeds"
+
+
 def _answer_line(f: Finding) -> str:
-    """A confirmatory claim's answer, with its Δ and interval at the corrected level."""
-    arm, base = f.source.roles[f.role], f.source.roles["vanilla"]
-    said = f"{f.figure.ident} ({arm} against {base}): {answer(f, True)}"
+    """A confirmatory claim's answer, with its Δ and interval (the claim's name and its page
+    say which arms; the family's line, the level and the seeds)."""
+    said = f"{f.figure.ident}: {answer(f, True)}"
     delta = delta_text(f)
-    if delta == "-":
-        return said
-    return f"{said}; Δ {delta} ({100 * f.level:.3g} %), {f.seeds} seed{'s' * (f.seeds != 1)}"
+    return said if delta == "-" else f"{said}; Δ {delta}"
 
 
 def own_headline(root: Path, files: list[Path]) -> str:

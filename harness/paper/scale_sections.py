@@ -77,6 +77,7 @@ def scales_section(paper: ClaimsFile, found: list[Finding], root: Path | None) -
         "",
         table(["scale", "claims", "baselines", *VERDICTS, "run on"], rows),
     ]
+    pending: dict[str, str] = {}  # a scale's plan, said once: the first scale that has it
     for scale in paper.mappings():
         mine = [f for f in found if f.scale == scale.name]
         away = _filed_away(root, sorted({f.source.board for f in mine}))
@@ -85,6 +86,8 @@ def scales_section(paper: ClaimsFile, found: list[Finding], root: Path | None) -
             continue
         some = any(f.machines for f in mine)
         state = "No claim has both arms' rows yet." if some else "No rows committed yet."
-        parts += ["", f"### {scale.name}", "", rows_line(mine), "", f"{state} {scale.pending}"]
+        plan = f"As at {pending[scale.pending]}." if scale.pending in pending else scale.pending
+        pending.setdefault(scale.pending, scale.name)
+        parts += ["", f"### {scale.name}", "", rows_line(mine), "", f"{state} {plan}"]
         parts += away
     return parts

@@ -95,6 +95,8 @@ def power_section(
         "power at it (alone → corrected, range over the spread's interval)",
         "seeds for it (corrected)",
     ]
+    if not rows:
+        return ["", heading, "", "No claim passed its gates."]
     return [
         "",
         heading,
@@ -104,7 +106,7 @@ def power_section(
         "at the corrected level (α over the scale's family); the seeds that Δ needs. `hlm "
         "power SUITE --claims N` gives the same for any leaderboard.",
         "",
-        table(head, rows) if rows else "No claim passed its gates.",
+        table(head, rows),
     ]
 
 

@@ -232,10 +232,9 @@ def operating_point(
 
 
 SEPARATION_NOTE = (
-    "separates: every seed's gap to the twin's mean over seeds clears the gate's margin, as a "
-    "gate compares (a rule to plan by, not a test: the interval is the test's, over seeds); "
-    "each seed: where its own gap first clears it (-: never); CPU-hours: the training loop's "
-    "wall time on one thread (other work on the machine lengthens it)"
+    "separates: every seed's gap to the twins' mean clears the gate's margin (a rule to plan "
+    "by; the test is the interval over seeds); each seed: where its own gap first clears it "
+    "(-: never); CPU-hours: the training loop's wall time on one thread"
 )
 
 

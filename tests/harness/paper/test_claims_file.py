@@ -181,8 +181,8 @@ def test_each_committed_claims_page_is_what_the_command_makes(
 def test_our_own_questions_sit_on_the_paper_page_as_ours(tmp_path: Path) -> None:
     """Each of our claims files: a line on the paper's page, under a heading that says they
     are not the paper's claims, linking its page and tallying its answers; under it, each
-    confirmatory claim's answer with its Δ and interval (the exploratory one stays on its
-    page)."""
+    confirmatory claim's answer with its Δ and interval, their level and seeds said once
+    (the exploratory one stays on its page)."""
     path = tmp_path / "claims.yaml"
     _declare(path, CLAIMS)
     lines = own_claims_section(_rows(tmp_path / "lb", gain=0.3), [path])
@@ -190,10 +190,10 @@ def test_our_own_questions_sit_on_the_paper_page_as_ours(tmp_path: Path) -> None
     assert "Our measurements, not the paper's; each file is a family of its own." in lines
     assert lines[-3:] == [
         "- [quickstart](../leaderboards/quickstart-claims.md): 3 claims; as stated: "
-        "val-loss, val-loss-paper; exploratory: 1.",
+        "val-loss, val-loss-paper; exploratory: 1; intervals at 97.5 %, 3 seeds.",
         *(
-            f"  - {ident} (pythia-tiny-cwt against pythia-tiny-ce): pythia-tiny-cwt better "
-            "than pythia-tiny-ce, as stated; Δ 0.299 [0.2954, 0.3026] (97.5 %), 3 seeds"
+            f"  - {ident}: pythia-tiny-cwt better than pythia-tiny-ce, as stated; "
+            "Δ 0.299 [0.2954, 0.3026]"
             for ident in ("val-loss", "val-loss-paper")
         ),
     ]
@@ -201,10 +201,7 @@ def test_our_own_questions_sit_on_the_paper_page_as_ours(tmp_path: Path) -> None
     assert "against the claim: val-loss, val-loss-paper" in worse
     missing = own_claims_section(tmp_path / "none", [path])
     assert missing[-3].endswith(": 3 claims; exploratory: 1; untestable: 2."), missing
-    assert (
-        missing[-1]
-        == "  - val-loss-paper (pythia-tiny-cwt against pythia-tiny-ce): untestable: not run"
-    )
+    assert missing[-1] == "  - val-loss-paper: untestable: not run"
     assert own_claims_section(tmp_path, []) == []
     assert PAPER_CLAIMS not in own_claims() and own_claims()  # ours, never the paper's
 
