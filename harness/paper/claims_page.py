@@ -143,12 +143,27 @@ def render_claims(
             for f in found
         ),
         "",
+        *_read_lines(found),
         "## Method",
         "",
         METHOD,
         "",
     ]
     return "\n".join(lines)
+
+
+def _read_lines(found: list[Finding]) -> list[str]:
+    """A section of how the values were read where the rows alone do not say (equal time:
+    the ratio, the steps, the checks), each once with the claims it serves; [] for none."""
+    read: dict[str, list[str]] = {}
+    for f in found:
+        if f.measured is not None and f.measured.detail:
+            said = "; ".join(x for x in (f.measured.detail, f.measured.check) if x)
+            read.setdefault(said, []).append(f.figure.ident)
+    if not read:
+        return []
+    items = [f"- {', '.join(ids)}: {detail}" for detail, ids in read.items()]
+    return ["## How it was read", "", *items, ""]
 
 
 def write_claims_page(path: Path, root: Path, out_dir: Path | None) -> list[Path]:

@@ -1,7 +1,9 @@
 """Equal training time: vanilla at the step it reaches in the time headless took.
 
 The time comes from the step-time ratio the throughput task measures side by side
-(`Source.speed`: a suite and a model), not from each run's own wall seconds. Its 95 %
+(`Source.speed`: a suite and a model), not from each run's own wall seconds. Those runs'
+own training-loop ratios (`wall_ratios`, per seed) give a second reading, a check said
+beside the verdict, never its basis: other work on a shared machine lengthens them. Its 95 %
 interval over the side-by-side measurements is carried through: the comparison is made again
 at both ends of that interval (`Measured.alternates`), and a finding's interval spans all
 three while its p is the largest (`harness.paper.findings.Finding`), so a verdict at equal
@@ -19,6 +21,7 @@ seed whose step lies outside its checkpoints is left out and said so, never extr
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -78,11 +81,30 @@ def at_step(steps: list[float], values: list[float], target: float) -> tuple[flo
     return v0 + w * (v1 - v0), f"steps {s0:.0f}-{s1:.0f}, weight {w:.2f} on {s1:.0f}"
 
 
+def wall_ratios(rows: pd.DataFrame, source: Source, role: Role) -> dict[object, float]:
+    """Per seed both arms trained: `role`'s speed over vanilla's in the runs' own training
+    loops, from the wall seconds per step at each run's last checkpoint its rows evaluated
+    (rows that record no training seconds give none)."""
+    per_step = {}
+    for r in (role, "vanilla"):
+        d = at_steps(rows, source.roles[r], source)
+        d = d[pd.to_numeric(d["train_seconds"], errors="coerce") > 0]
+        last = d.sort_values("step").groupby("seed").tail(1).set_index("seed")
+        per_step[r] = last["train_seconds"].astype(float) / last["step"].astype(float)
+    shared = per_step[role].index.intersection(per_step["vanilla"].index)
+    return {s: float(per_step["vanilla"][s] / per_step[role][s]) for s in shared}
+
+
 def equal_time(
-    rows: pd.DataFrame, source: Source, role: Role, ratio: float, where: str
+    rows: pd.DataFrame,
+    source: Source,
+    role: Role,
+    ratio: float | Mapping[object, float],
+    where: str,
 ) -> tuple[pd.Series, pd.Series, str]:
     """Per seed: `role` at its last checkpoint; vanilla at the step it reaches in the same
-    time (`role`'s steps / `ratio`), by `at_step`; and what was read, in words."""
+    time (`role`'s steps / `ratio`, one for all seeds or one per seed: a seed without one
+    is left out), by `at_step`; and what was read, in words."""
     mine = final_rows(at_steps(rows, source.roles[role], source)).set_index("seed")
     base = at_steps(rows, source.roles["vanilla"], source)
     if mine.empty or base.empty:
@@ -91,9 +113,10 @@ def equal_time(
     said: dict[str, list[str]] = {}  # what was read -> the seeds it was read for
     for seed, last in mine.iterrows():
         b = base[base["seed"] == seed]
-        if b.empty:
+        own = ratio.get(seed) if isinstance(ratio, Mapping) else ratio
+        if b.empty or own is None:
             continue
-        target = float(last["step"]) / ratio
+        target = float(last["step"]) / own
         found = at_step(b["step"].astype(float).tolist(), b["value"].tolist(), target)
         if found is None:
             how = (
@@ -104,9 +127,16 @@ def equal_time(
             picks[seed], how = found[0], f"vanilla at {found[1]}"
         said.setdefault(how, []).append(str(seed))
     notes = [f"seed{'s' * (len(v) > 1)} {', '.join(v)}: {how}" for how, v in said.items()]
-    head = (
-        f"equal time from the speed ratio {ratio:.2f}x ({where}): headless's "
-        f"{int(mine['step'].max())} steps take as long as vanilla's "
-        f"{float(mine['step'].max()) / ratio:.0f} (log-step interpolation); "
-    )
+    steps = float(mine["step"].max())
+    if isinstance(ratio, Mapping):
+        low, high = min(ratio.values(), default=1.0), max(ratio.values(), default=1.0)
+        head = (
+            f"equal time from each seed's own ratio ({low:.2f}-{high:.2f}x, {where}): headless's "
+            f"{steps:.0f} steps take as long as vanilla's {steps / high:.0f}-{steps / low:.0f}; "
+        )
+    else:
+        head = (
+            f"equal time from the speed ratio {ratio:.2f}x ({where}): headless's {steps:.0f} "
+            f"steps take as long as vanilla's {steps / ratio:.0f} (log-step interpolation); "
+        )
     return mine["value"], pd.Series(picks, dtype=float), head + "; ".join(notes)

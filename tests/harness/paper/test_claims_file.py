@@ -378,3 +378,14 @@ def test_a_file_of_only_exploratory_claims_is_refused(tmp_path: Path) -> None:
     path.write_text(text)
     with pytest.raises(UserError, match="every one is exploratory"):
         load_claims(path)
+
+
+def test_the_verdict_page_says_how_equal_time_was_read() -> None:
+    """The committed verdict's page: each equal-time claim with the ratio it was read at and
+    the check at each seed's own training-loop ratio; a claim at equal tokens needs neither."""
+    page = (ROOT / "leaderboards" / "cpu-operating-point-claims.md").read_text()
+    section = page.split("## How it was read\n")[1].split("## Method")[0]
+    for ident in ("cwt-beats-ce-probe-time", "cwt-beats-ce-blimp-time"):
+        assert f"- {ident}: equal time from the speed ratio " in section
+    assert section.count("at each seed's own training-loop ratio instead (") == 2
+    assert "cwt-beats-ce-probe-tokens" not in section
