@@ -221,10 +221,12 @@ def _shared(found: list[Finding]) -> str:
 
 def _answer_line(f: Finding) -> str:
     """A confirmatory claim's answer, with its Δ and interval (the claim's name and its page
-    say which arms; the family's line, the level and the seeds)."""
+    say which arms; the family's line, the level and the seeds), and at equal time the check
+    at the runs' own training-loop ratio."""
     said = f"{f.figure.ident}: {answer(f, True)}"
     delta = delta_text(f)
-    return said if delta == "-" else f"{said}; Δ {delta}"
+    check = f.measured.check if f.measured is not None else ""
+    return "; ".join(x for x in (said, "" if delta == "-" else f"Δ {delta}", check) if x)
 
 
 def own_headline(root: Path, files: list[Path]) -> str:

@@ -389,3 +389,7 @@ def test_the_verdict_page_says_how_equal_time_was_read() -> None:
         assert f"- {ident}: equal time from the speed ratio " in section
     assert section.count("at each seed's own training-loop ratio instead (") == 2
     assert "cwt-beats-ce-probe-tokens" not in section
+    # the paper page's answer line carries the same check beside the verdict
+    doc = (ROOT / "docs" / "REPRODUCTION.md").read_text()
+    (line,) = [x for x in doc.splitlines() if x.startswith("  - cwt-beats-ce-probe-time: ")]
+    assert "; at each seed's own training-loop ratio instead (" in line
