@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--hours",
         action="store_true",
         help="instead: each pretraining run's furthest evaluated checkpoint (tokens, training "
-        "hours, tokens/s, machines) and the suite's hours summed, read from the rows alone "
+        "hours, tokens/s, machine) and the suite's hours summed, read from the rows alone "
         "(no runs/ folder needed, unlike `hlm runs`)",
     )
     p.add_argument(

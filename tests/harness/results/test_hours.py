@@ -45,7 +45,7 @@ def test_each_run_is_read_at_its_furthest_evaluated_checkpoint() -> None:
     assert first["hours"] == pytest.approx(2000 / 3600, abs=0.005)
     assert first["tokens/s"] == round(1230 * 8192 / 2000)
     assert runs.iloc[1]["tokens/s"] == round(1230 * 8192 / 1000)
-    assert runs.iloc[2]["machines"] == "-" and first["sweep"] == ""
+    assert runs.iloc[2]["machine"] == "-" and first["sweep"] == ""
 
 
 def test_the_line_sums_the_hours_and_splits_them_by_machine() -> None:
@@ -78,3 +78,14 @@ def test_the_verb_prints_each_run_and_the_suite_hours(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "| ce " in out and "| untrained " not in out
     assert "over 3 runs" in out.splitlines()[-1]
+
+
+def test_a_run_made_again_on_another_machine_is_read_at_its_furthest_row_whole() -> None:
+    """Seed 0 of ce ran to step 1230 on one machine (2000 s) and again, faster, to step 2460
+    on another (1500 s): its line is the second run's row, tokens and seconds together."""
+    again = pd.DataFrame([_row("ce", 0, 2460, 1500.0, "cpu x1: Intel(R) Xeon(R) Processor")])
+    runs = run_hours(pd.concat([_rows(), again], ignore_index=True))
+    first = runs.iloc[0]
+    assert first["step"] == 2460 and first["hours"] == pytest.approx(1500 / 3600, abs=0.005)
+    assert first["tokens/s"] == round(2460 * 8192 / 1500)
+    assert first["machine"] == "cpu x1: Intel(R) Xeon(R) Processor"
