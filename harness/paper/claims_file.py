@@ -61,6 +61,8 @@ from zoo.registry import unknown_name_message
 from zoo.settings import Settings
 from zoo.yaml_files import read_yaml_mapping
 
+SCALE_NAME = r"^[A-Za-z0-9][A-Za-z0-9 ,.()+_-]*$"  # a scale's name, as pages show it
+
 # the paper's claims (Godey et al., ICLR 2024), judged by `hlm report --paper`
 PAPER_CLAIMS = Path(__file__).resolve().parents[2] / "suites" / "claims" / "paper.yaml"
 
@@ -206,7 +208,9 @@ class ScaleSpec(Settings):
     """A scale: its claims (corrected together), or an earlier scale's claims with its suites
     and presets mapped (`like`, `suites`, `models`; `harness.paper.scales.Scale`)."""
 
-    name: str = Field(min_length=1, max_length=200)
+    # shown in headings and sentences of the pages: words, digits and plain punctuation only,
+    # so that no name from a file can open a link, a heading or a table cell there
+    name: str = Field(pattern=SCALE_NAME, max_length=200)
     claims: list[ClaimSpec] = Field(default_factory=list, max_length=MAX_CLAIMS_PER_SCALE)
     like: str = ""
     suites: dict[str, str] = Field(default_factory=dict, max_length=MAX_MAPPED)

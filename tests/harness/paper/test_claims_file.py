@@ -154,6 +154,8 @@ def test_hlm_report_claims_writes_the_page(tmp_path: Path, capsys) -> None:
         # a name holding a control character, refused at its source
         (("vanilla: pythia-tiny-ce", 'vanilla: "pythia-tiny-ce\\n# x"', 1), "arms.vanilla: "),
         (("name: tiny", 'name: "tiny\\x1b[2J"'), "scales[0].name: "),
+        # a scale's name is shown in headings and sentences: no Markdown from a file
+        (("name: tiny", 'name: "tiny [x](http://e)"'), "scales[0].name: "),
         (("task: validation\n", 'task: "validation\\r"\n', 1), "claims[0].task: "),
     ],
 )
