@@ -127,16 +127,11 @@ def equal_time(
             picks[seed], how = found[0], f"vanilla at {found[1]}"
         said.setdefault(how, []).append(str(seed))
     notes = [f"seed{'s' * (len(v) > 1)} {', '.join(v)}: {how}" for how, v in said.items()]
+    if isinstance(ratio, Mapping):  # its caller says the ratios (`compare._at_wall_time`)
+        return mine["value"], pd.Series(picks, dtype=float), "; ".join(notes)
     steps = float(mine["step"].max())
-    if isinstance(ratio, Mapping):
-        low, high = min(ratio.values(), default=1.0), max(ratio.values(), default=1.0)
-        head = (
-            f"equal time from each seed's own ratio ({low:.2f}-{high:.2f}x, {where}): headless's "
-            f"{steps:.0f} steps take as long as vanilla's {steps / high:.0f}-{steps / low:.0f}; "
-        )
-    else:
-        head = (
-            f"equal time from the speed ratio {ratio:.2f}x ({where}): headless's {steps:.0f} "
-            f"steps take as long as vanilla's {steps / ratio:.0f} (log-step interpolation); "
-        )
+    head = (
+        f"equal time from the speed ratio {ratio:.2f}x ({where}): headless's {steps:.0f} "
+        f"steps take as long as vanilla's {steps / ratio:.0f} (log-step interpolation); "
+    )
     return mine["value"], pd.Series(picks, dtype=float), head + "; ".join(notes)
