@@ -27,6 +27,14 @@
 # A lane leaves a model whose pretraining the other lane is training to that lane
 # (`--skip-busy`), which evaluates it after: it moves on instead of idling on the lock.
 #
+# LADDER_UNTIL_STEP=N is a budget for this sitting: each cell's pretraining stops once its
+# step-N checkpoint is written (the run keeps its schedule, and a later lane continues it), then
+# the checkpoints reached are evaluated. LADDER_SKIP_TASKS leaves out task labels (e.g. "glue",
+# whose fine-tuning of modernbert-mini costs about an hour a checkpoint on one thread):
+#
+#   LADDER_MODELS="modernbert-mini-ce" LADDER_UNTIL_STEP=2460 LADDER_SKIP_TASKS=glue \
+#     setsid nohup tools/ladder.sh > runs/ladder-mini.log 2>&1 &
+#
 # LADDER_SUITE runs another suite the same way, from its own worktree (runs/<name>-code),
 # with LADDER_MODELS naming its models in order; e.g. the verdict, a lane per set of seeds:
 #
@@ -69,13 +77,39 @@ RUNGS=("modernbert-tiny-untrained modernbert-tiny-ce modernbert-tiny-cwt"
   "pythia-tiny-untrained pythia-tiny-ce pythia-tiny-cwt"
   "modernbert-mini-untrained modernbert-mini-ce modernbert-mini-cwt")
 [ -n "${LADDER_MODELS:-}" ] && RUNGS=("$LADDER_MODELS")
+SKIP=()
+for task in ${LADDER_SKIP_TASKS:-}; do SKIP+=(--skip-task "$task"); done
+
+run_cell() {  # MODEL SEED: its cells, or with LADDER_UNTIL_STEP its pretraining to that step
+  local cell=(--model "$1" --seed "$2" --leaderboards "$HERE/leaderboards" "${SKIP[@]}")
+  if [ -z "${LADDER_UNTIL_STEP:-}" ]; then
+    "$HLM" run "$SUITE" "${cell[@]}" --no-progress --skip-busy
+    return
+  fi
+  local run stop pid
+  run=$("$HLM" run "$SUITE" "${cell[@]}" --dry-run | awk -F'|' '{print $7}' \
+    | grep -o -m1 '[0-9a-f]\{16\}')
+  stop=$HLM_RUNS_DIR/pretrain/$run/checkpoints/step-$(printf %07d "$LADDER_UNTIL_STEP")
+  "$HLM" run "$SUITE" "${cell[@]}" --no-progress --skip-busy &
+  pid=$!
+  while kill -0 "$pid" 2> /dev/null; do
+    if [ -n "$run" ] && [ -d "$stop" ]; then  # one SIGTERM: hlm checkpoints and exits
+      echo "== $(date -u +%FT%TZ) $stop written: stopping there"
+      kill -TERM "$pid"
+      break
+    fi
+    sleep 20
+  done
+  wait "$pid"
+  "$HLM" run "$SUITE" "${cell[@]}" --no-progress --reached
+}
+
 cd "$CODE"
 for rung in "${RUNGS[@]}"; do
   for seed in $SEEDS; do
     for model in $rung; do
       echo "== $(date -u +%FT%TZ) $model seed $seed"
-      "$HLM" run "$SUITE" --model "$model" --seed "$seed" --no-progress \
-        --skip-busy --leaderboards "$HERE/leaderboards"
+      run_cell "$model" "$seed"
       rc=$?
       [ "$rc" -ne 0 ] && echo "== $(date -u +%FT%TZ) $model seed $seed exited $rc"
     done
