@@ -35,6 +35,7 @@ from matplotlib import pyplot as plt
 
 from harness.report.figures import figure_path, palette, save
 from harness.results.budgets import untrained
+from harness.results.fields import cell_config
 from harness.results.stats import differences, magnitude
 from harness.tasks import TASKS
 
@@ -257,7 +258,7 @@ def separation_table(df: pd.DataFrame) -> pd.DataFrame:
     """A row per model and gated instrument: where every seed first separates from its twin
     (tokens, CPU-hours), where each seed does, whether it stays, and the gap at the last
     checkpoint with its interval."""
-    rows = []
+    rows, bf16 = [], trained_in_bf16(df)
     for inst in INSTRUMENTS:
         margin = inst.margin()
         g_all, per_seed = gaps(df, inst), seed_gaps(df, inst)
@@ -267,7 +268,7 @@ def separation_table(df: pd.DataFrame) -> pd.DataFrame:
             first, stays = _first_separated(g, margin) if margin is not None else (None, False)
             rows.append(
                 {
-                    "model": model,
+                    "model": model + (" (bf16)" if model in bf16 else ""),
                     "instrument": inst.name,
                     "margin": "comparison" if margin is None else f"{margin:g}",
                     "separates at (M tokens)": ""
@@ -284,6 +285,17 @@ def separation_table(df: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def trained_in_bf16(df: pd.DataFrame) -> set[str]:
+    """The models whose pretraining ran under bf16 autocast, read from their rows' config
+    (a model is labelled so in the table: its precision is part of what was run)."""
+    first = df.drop_duplicates("model")
+    return {
+        str(m)
+        for m, c in zip(first["model"], first["config"], strict=True)
+        if isinstance(c, str) and (cell_config(c).pretrain or {}).get("bf16") is True
+    }
 
 
 def _interval(r: pd.Series) -> str:

@@ -4,6 +4,8 @@ margin."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -230,3 +232,13 @@ def test_the_figure_draws_each_seed_and_a_mean_only_where_every_seed_is(
     running = full[(full["seed"] == 0) | ((full["seed"] == 1) & (full["step"] <= 10))]
     plot_separation(running, tmp_path)
     assert lines == [([10.0, 20.0], None), ([10.0], None), ([10.0], "m-ce (2 seeds)")]
+
+
+def test_a_model_pretrained_under_bf16_is_labelled_so() -> None:
+    df = _rows({10: (0.03, 0.03, 0.03)})
+    trained = df["model"] == "m-ce"
+    df.loc[trained, "config"] = json.dumps({"pretrain": {"bf16": True, "steps": 10}})
+    (probe,) = separation_table(df).to_dict("records")
+    assert probe["model"] == "m-ce (bf16)"
+    df.loc[trained, "config"] = json.dumps({"pretrain": {"bf16": False, "steps": 10}})
+    assert separation_table(df)["model"].tolist() == ["m-ce"]
