@@ -268,7 +268,7 @@ def separation_table(df: pd.DataFrame) -> pd.DataFrame:
             first, stays = _first_separated(g, margin) if margin is not None else (None, False)
             rows.append(
                 {
-                    "model": model + (" (bf16)" if model in bf16 else ""),
+                    "model": str(model) + (" (bf16)" if model in bf16 else ""),
                     "instrument": inst.name,
                     "margin": "comparison" if margin is None else f"{margin:g}",
                     "separates at (M tokens)": ""
