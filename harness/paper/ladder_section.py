@@ -38,9 +38,9 @@ def ladder_section(root: Path) -> list[str]:
         "",
         "## Where pretraining shows: the instrument ladder",
         "",
-        f"`suites/{LADDER}.yaml`: each pretrained model's gap to its untrained twins' mean "
-        f"along pretraining, per gated instrument (`hlm leaderboard {LADDER} --separation`, "
-        "which adds STS-B, a comparison with no bar). Our measurements, not the paper's.",
+        f"`suites/{LADDER}.yaml`, read by `hlm leaderboard {LADDER} --separation`: each "
+        "model's gap to its untrained twins' mean, per gated instrument. Our measurements, "
+        "not the paper's.",
         "",
         table(columns, rows),
         "",

@@ -141,14 +141,14 @@ def register(path: Path, declared: list[Declared], root: Path) -> dict[Key, Regi
 
 def mark(found: list[Finding], registered: dict[Key, Registration]) -> None:
     """Each finding's declaration in words (`Finding.declared`) and whether it came after
-    its rows (`Finding.late`); a late claim that could be compared says so in its reason
-    (raw p, 95 % interval, and what a trend left untested)."""
+    its rows (`Finding.late`); a late claim that could be compared says so in its reason,
+    with what a trend left untested (the page says once that such rows keep raw p and 95 %)."""
     for f in found:
         r = registered[(f.scale, f.figure.ident)]
         f.declared, f.late = r.words(), r.asked and not r.confirmatory
         if f.late and f.blocked is None:
             untested = f"; {f.measured.untested}" if f.measured and f.measured.untested else ""
-            f.reason = f"{r.words()} (raw p, 95 % interval){untested}"
+            f.reason = f"{r.words()}{untested}"
 
 
 def demoted(declared: list[Declared], registered: dict[Key, Registration]) -> list[Declared]:
