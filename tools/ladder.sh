@@ -30,7 +30,7 @@
 # LADDER_UNTIL_STEP=N is a budget for this sitting: each cell's pretraining stops once its
 # step-N checkpoint is written (the run keeps its schedule, and a later lane continues it), then
 # the checkpoints reached are evaluated. LADDER_SKIP_TASKS leaves out task labels (e.g. "glue",
-# whose fine-tuning of modernbert-mini costs about an hour a checkpoint on one thread):
+# the fine-tuning, which costs modernbert-tiny 12 minutes a checkpoint on one thread):
 #
 #   LADDER_MODELS="modernbert-mini-ce" LADDER_UNTIL_STEP=2460 LADDER_SKIP_TASKS=glue \
 #     setsid nohup tools/ladder.sh > runs/ladder-mini.log 2>&1 &
@@ -86,7 +86,7 @@ run_cell() {  # MODEL SEED: its cells, or with LADDER_UNTIL_STEP its pretraining
     "$HLM" run "$SUITE" "${cell[@]}" --no-progress --skip-busy
     return
   fi
-  local run stop pid
+  local run stop pid  # the pretraining's key: the plan's "pretraining" column (7th field)
   run=$("$HLM" run "$SUITE" "${cell[@]}" --dry-run | awk -F'|' '{print $7}' \
     | grep -o -m1 '[0-9a-f]\{16\}')
   stop=$HLM_RUNS_DIR/pretrain/$run/checkpoints/step-$(printf %07d "$LADDER_UNTIL_STEP")
